@@ -1,0 +1,18 @@
+"""cutelite: a pure-Python CuTe engine, exact to C++ CuTe (results and printed text)."""
+
+from .int_tuple import dyn, Dyn, shape_div, ceil_div, prefix_product, elem_scale, inner_product
+from .int_tuple import congruent, weakly_congruent, compatible
+from .layout import (
+    Layout, Underscore, _, LayoutLeft, LayoutRight, make_layout, make_ordered_layout,
+    size, cosize, rank, depth, shape, stride, get, take, append, prepend, group, flatten, select,
+    coalesce, filter, composition, complement, right_inverse, left_inverse,
+    logical_divide, zipped_divide, tiled_divide, flat_divide,
+    logical_product, zipped_product, tiled_product, flat_product, blocked_product, raked_product,
+    max_common_vector, max_common_layout, tile_to_shape, upcast, downcast,
+    slice_and_offset, crd2idx, idx2crd,
+)
+from .swizzle import Swizzle, ComposedLayout
+from .printing import format_layout, print_layout
+
+__all__ = [name for name in dir() if not name.startswith("__") and name not in
+           ("int_tuple", "layout", "swizzle", "printing")]

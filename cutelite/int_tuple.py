@@ -1,0 +1,330 @@
+"""IntTuple: an integer, or a tuple of IntTuples. The recursion every layout operation rides on.
+
+Integers come in two kinds, as in C++ CuTe:
+
+* **static** (known at compile time in C++): plain Python ``int``; printed ``_8``;
+* **dynamic** (a run-time value in C++): ``dyn(8)``, an ``int`` subclass; printed ``8``.
+
+Arithmetic keeps the kind: static op static is static, anything with a dynamic operand is dynamic,
+except C++'s exact-zero shortcuts (``_0 * d == _0``, ``_0 / d == _0``, ``d % _1 == _0``, ``_0 % d == _0``).
+The algebra uses the helpers below (``mul``, ``div``, ...) so that results carry the same kinds, and so
+print the same text, as in C++. Division is C++ division: truncation toward zero.
+"""
+
+from functools import reduce
+
+__all__ = [
+    "Dyn", "dyn", "is_int", "is_tuple", "is_static", "is_static_value",
+    "add", "sub", "mul", "div", "mod", "imin", "imax", "iabs", "signum", "ceil_div", "shape_div",
+    "rank", "depth", "product", "size", "flatten", "unwrap", "wrap",
+    "congruent", "weakly_congruent", "compatible", "crd2idx", "idx2crd",
+    "prefix_product", "elem_scale", "inner_product", "product_each", "fmt",
+]
+
+
+class Dyn(int):
+    """A dynamic (run-time) integer: same value as an int, printed without the leading underscore."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return f"dyn({int(self)})"
+
+    def __str__(self):
+        return str(int(self))
+
+    # Python operators keep the dynamic kind (the algebra itself uses the helpers below).
+    def __add__(self, o): return add(self, o)
+    def __radd__(self, o): return add(o, self)
+    def __sub__(self, o): return sub(self, o)
+    def __rsub__(self, o): return sub(o, self)
+    def __mul__(self, o): return mul(self, o)
+    def __rmul__(self, o): return mul(o, self)
+    def __neg__(self): return Dyn(-int(self))
+
+
+def dyn(value):
+    """Mark an integer (or every integer of an IntTuple) as dynamic: ``dyn(8)`` prints ``8``, not ``_8``."""
+    if is_tuple(value):
+        return tuple(dyn(v) for v in value)
+    if not is_int(value):
+        raise TypeError(f"dyn: expected an int or a tuple of ints, got {value!r}")
+    return Dyn(value)
+
+
+def is_int(x):
+    """True for ints (static or dynamic), False for bools and everything else."""
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def is_tuple(x):
+    return isinstance(x, tuple)
+
+
+def is_static(t):
+    """True when every integer of the IntTuple is static."""
+    if is_tuple(t):
+        return all(is_static(v) for v in t)
+    return not isinstance(t, Dyn)
+
+
+def is_static_value(x, value):
+    """C++'s ``is_constant<value, X>``: x is a static int equal to value."""
+    return is_int(x) and not isinstance(x, Dyn) and x == value
+
+
+def _kind(value, *operands):
+    return Dyn(value) if any(isinstance(o, Dyn) for o in operands) else value
+
+
+def _cdiv(a, b):
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def add(a, b):
+    return _kind(int(a) + int(b), a, b)
+
+
+def sub(a, b):
+    return _kind(int(a) - int(b), a, b)
+
+
+def mul(a, b):
+    if is_static_value(a, 0) or is_static_value(b, 0):
+        return 0
+    return _kind(int(a) * int(b), a, b)
+
+
+def div(a, b):
+    """C++ integer division (truncates toward zero)."""
+    if b == 0:
+        raise ZeroDivisionError(f"division of {fmt(a)} by zero")
+    if is_static_value(a, 0):
+        return 0
+    return _kind(_cdiv(int(a), int(b)), a, b)
+
+
+def mod(a, b):
+    """C++ remainder (sign of the dividend)."""
+    if b == 0:
+        raise ZeroDivisionError(f"remainder of {fmt(a)} by zero")
+    if is_static_value(b, 1) or is_static_value(b, -1) or is_static_value(a, 0):
+        return 0
+    return _kind(int(a) - _cdiv(int(a), int(b)) * int(b), a, b)
+
+
+def imin(a, b):
+    return _kind(min(int(a), int(b)), a, b)
+
+
+def imax(a, b):
+    return _kind(max(int(a), int(b)), a, b)
+
+
+def iabs(a):
+    return _kind(abs(int(a)), a)
+
+
+def signum(a):
+    return _kind((int(a) > 0) - (int(a) < 0), a)
+
+
+def ceil_div(a, b):
+    """Ceiling division; for tuples: by mode (tuple, tuple) or folded left to right (tuple, int)."""
+    if is_tuple(a):
+        if is_tuple(b):
+            if len(a) < len(b):
+                raise ValueError(f"ceil_div: {fmt(a)} has fewer modes than {fmt(b)}")
+            b = b + (1,) * (len(a) - len(b))
+            return tuple(ceil_div(x, y) for x, y in zip(a, b))
+        out = []
+        for ai in a:
+            out.append(ceil_div(ai, b))
+            b = ceil_div(b, ai)
+        return tuple(out)
+    if is_tuple(b):
+        return ceil_div(a, product(b))
+    return div(sub(add(a, b), 1), b)
+
+
+def shape_div(a, b):
+    """Divide shape a by b: mode by mode (tuple, tuple), folded (tuple, int), or ceil_div of ints.
+
+    For two static ints CuTe requires one to divide the other.
+    """
+    if is_tuple(a):
+        if is_tuple(b):
+            if len(a) != len(b):
+                raise ValueError(f"shape_div: ranks of {fmt(a)} and {fmt(b)} differ")
+            return tuple(shape_div(x, y) for x, y in zip(a, b))
+        out = []
+        for ai in a:
+            out.append(shape_div(ai, b))
+            b = shape_div(b, ai)
+        return tuple(out)
+    if is_tuple(b):
+        return shape_div(a, product(b))
+    if is_static(a) and is_static(b) and a % b != 0 and b % a != 0:
+        raise ValueError(f"shape_div: neither of {fmt(a)} and {fmt(b)} divides the other (Divisibility Condition)")
+    return ceil_div(a, b)
+
+
+def rank(t):
+    """Number of top-level modes (an int has rank 1)."""
+    return len(t) if is_tuple(t) else 1
+
+
+def depth(t):
+    """Nesting depth: 0 for an int, 1 + max depth of the modes for a tuple."""
+    if is_tuple(t):
+        return 1 + max((depth(v) for v in t), default=0)
+    return 0
+
+
+def product(t):
+    """Product of all integers (1 for the empty tuple)."""
+    if is_tuple(t):
+        return reduce(mul, (product(v) for v in t), 1)
+    return t
+
+
+size = product
+
+
+def product_each(t):
+    """The product of each top-level mode, as a tuple."""
+    return tuple(product(v) for v in wrap(t))
+
+
+def flatten(t):
+    """All the integers of t as a flat tuple (an int stays an int)."""
+    if not is_tuple(t):
+        return t
+    out = []
+    for v in t:
+        if is_tuple(v):
+            out.extend(flatten(v))
+        else:
+            out.append(v)
+    return tuple(out)
+
+
+def wrap(t):
+    return t if is_tuple(t) else (t,)
+
+
+def unwrap(t):
+    """Strip tuples of one element: ((8,),) -> 8."""
+    while is_tuple(t) and len(t) == 1:
+        t = t[0]
+    return t
+
+
+def congruent(a, b):
+    """Same hierarchical profile."""
+    if is_tuple(a) and is_tuple(b):
+        return len(a) == len(b) and all(congruent(x, y) for x, y in zip(a, b))
+    return not is_tuple(a) and not is_tuple(b)
+
+
+def weakly_congruent(a, b):
+    """a's profile is a coarsening of b's (partial order a <= b)."""
+    if is_tuple(a) and is_tuple(b):
+        return len(a) == len(b) and all(weakly_congruent(x, y) for x, y in zip(a, b))
+    return not is_tuple(a)
+
+
+def compatible(a, b):
+    """Shape a is compatible with shape b: same size, and every coordinate of a is a coordinate of b."""
+    if is_tuple(a) and is_tuple(b):
+        return len(a) == len(b) and all(compatible(x, y) for x, y in zip(a, b))
+    if is_tuple(a):
+        return False
+    return a == size(b)
+
+
+def inner_product(a, b):
+    """Sum of products of corresponding integers (a and b congruent, or b deeper than an int of a)."""
+    if is_tuple(a) and is_tuple(b):
+        if len(a) != len(b):
+            raise ValueError(f"inner_product: ranks of {fmt(a)} and {fmt(b)} differ")
+        return reduce(add, (inner_product(x, y) for x, y in zip(a, b)), 0)
+    return mul(a, b)
+
+
+def elem_scale(a, b):
+    """a scaled mode by mode by the sizes of b."""
+    if is_tuple(a):
+        return tuple(elem_scale(x, y) for x, y in zip(a, b))
+    return mul(a, product(b))
+
+
+def prefix_product(a, init=1):
+    """Exclusive prefix product, with the profile of a: (2,3,4) -> (1,2,6)."""
+    if is_tuple(a):
+        out = []
+        for v in a:
+            out.append(prefix_product(v, init))
+            init = mul(init, product(v))
+        return tuple(out)
+    return init
+
+
+def crd2idx(coord, shape, stride=None):
+    """Map a coordinate to an index.
+
+    With a stride: the layout function, sum of coordinate * stride (an int coordinate into a tuple shape
+    is first split colexicographically). Without a stride: the colexicographic 1-D index in shape.
+    """
+    if stride is None:
+        stride = prefix_product(shape)
+    if is_tuple(coord):
+        if not is_tuple(shape) or len(coord) != len(shape):
+            raise IndexError(f"crd2idx: coordinate {fmt(coord)} does not match shape {fmt(shape)}")
+        return reduce(add, (crd2idx(c, s, d) for c, s, d in zip(coord, shape, stride)), 0)
+    if coord is None or _is_underscore(coord):
+        return 0
+    if is_tuple(shape):
+        total = 0
+        last = len(shape) - 1
+        for i, (s, d) in enumerate(zip(shape, stride)):
+            if i == last:
+                total = add(total, crd2idx(coord, s, d))
+            else:
+                n = product(s)
+                total = add(total, crd2idx(mod(coord, n), s, d))
+                coord = div(coord, n)
+        return total
+    return mul(coord, stride)
+
+
+def idx2crd(idx, shape, stride=None):
+    """Split a 1-D index into the colexicographic coordinate of shape (the natural coordinate)."""
+    if is_tuple(idx):
+        return tuple(idx2crd(i, s, None if stride is None else d)
+                     for i, s, d in zip(idx, shape, stride if stride is not None else shape))
+    if stride is None:
+        stride = prefix_product(shape)
+    if is_tuple(shape):
+        return tuple(idx2crd(idx, s, d) for s, d in zip(shape, stride))
+    if is_static_value(shape, 1):
+        return 0
+    return mod(div(idx, stride), shape)
+
+
+def _is_underscore(x):
+    return type(x).__name__ == "Underscore"
+
+
+def fmt(t):
+    """C++ CuTe's text for an IntTuple: static ints as _N, dynamic as N, tuples as (a,b)."""
+    if is_tuple(t):
+        return "(" + ",".join(fmt(v) for v in t) + ")"
+    if isinstance(t, Dyn):
+        return str(int(t))
+    if is_int(t):
+        return f"_{t}"
+    if t is None or _is_underscore(t):
+        return "_"
+    return str(t)

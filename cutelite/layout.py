@@ -1,0 +1,902 @@
+"""Layout: a function from coordinates to offsets, given by a shape and a stride; and its algebra.
+
+Every operation is a free function with CuTe's name and CuTe's semantics (C++ CuTe is the ground truth:
+same results, same printed text). Each docstring states the operation's post-conditions.
+"""
+
+from .int_tuple import (
+    Dyn, is_int, is_tuple, is_static, is_static_value, add, sub, mul, div, mod, imin, iabs, signum,
+    ceil_div, product, flatten as flatten_tuple, wrap, unwrap, congruent, crd2idx, idx2crd, fmt,
+)
+from . import int_tuple
+
+__all__ = [
+    "Layout", "Underscore", "_", "LayoutLeft", "LayoutRight",
+    "make_layout", "make_ordered_layout", "make_identity_offsets",
+    "size", "cosize", "rank", "depth", "shape", "stride", "get", "append", "prepend", "group", "flatten",
+    "select", "take", "coalesce", "filter", "composition", "complement", "right_inverse", "left_inverse",
+    "logical_divide", "zipped_divide", "tiled_divide", "flat_divide",
+    "logical_product", "zipped_product", "tiled_product", "flat_product", "blocked_product", "raked_product",
+    "max_common_vector", "max_common_layout", "tile_to_shape", "upcast", "downcast",
+    "slice_and_offset", "crd2idx", "idx2crd",
+]
+
+
+class Underscore:
+    """CuTe's ``_``: "keep this mode" in a slice, "leave this mode alone" in a tiler."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return "_"
+
+
+_ = Underscore()
+
+
+def _is_free(c):
+    return c is None or isinstance(c, Underscore)
+
+
+class LayoutLeft:
+    """Compact column-major: the leftmost mode has stride 1 (CuTe's default)."""
+
+
+class LayoutRight:
+    """Compact row-major: the rightmost mode has stride 1."""
+
+
+# --------------------------------------------------------------------------------------------------
+# The Layout type
+# --------------------------------------------------------------------------------------------------
+
+def _check_shape(s, what):
+    if is_tuple(s):
+        for v in s:
+            _check_shape(v, what)
+        return
+    if not is_int(s):
+        raise TypeError(f"Layout: {what} must hold ints, got {s!r} ({type(s).__name__})")
+
+
+class Layout:
+    """A layout ``shape:stride``: callable on a coordinate, returns an offset.
+
+    ``Layout((4, 8))`` is compact column-major, ``(_4,_8):(_1,_4)``; ``Layout((4, 8), (8, 1))`` row-major.
+    Accepts an int, a natural (flat) coordinate or a hierarchical coordinate; ``_`` or ``None`` in a
+    coordinate slices (see ``slice_and_offset``).
+    """
+
+    __slots__ = ("shape", "stride")
+
+    def __init__(self, shape, stride=None):
+        if isinstance(shape, list) or isinstance(stride, list):
+            raise TypeError("Layout: use tuples, not lists, for shape and stride")
+        _check_shape(shape, "shape")
+        for s in flatten_tuple(wrap(shape)):
+            if s <= 0:
+                raise ValueError(f"Layout: shape {fmt(shape)} has a non-positive extent {s}")
+        if stride is None:
+            stride = _compact(shape, LayoutLeft)
+        _check_shape(stride, "stride")
+        if not congruent(shape, stride):
+            raise ValueError(f"Layout: shape {fmt(shape)} and stride {fmt(stride)} are not congruent")
+        self.shape = shape
+        self.stride = stride
+
+    @classmethod
+    def _make(cls, shape, stride):
+        """Trusted constructor for results of the algebra (no validation)."""
+        obj = object.__new__(cls)
+        obj.shape = shape
+        obj.stride = stride
+        return obj
+
+    def __call__(self, *coord):
+        c = coord[0] if len(coord) == 1 else coord
+        if _has_free(c):
+            return slice_and_offset(c, self)[0]
+        _check_coord(c, self.shape, self)
+        return int(crd2idx(c, self.shape, self.stride))
+
+    def __getitem__(self, key):
+        if is_tuple(key) and _has_free(key):
+            return self(*key)
+        if is_tuple(key):
+            return get(self, *key)
+        return get(self, key)
+
+    def __iter__(self):
+        raise TypeError("Layout is not iterable: use rank(L) and L[i] for modes, or L(i) for offsets")
+
+    def __eq__(self, other):
+        return isinstance(other, Layout) and self.shape == other.shape and self.stride == other.stride
+
+    def __hash__(self):
+        return hash((self.shape, self.stride))
+
+    def __str__(self):
+        return f"{fmt(self.shape)}:{fmt(self.stride)}"
+
+    def __repr__(self):
+        return f"Layout({self})"
+
+
+def _has_free(c):
+    if is_tuple(c):
+        return any(_has_free(v) for v in c)
+    return _is_free(c)
+
+
+def _check_coord(c, s, layout):
+    if is_tuple(c):
+        if not is_tuple(s) or len(c) != len(s):
+            raise IndexError(f"{layout}: coordinate {fmt(c)} does not match the shape {fmt(s)}")
+        for ci, si in zip(c, s):
+            _check_coord(ci, si, layout)
+        return
+    if not is_int(c):
+        raise TypeError(f"{layout}: coordinate {c!r} is not an int")
+    if not 0 <= c < product(s):
+        raise IndexError(f"{layout}: coordinate {c} is out of range for shape {fmt(s)} (size {product(s)})")
+
+
+def _compact(shape, major, current=1):
+    """Compact strides for shape, starting at `current`; static size-1 modes get stride _0."""
+    if is_tuple(shape):
+        order = range(len(shape)) if major is LayoutLeft else reversed(range(len(shape)))
+        out = [None] * len(shape)
+        for i in order:
+            out[i], current = _compact_step(shape[i], major, current)
+        return tuple(out)
+    return _compact_step(shape, major, current)[0]
+
+
+def _compact_step(s, major, current):
+    if is_tuple(s):
+        strides = _compact(s, major, current)
+        return strides, mul(current, product(s))
+    if is_static_value(s, 1):
+        return 0, current
+    return current, mul(current, s)
+
+
+def make_layout(*args):
+    """Build a layout: ``make_layout(shape)``, ``make_layout(shape, stride)``,
+    ``make_layout(shape, LayoutLeft | LayoutRight)``, or ``make_layout(L0, L1, ...)`` (layouts as modes).
+    """
+    if args and all(isinstance(a, Layout) for a in args):
+        return Layout._make(tuple(a.shape for a in args), tuple(a.stride for a in args))
+    if len(args) == 1:
+        return Layout(args[0])
+    if len(args) == 2:
+        shp, major = args
+        if major is LayoutLeft or major is LayoutRight:
+            _check_shape(shp, "shape")
+            return Layout(shp, _compact(shp, major))
+        return Layout(shp, major)
+    raise TypeError(f"make_layout: expected (shape), (shape, stride) or layouts, got {args!r}")
+
+
+def make_ordered_layout(shape, order):
+    """Compact layout whose modes are laid out in the given order (order[i] = rank of mode i).
+
+    Post: modes with smaller order get smaller strides; compact (cosize == size).
+    """
+    if order is LayoutLeft or order is LayoutRight:
+        return make_layout(shape, order)
+    flat_order = flatten_tuple(wrap(order))
+    ref_shape = flatten_tuple(wrap(_product_like(shape, order)))
+    if len(ref_shape) != len(flat_order):
+        raise ValueError(f"make_ordered_layout: order {fmt(order)} does not match shape {fmt(shape)}")
+    return Layout(shape, _compact_order(shape, order, ref_shape, flat_order))
+
+
+def _product_like(shape, guide):
+    if is_tuple(guide):
+        if not is_tuple(shape) or len(shape) != len(guide):
+            raise ValueError(f"make_ordered_layout: order {fmt(guide)} does not match shape {fmt(shape)}")
+        return tuple(_product_like(s, g) for s, g in zip(shape, guide))
+    return product(shape)
+
+
+def _compact_order(shape, order, ref_shape, ref_order):
+    if is_tuple(order):
+        return tuple(_compact_order(s, o, ref_shape, ref_order) for s, o in zip(shape, order))
+    start = 1
+    for s, o in zip(ref_shape, ref_order):
+        if o < order:
+            start = mul(start, s)
+    return _compact(shape, LayoutLeft, start)
+
+
+def make_identity_offsets(layout):
+    """The offsets of a layout in index order: [layout(i) for i in range(size(layout))]."""
+    return [layout(i) for i in range(size(layout))]
+
+
+# --------------------------------------------------------------------------------------------------
+# Accessors
+# --------------------------------------------------------------------------------------------------
+
+def _shape_of(x):
+    if isinstance(x, Layout) or hasattr(x, "layout_b"):
+        return x.shape
+    return x
+
+
+def size(x, *modes):
+    """Number of coordinates: the product of the shape (of mode `modes`, if given)."""
+    s = _shape_of(x)
+    for m in modes:
+        s = _get_tuple(s, m)
+    return product(s)
+
+
+def cosize(layout, *modes):
+    """One past the largest offset: layout(size - 1) + 1 for positive strides."""
+    if hasattr(layout, "layout_b"):
+        return cosize(layout.layout_b, *modes)
+    layout = get(layout, *modes) if modes else layout
+    shp = flatten_tuple(wrap(layout.shape))
+    std = flatten_tuple(wrap(layout.stride))
+    total = 0
+    for s, d in zip(shp, std):
+        total = add(total, mul(sub(s, 1), iabs(d)))
+    return add(total, 1)
+
+
+def rank(x, *modes):
+    """Number of top-level modes."""
+    s = _shape_of(x)
+    for m in modes:
+        s = _get_tuple(s, m)
+    return int_tuple.rank(s)
+
+
+def depth(x, *modes):
+    """Nesting depth of the shape (0 for an int shape)."""
+    s = _shape_of(x)
+    for m in modes:
+        s = _get_tuple(s, m)
+    return int_tuple.depth(s)
+
+
+def shape(x, *modes):
+    """The shape (of mode `modes`, if given)."""
+    s = _shape_of(x)
+    for m in modes:
+        s = _get_tuple(s, m)
+    return s
+
+
+def stride(layout, *modes):
+    """The stride (of mode `modes`, if given)."""
+    d = layout.stride
+    for m in modes:
+        d = _get_tuple(d, m)
+    return d
+
+
+def _get_tuple(t, i):
+    if not is_int(i):
+        raise TypeError(f"get: mode index must be an int, got {i!r}")
+    if is_tuple(t):
+        if not -len(t) <= i < len(t):
+            raise IndexError(f"get: mode {i} out of range for {fmt(t)} (rank {len(t)})")
+        return t[i]
+    if i != 0:
+        raise IndexError(f"get: mode {i} out of range for {fmt(t)} (rank 1)")
+    return t
+
+
+def get(layout, *modes):
+    """The sub-layout of mode `modes` (nested indices walk into the hierarchy)."""
+    if hasattr(layout, "layout_b"):
+        return layout.with_inner(get(layout.layout_b, *modes))
+    s, d = layout.shape, layout.stride
+    for m in modes:
+        s, d = _get_tuple(s, m), _get_tuple(d, m)
+    return Layout._make(s, d)
+
+
+def take(layout, begin, end):
+    """Modes [begin, end) as a layout."""
+    s, d = wrap(layout.shape), wrap(layout.stride)
+    if not 0 <= begin < end <= len(s):
+        raise IndexError(f"take: range [{begin},{end}) out of bounds for rank {len(s)}")
+    return Layout._make(s[begin:end], d[begin:end])
+
+
+def select(layout, *modes):
+    """The layout made of the given modes, in the given order."""
+    s, d = layout.shape, layout.stride
+    return Layout._make(tuple(_get_tuple(s, m) for m in modes), tuple(_get_tuple(d, m) for m in modes))
+
+
+def flatten(layout):
+    """Same function, shape and stride flattened (depth <= 1)."""
+    return Layout._make(flatten_tuple(layout.shape), flatten_tuple(layout.stride))
+
+
+def _append_tuple(t, x, n=None):
+    if n is None:
+        return (t + (x,)) if is_tuple(t) else (t, x)
+    r = int_tuple.rank(t)
+    if n < r:
+        raise ValueError(f"append: target rank {n} is less than the rank {r} of {fmt(t)}")
+    if n == r:
+        return t
+    return wrap(t) + (x,) * (n - r)
+
+
+def _prepend_tuple(t, x, n=None):
+    if n is None:
+        return ((x,) + t) if is_tuple(t) else (x, t)
+    r = int_tuple.rank(t)
+    if n < r:
+        raise ValueError(f"prepend: target rank {n} is less than the rank {r} of {fmt(t)}")
+    if n == r:
+        return t
+    return (x,) * (n - r) + wrap(t)
+
+
+def append(layout, x=None, n=None):
+    """Append mode x (default ``_1:_0``); with n, pad with x up to rank n."""
+    x = Layout._make(1, 0) if x is None else x
+    return Layout._make(_append_tuple(layout.shape, x.shape, n), _append_tuple(layout.stride, x.stride, n))
+
+
+def prepend(layout, x=None, n=None):
+    """Prepend mode x (default ``_1:_0``); with n, pad with x in front up to rank n."""
+    x = Layout._make(1, 0) if x is None else x
+    return Layout._make(_prepend_tuple(layout.shape, x.shape, n), _prepend_tuple(layout.stride, x.stride, n))
+
+
+def group(layout, begin, end=None):
+    """Group modes [begin, end) into one mode. Post: same function; rank drops by end - begin - 1."""
+    s, d = wrap(layout.shape), wrap(layout.stride)
+    end = len(s) if end is None or end == -1 else end
+    if not 0 <= begin <= end <= len(s):
+        raise IndexError(f"group: range [{begin},{end}) out of bounds for rank {len(s)}")
+    mid_s = (s[begin:end],) if begin < end else ()
+    mid_d = (d[begin:end],) if begin < end else ()
+    return Layout._make(s[:begin] + mid_s + s[end:], d[:begin] + mid_d + d[end:])
+
+
+# --------------------------------------------------------------------------------------------------
+# Slicing
+# --------------------------------------------------------------------------------------------------
+
+def _slice(c, t):
+    """The sub-trees of t at the free positions of c, in order (CuTe's slice)."""
+    if is_tuple(c):
+        if not is_tuple(t) or len(c) != len(t):
+            raise IndexError(f"slice: coordinate {fmt(c)} does not match the rank of {fmt(t)}")
+        out = ()
+        for ci, ti in zip(c, t):
+            if is_tuple(ci):
+                out += _slice(ci, ti)
+            elif _is_free(ci):
+                out += (ti,)
+        return out
+    if _is_free(c):
+        return t
+    return ()
+
+
+def slice_and_offset(coord, layout):
+    """Slice `layout` at a coordinate holding ``_``: the sub-layout of the free modes and the offset of
+    the fixed ones. Post: layout(c) == offset + sub(c restricted to the free modes).
+    """
+    if hasattr(layout, "layout_b"):
+        sub_layout, off = slice_and_offset(coord, layout.layout_b)
+        return layout.with_inner(sub_layout, add(layout.offset, off)), 0
+    _check_slice(coord, layout.shape, layout)
+    sub_layout = Layout._make(_slice(coord, layout.shape), _slice(coord, layout.stride))
+    return sub_layout, crd2idx(coord, layout.shape, layout.stride)
+
+
+def _check_slice(c, s, layout):
+    if is_tuple(c):
+        if not is_tuple(s) or len(c) != len(s):
+            raise IndexError(f"{layout}: slice coordinate {fmt(c)} does not match the shape {fmt(s)}")
+        for ci, si in zip(c, s):
+            _check_slice(ci, si, layout)
+    elif not _is_free(c):
+        _check_coord(c, s, layout)
+
+
+# --------------------------------------------------------------------------------------------------
+# Coalesce and filter
+# --------------------------------------------------------------------------------------------------
+
+def _bw_coalesce(old_shape, old_stride, new_shape, new_stride):
+    """Walk old modes back to front, merging each into the front of the new ones when it can."""
+    for s, d in zip(reversed(old_shape), reversed(old_stride)):
+        if is_static_value(s, 1):
+            continue
+        if not is_tuple(new_shape) and is_static_value(new_shape, 1):
+            new_shape, new_stride = s, d
+            continue
+        front_s = new_shape[0] if is_tuple(new_shape) else new_shape
+        front_d = new_stride[0] if is_tuple(new_stride) else new_stride
+        prod = mul(s, d)
+        if is_static(front_s) and is_static(prod) and is_static(front_d) and prod == front_d:
+            merged = mul(s, front_s)
+            new_shape = (merged,) + new_shape[1:] if is_tuple(new_shape) else merged
+            new_stride = (d,) + new_stride[1:] if is_tuple(new_stride) else d
+        else:
+            new_shape = (s,) + new_shape if is_tuple(new_shape) else (s, new_shape)
+            new_stride = (d,) + new_stride if is_tuple(new_stride) else (d, new_stride)
+    if not is_tuple(new_shape) and is_static_value(new_shape, 1):
+        return Layout._make(1, 0)
+    return Layout._make(new_shape, new_stride)
+
+
+def _coalesce_flat(layout, keep_last=False):
+    shp, std = wrap(flatten_tuple(layout.shape)), wrap(flatten_tuple(layout.stride))
+    last_s = shp[-1]
+    if keep_last and is_static_value(last_s, 1):
+        last_s = 2  # composition keeps A's last stride, the one its extension beyond size(A) uses
+    return _bw_coalesce(shp[:-1], std[:-1], last_s, std[-1])
+
+
+def _by_mode(layout, profile, fn):
+    """C++ transform_layout: fn on the first len(profile) modes, the remaining modes kept."""
+    s, d = wrap(layout.shape), wrap(layout.stride)
+    if len(profile) > len(s):
+        raise ValueError(f"{fn.__name__}: profile {fmt(profile)} has more modes than {layout}")
+    modes = [fn(Layout._make(s[i], d[i]), profile[i]) for i in range(len(profile))]
+    modes += [Layout._make(s[i], d[i]) for i in range(len(profile), len(s))]
+    return make_layout(*modes)
+
+
+def coalesce(layout, profile=None):
+    """Simplify a layout by merging modes where it can.
+
+    Post: size(result) == size(layout); result(i) == layout(i) for all i; depth(result) <= 1.
+    With a tuple `profile`, coalesce mode by mode (result is weakly congruent to the profile).
+    """
+    if is_tuple(profile):
+        return _by_mode(layout, profile, coalesce)
+    return _coalesce_flat(layout)
+
+
+def _filter_zeros(shp, std):
+    if is_tuple(shp):
+        return tuple(_filter_zeros(s, d) for s, d in zip(shp, std))
+    if is_tuple(std):
+        return shp
+    return 1 if is_static_value(std, 0) else shp
+
+
+def filter(layout, profile=None):
+    """Remove stride-0 and size-1 modes, then coalesce.
+
+    Post: the image of result equals the image of layout; result has no stride-0 modes (unless size 1).
+    """
+    if is_tuple(profile):
+        return _by_mode(layout, profile, filter)
+    return coalesce(Layout._make(_filter_zeros(layout.shape, layout.stride), layout.stride))
+
+
+# --------------------------------------------------------------------------------------------------
+# Composition
+# --------------------------------------------------------------------------------------------------
+
+def _compose(ls, ld, rs, rd, a, b):
+    """A o B on a coalesced A (ls:ld) and one mode of B (rs:rd)."""
+    if is_tuple(rs):
+        return make_layout(*[_compose(ls, ld, s, d, a, b) for s, d in zip(rs, rd)])
+    if is_static_value(rd, 0):
+        return Layout._make(rs, rd)
+    if not is_tuple(ls):
+        return Layout._make(rs, mul(rd, ld))
+    result_shape, result_stride = [], []
+    rest_shape, rest_stride = rs, rd
+    for cur_shape, cur_stride in zip(ls[:-1], ld[:-1]):
+        if is_static(cur_shape) and is_static(rest_stride):
+            if not (mod(rest_stride, cur_shape) == 0 or rest_stride < cur_shape):
+                raise ValueError(
+                    f"composition: stride {fmt(rest_stride)} of B = {b} does not divide shape "
+                    f"{fmt(cur_shape)} of A = {a} and is not smaller (Stride Divisibility Condition)")
+        next_shape = ceil_div(cur_shape, iabs(rest_stride))
+        next_stride = mul(ceil_div(iabs(rest_stride), cur_shape), signum(rest_stride))
+        if is_static_value(next_shape, 1) or is_static_value(rest_shape, 1):
+            rest_stride = next_stride
+            continue
+        new_shape = imin(next_shape, rest_shape)
+        if is_static(new_shape) and is_static(rest_shape) and mod(rest_shape, new_shape) != 0:
+            raise ValueError(
+                f"composition: shape {fmt(rest_shape)} of B = {b} is not divisible by {fmt(new_shape)} "
+                f"taken from A = {a} (Shape Divisibility Condition)")
+        result_shape.append(new_shape)
+        result_stride.append(mul(rest_stride, cur_stride))
+        rest_shape = div(rest_shape, new_shape)
+        rest_stride = next_stride
+    if not result_shape:
+        return Layout._make(rest_shape, mul(rest_stride, ld[-1]))
+    if is_static_value(rest_shape, 1):
+        return Layout._make(unwrap(tuple(result_shape)), unwrap(tuple(result_stride)))
+    return Layout._make(tuple(result_shape) + (rest_shape,),
+                        tuple(result_stride) + (mul(rest_stride, ld[-1]),))
+
+
+def composition(a, b):
+    """Functional composition R = A o B: R(c) = A(B(c)).
+
+    B may be a Layout, an int n (the layout n:1), ``_`` (A unchanged), or a tuple tiler whose modes
+    are applied to A's modes one by one (A's modes beyond the tiler's rank are dropped).
+    A may be a Swizzle (giving a ComposedLayout) or a ComposedLayout (composing its inner layout).
+    Post: compatible(shape(B), shape(R)); R(c) == A(B(c)) for every coordinate c of B.
+    """
+    if hasattr(a, "layout_b"):
+        return a.with_inner(composition(a.layout_b, b))
+    if not isinstance(a, Layout):
+        from .swizzle import ComposedLayout, Swizzle
+        if isinstance(a, Swizzle):
+            if not isinstance(b, Layout):
+                raise TypeError(f"composition: a Swizzle composes with a Layout, got {b!r}")
+            return ComposedLayout(a, 0, b)
+        raise TypeError(f"composition: A must be a Layout, Swizzle or ComposedLayout, got {a!r}")
+    if isinstance(b, Layout):
+        flat = _coalesce_flat(a, keep_last=True)
+        return _compose(flat.shape, flat.stride, b.shape, b.stride, a, b)
+    if is_tuple(b):
+        s, d = wrap(a.shape), wrap(a.stride)
+        if len(b) > len(s):
+            raise ValueError(f"composition: tiler {_tiler_str(b)} has more modes than {a}")
+        return make_layout(*[composition(Layout._make(s[i], d[i]), b[i]) for i in range(len(b))])
+    if _is_free(b):
+        return a
+    if is_int(b):
+        flat = _coalesce_flat(a, keep_last=True)
+        return _compose(flat.shape, flat.stride, b, 1, a, Layout._make(b, 1))
+    raise TypeError(f"composition: B must be a Layout, an int, _ or a tuple tiler, got {b!r}")
+
+
+def _tiler_str(t):
+    if is_tuple(t):
+        return "(" + ",".join(_tiler_str(v) for v in t) + ")"
+    return str(t) if isinstance(t, Layout) else fmt(t)
+
+
+# --------------------------------------------------------------------------------------------------
+# Complement and inverses
+# --------------------------------------------------------------------------------------------------
+
+def _coalesce_shape(t):
+    """Merge neighbouring integers of a shape that are both static or both dynamic (C++ coalesce(shape))."""
+    flat = wrap(flatten_tuple(t))
+    out = [flat[0]]
+    for v in flat[1:]:
+        if is_static(out[-1]) == is_static(v):
+            out[-1] = mul(out[-1], v)
+        else:
+            out.append(v)
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def complement(layout, cotarget=None):
+    """The layout of the offsets `layout` does not reach, up to `cotarget` (default: cosize(layout)).
+
+    Post: the result is ordered (strides increase) and its image is disjoint from layout's (except 0);
+          size(layout) * size(result) >= size(cotarget).
+    """
+    flt = filter(layout)
+    cot = cosize(flt) if cotarget is None else _shape_of(cotarget)
+    shp, std = flt.shape, flt.stride
+    if is_static_value(std, 0):
+        return make_layout(_coalesce_shape(cot))
+    shp, std = list(wrap(shp)), list(wrap(std))
+    if len(shp) > 1 and not is_static(tuple(std)):
+        raise ValueError(f"complement: {layout} has dynamic strides; C++ supports dynamic-stride "
+                         "complement only for rank-1 layouts")
+    result_shape, result_stride = [], [1]
+    for _i in range(len(shp) - 1):
+        min_stride = min(std)
+        k = std.index(min_stride)
+        new_shape = div(min_stride, result_stride[-1])
+        if is_static_value(new_shape, 0):
+            raise ValueError(f"complement: {layout} is not injective (Non-injective Layout detected in complement.)")
+        result_shape.append(new_shape)
+        result_stride.append(mul(min_stride, shp[k]))
+        del shp[k], std[k]
+    new_shape = div(std[0], result_stride[-1])
+    if is_static_value(new_shape, 0):
+        raise ValueError(f"complement: {layout} is not injective (Non-injective Layout detected in complement.)")
+    result_shape.append(new_shape)
+    new_stride = mul(std[0], shp[0])
+    rest_shape = _coalesce_shape(ceil_div(cot, new_stride))
+    rest_stride = _compact(rest_shape, LayoutLeft, new_stride)
+    return coalesce(Layout._make((tuple(result_shape), rest_shape), (tuple(result_stride), rest_stride)))
+
+
+def _exchange_sort(keys):
+    """Indices of keys sorted as C++ CuTe sorts them (exchange sort, not stable)."""
+    pairs = [(k, i) for i, k in enumerate(keys)]
+    n = len(pairs)
+    for i in range(n):
+        for j in range(i + 1, n):
+            if pairs[j][0] < pairs[i][0]:
+                pairs[i], pairs[j] = pairs[j], pairs[i]
+    return [i for _, i in pairs]
+
+
+def _prefix_products(shp):
+    out = [1]
+    for s in shp:
+        out.append(mul(s, out[-1]))
+    return out
+
+
+def right_inverse(layout):
+    """A layout R with layout(R(i)) == i for all i < size(R) (the largest such contiguous R).
+
+    Modes with dynamic, zero or non-contiguous strides are skipped.
+    """
+    if _is_free(layout):
+        return layout
+    c = coalesce(layout)
+    shp, std = wrap(c.shape), wrap(c.stride)
+    pre = _prefix_products(shp)
+    static_idx = [i for i in range(len(std)) if is_static(std[i])]
+    order = [static_idx[k] for k in _exchange_sort([std[i] for i in static_idx])]
+    result_shape, result_stride, current = [1], [0], 1
+    for i in order:
+        if is_static(current) and std[i] == current:
+            result_shape.append(shp[i])
+            result_stride.append(pre[i])
+            current = mul(shp[i], std[i])
+    return coalesce(Layout._make(tuple(result_shape), tuple(result_stride)))
+
+
+def left_inverse(layout):
+    """A layout L with L(layout(i)) == i for all i < size(layout) (layout injective).
+
+    Requires static strides; each stride must be divisible by the size of the modes below it.
+    """
+    if _is_free(layout):
+        return layout
+    c = coalesce(layout)
+    shp, std = wrap(c.shape), wrap(c.stride)
+    if not is_static(std):
+        raise ValueError(f"left_inverse: {layout} has dynamic strides (C++ requires static strides)")
+    pre = _prefix_products(shp)
+    order = _exchange_sort(list(std))
+    result_shape, result_stride = [], [0]
+    for i in order:
+        d = std[i]
+        if d == 0:
+            continue
+        sz = product(tuple(result_shape))
+        if mod(d, sz) != 0:
+            raise ValueError(f"left_inverse: stride {fmt(d)} of {layout} is not divisible by {fmt(sz)} "
+                             "(Left inverse divisibility condition)")
+        result_shape.append(div(d, sz))
+        result_stride.append(pre[i])
+    result_shape.append(shp[order[-1]])
+    return coalesce(Layout._make(tuple(result_shape), tuple(result_stride)))
+
+
+def max_common_layout(a, b):
+    """The largest layout R with a(R(i)) == i and b(R(i)) == i for all i < size(R)."""
+    inv_b = right_inverse(b)
+    common = coalesce(composition(a, inv_b))
+    s0 = wrap(common.shape)[0]
+    d0 = wrap(common.stride)[0]
+    if is_static(s0) and is_static_value(d0, 1):
+        return composition(inv_b, Layout._make(s0, d0))
+    return Layout._make(1, 0)
+
+
+def max_common_vector(a, b):
+    """The largest N such that a and b agree on the N contiguous elements 0..N-1 (at least 1)."""
+    common = coalesce(composition(a, right_inverse(b)))
+    s0 = wrap(common.shape)[0]
+    d0 = wrap(common.stride)[0]
+    if is_static(s0) and is_static_value(d0, 1):
+        return s0
+    return 1
+
+
+# --------------------------------------------------------------------------------------------------
+# Divide and product
+# --------------------------------------------------------------------------------------------------
+
+def _by_tiler(layout, tiler, fn, name):
+    """Apply fn(mode, tiler mode) to the first len(tiler) modes; keep the rest (C++ transform_layout)."""
+    s, d = wrap(layout.shape), wrap(layout.stride)
+    if len(tiler) > len(s):
+        raise ValueError(f"{name}: tiler {_tiler_str(tiler)} has more modes than {layout}")
+    modes = [fn(Layout._make(s[i], d[i]), tiler[i]) for i in range(len(tiler))]
+    modes += [Layout._make(s[i], d[i]) for i in range(len(tiler), len(s))]
+    return make_layout(*modes)
+
+
+def logical_divide(layout, tiler):
+    """Split layout into (tile, rest): R = layout o (tiler, complement(tiler, size(layout))).
+
+    With a tuple tiler, divide mode by mode (modes beyond the tiler are kept as they are).
+    Post: rank(R) == 2 for a Layout tiler; R(c, 0) == layout(tiler(c)).
+    """
+    if hasattr(layout, "layout_b"):
+        return layout.with_inner(logical_divide(layout.layout_b, tiler))
+    if isinstance(tiler, Layout):
+        return composition(layout, make_layout(tiler, complement(tiler, coalesce(layout).shape)))
+    if is_tuple(tiler):
+        return _by_tiler(layout, tiler, logical_divide, "logical_divide")
+    if _is_free(tiler):
+        return layout
+    if is_int(tiler):
+        return logical_divide(layout, Layout(tiler))
+    raise TypeError(f"logical_divide: tiler must be a Layout, an int, _ or a tuple, got {tiler!r}")
+
+
+def _zip2_by(t, guide):
+    if is_tuple(guide):
+        if not is_tuple(t) or len(t) < len(guide):
+            raise ValueError(f"zip2_by: {fmt(t)} has fewer modes than the tiler")
+        split = [_zip2_by(t[i], guide[i]) for i in range(len(guide))]
+        return (tuple(p[0] for p in split), tuple(p[1] for p in split) + tuple(t[len(guide):]))
+    if not is_tuple(t) or len(t) != 2:
+        raise ValueError(f"zip2_by: expected a (tile, rest) pair, got {fmt(t)}")
+    return t
+
+
+def _tile_unzip(layout, tiler):
+    if hasattr(layout, "layout_b"):
+        return layout.with_inner(_tile_unzip(layout.layout_b, tiler))
+    return Layout._make(_zip2_by(layout.shape, tiler), _zip2_by(layout.stride, tiler))
+
+
+def _repeat_free(n):
+    return _ if n == 1 else (_,) * n
+
+
+def zipped_divide(layout, tiler):
+    """logical_divide, then gather the tiles into mode 0 and the rests into mode 1: ((tile),(rest))."""
+    return _tile_unzip(logical_divide(layout, tiler), tiler)
+
+
+def tiled_divide(layout, tiler):
+    """zipped_divide with the rest modes unpacked: ((tile), rest0, rest1, ...)."""
+    r = zipped_divide(layout, tiler)
+    return r(_, _repeat_free(rank(r, 1)))
+
+
+def flat_divide(layout, tiler):
+    """zipped_divide with both tile and rest modes unpacked: (tile0, tile1, ..., rest0, rest1, ...)."""
+    r = zipped_divide(layout, tiler)
+    return r(_repeat_free(rank(r, 0)), _repeat_free(rank(r, 1)))
+
+
+def logical_product(block, tiler):
+    """Repeat block as tiler says: R = (block, complement(block, size(block)*cosize(tiler)) o tiler).
+
+    With a tuple tiler, multiply mode by mode (modes beyond the tiler are kept as they are).
+    Post: rank(R) == 2 for a Layout tiler; R(c, 0) == block(c).
+    """
+    if hasattr(block, "layout_b"):
+        return block.with_inner(logical_product(block.layout_b, tiler))
+    if isinstance(tiler, Layout):
+        comp = complement(block, mul(size(block), cosize(tiler)))
+        return make_layout(block, composition(comp, tiler))
+    if is_tuple(tiler):
+        return _by_tiler(block, tiler, logical_product, "logical_product")
+    if _is_free(tiler):
+        return block
+    if is_int(tiler):
+        return logical_product(block, Layout(tiler))
+    raise TypeError(f"logical_product: tiler must be a Layout, an int, _ or a tuple, got {tiler!r}")
+
+
+def zipped_product(block, tiler):
+    """logical_product with the block modes gathered into mode 0 and the tiler modes into mode 1."""
+    return _tile_unzip(logical_product(block, tiler), tiler)
+
+
+def tiled_product(block, tiler):
+    """zipped_product with the tiler modes unpacked: ((block), rest0, rest1, ...)."""
+    r = zipped_product(block, tiler)
+    return r(_, _repeat_free(rank(r, 1)))
+
+
+def flat_product(block, tiler):
+    """zipped_product with every mode unpacked: (block0, block1, ..., rest0, rest1, ...)."""
+    r = zipped_product(block, tiler)
+    return r(_repeat_free(rank(r, 0)), _repeat_free(rank(r, 1)))
+
+
+def _zip_pair(a, b):
+    """C++ zip(a, b): pair up modes ((a0,b0),(a1,b1),...); two ints give ((a,b))."""
+    if is_tuple(a):
+        if not is_tuple(b) or len(a) != len(b):
+            raise ValueError(f"zip: ranks of {fmt(a)} and {fmt(b)} differ")
+        return tuple((x, y) for x, y in zip(a, b))
+    return ((a, b),)
+
+
+def _rank_padded_product(block, tiler, name):
+    for x in (block, tiler):
+        if not isinstance(x, Layout):
+            raise TypeError(f"{name}: expects two Layouts, got {x!r}")
+    r = max(rank(block), rank(tiler))
+    return logical_product(append(block, n=r), append(tiler, n=r))
+
+
+def blocked_product(block, tiler):
+    """Tile block by tiler, mode by mode, block first: result mode i is (block_i, tiler_i).
+
+    Post: rank(R) == max(rank(block), rank(tiler)); R restricted to the first coordinate of the
+    tiler modes is block.
+    """
+    r = _rank_padded_product(block, tiler, "blocked_product")
+    b, t = get(r, 0), get(r, 1)
+    return Layout._make(_zip_pair(b.shape, t.shape), _zip_pair(b.stride, t.stride))
+
+
+def raked_product(block, tiler):
+    """Interleave block over tiler, mode by mode, tiler first: result mode i is (tiler_i, block_i)."""
+    r = _rank_padded_product(block, tiler, "raked_product")
+    b, t = get(r, 0), get(r, 1)
+    return Layout._make(_zip_pair(t.shape, b.shape), _zip_pair(t.stride, b.stride))
+
+
+def tile_to_shape(block, target_shape, order=LayoutLeft):
+    """Repeat block (blocked_product) until it covers target_shape; tiles ordered by `order`.
+
+    Post: product_each(shape(result)) == product_each(target_shape).
+    """
+    r_target = int_tuple.rank(target_shape)
+    if rank(block) > r_target:
+        raise ValueError(f"tile_to_shape: rank of {block} exceeds the rank of {fmt(target_shape)}")
+    padded = append(block, n=r_target)
+    block_shape = int_tuple.product_each(padded.shape)
+    trg = int_tuple.product_each(target_shape)
+    for t, b in zip(trg, block_shape):
+        if is_static(t) and is_static(b) and t % b != 0:
+            raise ValueError(f"tile_to_shape: block shape {fmt(block_shape)} does not divide the target "
+                             f"shape {fmt(trg)}")
+    return blocked_product(padded, make_ordered_layout(ceil_div(trg, block_shape), order))
+
+
+# --------------------------------------------------------------------------------------------------
+# Recasting between element widths
+# --------------------------------------------------------------------------------------------------
+
+def _upcast(s, d, n):
+    if is_tuple(s):
+        return make_layout(*[_upcast(si, di, n) for si, di in zip(s, d)])
+    if is_static_value(d, 0):
+        return Layout._make(s, d)
+    if is_static(d):
+        if mod(d, n) != 0 and mod(n, d) != 0:
+            raise ValueError(f"upcast: stride {fmt(d)} and {n} do not divide one another (Divisibility condition)")
+        return Layout._make(ceil_div(s, ceil_div(n, iabs(d))), mul(signum(d), ceil_div(iabs(d), n)))
+    return Layout._make(s, div(d, n))
+
+
+def upcast(layout, n):
+    """View a layout of elements as a layout of n-element groups (e.g. 8 halves -> one 128-bit word)."""
+    if hasattr(layout, "layout_b"):
+        return layout.with_inner(upcast(layout.layout_b, n))
+    return _upcast(layout.shape, layout.stride, n)
+
+
+def _downcast(s, d, n):
+    if is_tuple(s):
+        return make_layout(*[_downcast(si, di, n) for si, di in zip(s, d)])
+    if is_static_value(d, 1) or is_static_value(d, -1):
+        return Layout._make(mul(s, n), d)
+    return Layout._make(s, mul(d, n))
+
+
+def downcast(layout, n):
+    """View a layout of elements as a layout of 1/n-sized pieces: the stride-1 mode grows n times."""
+    if hasattr(layout, "layout_b"):
+        return layout.with_inner(downcast(layout.layout_b, n))
+    if not any(is_static_value(d, 1) for d in wrap(flatten_tuple(layout.stride))):
+        raise ValueError(f"downcast: {layout} has no static stride-1 mode (Downcast requires adjacent elements)")
+    return _downcast(layout.shape, layout.stride, n)
