@@ -1,0 +1,104 @@
+"""Which GPU can run which instruction: the minimum compute capability of every instruction `kernels` emits.
+
+A T4 (Colab's free GPU) is sm_75: it has the Turing tensor-core shapes (m8n8k4, m16n8k8 with f16) and
+`ldmatrix`, but not the Ampere additions (m16n8k16, bf16 inputs, `cp.async`). Chapters ask
+`best_mma_for(cc)` which shape to build on, and `require(name)` fails early with a message that names the
+instruction and the device instead of a PTX assembler error.
+
+This module imports nothing from numba, so it can be used before `kernels.setup()`.
+"""
+
+# instruction name (as PTX spells it, without .sync.aligned) -> minimum (major, minor)
+MIN_SM = {
+    "mma.m8n8k4.f16": (7, 0),        # Volta's shape; native on sm_70/75, emulated (slow) on sm_80+
+    "mma.m16n8k8.f16": (7, 5),       # Turing
+    "mma.m16n8k8.bf16": (8, 0),      # bf16 inputs arrived with Ampere
+    "mma.m16n8k16.f16": (8, 0),
+    "mma.m16n8k16.bf16": (8, 0),
+    "ldmatrix": (7, 5),
+    "cp.async": (8, 0),
+    "ld.global.v4": (2, 0),
+    "st.global.v4": (2, 0),
+}
+
+
+class CapabilityError(RuntimeError):
+    """An instruction was asked for on (or compiled for) a GPU that does not have it."""
+
+
+def sm(cc):
+    """`(7, 5)` -> `'sm_75'`."""
+    return "sm_%d%d" % tuple(cc[:2])
+
+
+def supports(name, cc):
+    """True when a GPU of compute capability `cc` (a (major, minor) tuple) executes `name`."""
+    if name not in MIN_SM:
+        raise KeyError("supports: unknown instruction %r; known: %s" % (name, ", ".join(sorted(MIN_SM))))
+    return tuple(cc[:2]) >= MIN_SM[name]
+
+
+def require(name, cc=None, device_name=None):
+    """Raise CapabilityError unless `name` runs on `cc` (default: the current GPU, if any).
+
+    In the simulator every instruction is available (its Python twin runs), so nothing is raised there.
+    """
+    if cc is None:
+        from . import runtime
+        info = runtime.device_info()
+        if info.simulator:
+            return
+        cc, device_name = info.cc, device_name or info.name
+    if not supports(name, cc):
+        raise CapabilityError(_message(name, cc, device_name))
+
+
+def _message(name, cc, device_name=None):
+    need = MIN_SM[name]
+    dev = "%s (%s)" % (device_name, sm(cc)) if device_name else sm(cc)
+    hint = ""
+    if name.startswith("mma.m16n8k16") or name == "mma.m16n8k8.bf16":
+        hint = " On sm_75 use mma.m16n8k8 with f16 inputs (kernels.best_mma_for(cc) picks it)."
+    elif name == "cp.async":
+        hint = " On sm_75 copy through registers (ld.global.v4 + st.shared) instead."
+    return "%s needs %s or newer, but the target is %s.%s" % (name, sm(need), dev, hint)
+
+
+def best_mma_for(cc, dtype="f16"):
+    """The largest tensor-core mma shape for f16 (or 'bf16') inputs on compute capability `cc`.
+
+    Post: supports('mma.' + result + '.' + dtype, cc). sm_80+ -> 'm16n8k16'; sm_75 -> 'm16n8k8';
+          sm_70 -> 'm8n8k4' (f16 only).
+    """
+    for shape in ("m16n8k16", "m16n8k8", "m8n8k4"):
+        name = "mma.%s.%s" % (shape, dtype)
+        if name in MIN_SM and supports(name, cc):
+            return shape
+    raise CapabilityError("best_mma_for: no tensor-core mma with %s inputs on %s" % (dtype, sm(cc)))
+
+
+def target_cc():
+    """The compute capability Numba is compiling for right now (inside an intrinsic's codegen), or None.
+
+    numba-cuda keeps it on the target-config stack (`flags.compute_capability`); `cuda.compile_ptx(cc=...)`
+    and a launch on a device both set it.
+    """
+    try:
+        try:
+            from numba.cuda.core import targetconfig
+        except ImportError:  # older numba-cuda
+            from numba.core import targetconfig
+        cc = getattr(targetconfig.ConfigStack().top(), "compute_capability", None)
+    except Exception:
+        return None
+    return tuple(cc) if cc else None
+
+
+def check_target(name):
+    """Called by every intrinsic while it is compiled: fail with a clear message on a too-old target."""
+    cc = target_cc()
+    if cc is not None and not supports(name, cc):
+        from . import runtime
+        info = runtime._INFO
+        device_name = info.name if (info and not info.simulator and info.cc == cc) else None
+        raise CapabilityError(_message(name, cc, device_name))

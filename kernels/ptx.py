@@ -1,0 +1,378 @@
+"""Real PTX: each function here is a Numba `@intrinsic` whose code is one inline-assembly statement.
+
+How an intrinsic works: Numba calls the decorated function at *typing* time with the argument types; it
+returns the signature and a `codegen(context, builder, sig, args)` that emits LLVM IR. Ours builds an
+`llvmlite.ir.InlineAsm` from PTX text with $0..$N placeholders and a constraint string: `=f`/`=r` are f32/
+b32 outputs, `r`/`f`/`l` b32/f32/b64 inputs, `~{memory}` says the statement touches memory. Several
+outputs come back as an LLVM struct that we unpack into a Numba tuple.
+
+Register conventions (the same in `kernels.sim`, the pure-Python twins):
+  * f16 and bf16 values travel in pairs, packed in uint32 registers (element with the lower index in the
+    low 16 bits); `pack_half2` / `unpack_half2` / `pack_bf16x2` / `unpack_bf16x2` convert.
+  * mma takes and returns tuples: d = mma_m16n8k16_f32_f16(a, b, c) with a = (a0, a1, a2, a3) uint32,
+    b = (b0, b1) uint32, c = (c0, .., c3) float32; `kernels.fragments` says which element is where.
+  * memory operands are (array, element offset from the array's first element): ldmatrix(sA, off).
+
+Every intrinsic checks, while it is compiled, that the target GPU has the instruction
+(`kernels.capability.MIN_SM`), so an sm_80 instruction in a kernel built for a T4 fails with a clear error.
+"""
+
+from llvmlite import ir
+from numba import cuda
+
+try:
+    from numba.cuda.extending import intrinsic
+except ImportError:  # numba-cuda before the extending module
+    from numba.core.extending import intrinsic
+try:
+    from numba.cuda import types
+    types.UniTuple  # noqa: B018  (older numba-cuda: numba.cuda.types lacks the container types)
+except (ImportError, AttributeError):
+    from numba.core import types
+try:
+    from numba.core.errors import TypingError
+except ImportError:
+    from numba.cuda.core.errors import TypingError
+
+from .capability import check_target
+
+SIMULATOR = False
+SMEM_ALIGN = 16   # pass as cuda.shared.array(..., alignment=SMEM_ALIGN): 16-byte rows for ldmatrix/cp.async
+
+_i16, _i32, _i64, _f32 = ir.IntType(16), ir.IntType(32), ir.IntType(64), ir.FloatType()
+
+
+# ---- helpers shared by the intrinsics ----------------------------------------------------------------
+def _asm(builder, ret, argtys, text, constraints, args):
+    """Emit one inline-asm call. Marked side-effecting so LLVM neither drops nor moves it across others."""
+    fnty = ir.FunctionType(ret, argtys)
+    return builder.call(ir.InlineAsm(fnty, text, constraints, side_effect=True), args)
+
+
+def _unpack(builder, value, n):
+    return [builder.extract_value(value, i) for i in range(n)]
+
+
+def _tuple_items(context, builder, tupty, value, to):
+    """The elements of a Numba tuple, each cast to Numba type `to`."""
+    return [context.cast(builder, builder.extract_value(value, i), tupty[i], to) for i in range(len(tupty))]
+
+
+def _check_tuple(fname, what, ty, n, kind):
+    ok = isinstance(ty, types.BaseTuple) and len(ty) == n and all(isinstance(t, kind) for t in ty)
+    if not ok:
+        raise TypingError("%s: %s must be a tuple of %d %s values, got %s"
+                          % (fname, what, n, "integer" if kind is types.Integer else "float", ty))
+
+
+def _check_array(fname, arr, idx):
+    if not isinstance(arr, types.Array) or not isinstance(idx, types.Integer):
+        raise TypingError("%s: expected (array, integer element offset), got (%s, %s)" % (fname, arr, idx))
+
+
+def _element_ptr(context, builder, arrty, arr, idx, idxty):
+    """Pointer to element `idx` counted from the array's first element in memory (generic space)."""
+    data = context.make_array(arrty)(context, builder, arr).data
+    return builder.gep(data, [context.cast(builder, idx, idxty, types.intp)])
+
+
+def _shared_u32(context, builder, arrty, arr, idx, idxty):
+    """The 32-bit shared-window address of arr[idx]: addrspacecast generic -> shared (3), then ptrtoint."""
+    ptr = _element_ptr(context, builder, arrty, arr, idx, idxty)
+    sptr = builder.addrspacecast(ptr, ir.PointerType(context.get_data_type(arrty.dtype), 3))
+    return builder.ptrtoint(sptr, _i32)
+
+
+def _global_u64(context, builder, arrty, arr, idx, idxty):
+    """The 64-bit global address of arr[idx]: addrspacecast generic -> global (1), then ptrtoint."""
+    ptr = _element_ptr(context, builder, arrty, arr, idx, idxty)
+    gptr = builder.addrspacecast(ptr, ir.PointerType(context.get_data_type(arrty.dtype), 1))
+    return builder.ptrtoint(gptr, _i64)
+
+
+def _named(name, fn):
+    fn.__name__ = fn.__qualname__ = name
+    return intrinsic(fn)
+
+
+# ---- mma.sync.aligned ----------------------------------------------------------------------------------
+def _make_mma(name, shape, acc, inp, na, nb, nc):
+    """mma.sync.aligned.<shape>.row.col.<acc>.<inp>.<inp>.<acc> as an intrinsic (a, b, c) -> d."""
+    acc_is_f32 = acc == "f32"
+    ptx_name = "mma.%s.%s" % (shape, inp)
+    ctype = types.float32 if acc_is_f32 else types.uint32
+    clty, ccon = (_f32, "f") if acc_is_f32 else (_i32, "r")
+    text = "mma.sync.aligned.%s.row.col.%s.%s.%s.%s " % (shape, acc, inp, inp, acc)
+    k = 0
+    groups = []
+    for n in (nc, na, nb, nc):
+        groups.append("{" + ",".join("$%d" % (k + j) for j in range(n)) + "}")
+        k += n
+    text += "%s, %s, %s, %s;" % tuple(groups)
+    constraints = ",".join(["=" + ccon] * nc + ["r"] * (na + nb) + [ccon] * nc)
+
+    def impl(typingctx, a, b, c):
+        _check_tuple(name, "a", a, na, types.Integer)
+        _check_tuple(name, "b", b, nb, types.Integer)
+        _check_tuple(name, "c", c, nc, types.Float if acc_is_f32 else types.Integer)
+        sig = types.UniTuple(ctype, nc)(a, b, c)
+
+        def codegen(context, builder, sig, args):
+            check_target(ptx_name)
+            ins = (_tuple_items(context, builder, sig.args[0], args[0], types.uint32)
+                   + _tuple_items(context, builder, sig.args[1], args[1], types.uint32)
+                   + _tuple_items(context, builder, sig.args[2], args[2], ctype))
+            ret = ir.LiteralStructType([clty] * nc)
+            out = _asm(builder, ret, [_i32] * (na + nb) + [clty] * nc, text, constraints, ins)
+            return context.make_tuple(builder, sig.return_type, _unpack(builder, out, nc))
+
+        return sig, codegen
+
+    return _named(name, impl)
+
+
+# mma_<shape>_<accumulator type>_<input type>; arguments: shape, accumulator, input, A/B/C registers
+mma_m8n8k4_f32_f16 = _make_mma("mma_m8n8k4_f32_f16", "m8n8k4", "f32", "f16", 2, 2, 8)
+mma_m8n8k4_f16_f16 = _make_mma("mma_m8n8k4_f16_f16", "m8n8k4", "f16", "f16", 2, 2, 4)
+mma_m16n8k8_f32_f16 = _make_mma("mma_m16n8k8_f32_f16", "m16n8k8", "f32", "f16", 2, 1, 4)
+mma_m16n8k8_f16_f16 = _make_mma("mma_m16n8k8_f16_f16", "m16n8k8", "f16", "f16", 2, 1, 2)
+mma_m16n8k8_f32_bf16 = _make_mma("mma_m16n8k8_f32_bf16", "m16n8k8", "f32", "bf16", 2, 1, 4)
+mma_m16n8k16_f32_f16 = _make_mma("mma_m16n8k16_f32_f16", "m16n8k16", "f32", "f16", 4, 2, 4)
+mma_m16n8k16_f16_f16 = _make_mma("mma_m16n8k16_f16_f16", "m16n8k16", "f16", "f16", 4, 2, 2)
+mma_m16n8k16_f32_bf16 = _make_mma("mma_m16n8k16_f32_bf16", "m16n8k16", "f32", "bf16", 4, 2, 4)
+
+
+# ---- ldmatrix.sync.aligned.m8n8 ------------------------------------------------------------------------
+def _make_ldmatrix(name, num, trans):
+    text = "ldmatrix.sync.aligned.m8n8.x%d%s.shared.b16 {%s}, [$%d];" % (
+        num, ".trans" if trans else "", ",".join("$%d" % j for j in range(num)), num)
+    constraints = ",".join(["=r"] * num + ["r", "~{memory}"])
+
+    def impl(typingctx, arr, idx):
+        _check_array(name, arr, idx)
+        ret = types.uint32 if num == 1 else types.UniTuple(types.uint32, num)
+        sig = ret(arr, idx)
+
+        def codegen(context, builder, sig, args):
+            check_target("ldmatrix")
+            addr = _shared_u32(context, builder, sig.args[0], args[0], args[1], sig.args[1])
+            rty = _i32 if num == 1 else ir.LiteralStructType([_i32] * num)
+            out = _asm(builder, rty, [_i32], text, constraints, [addr])
+            if num == 1:
+                return out
+            return context.make_tuple(builder, sig.return_type, _unpack(builder, out, num))
+
+        return sig, codegen
+
+    return _named(name, impl)
+
+
+ldmatrix_x1 = _make_ldmatrix("ldmatrix_x1", 1, False)
+ldmatrix_x2 = _make_ldmatrix("ldmatrix_x2", 2, False)
+ldmatrix_x4 = _make_ldmatrix("ldmatrix_x4", 4, False)
+ldmatrix_x1_trans = _make_ldmatrix("ldmatrix_x1_trans", 1, True)
+ldmatrix_x2_trans = _make_ldmatrix("ldmatrix_x2_trans", 2, True)
+ldmatrix_x4_trans = _make_ldmatrix("ldmatrix_x4_trans", 4, True)
+
+
+# ---- cp.async --------------------------------------------------------------------------------------------
+def _make_cp_async(name, cache, nbytes):
+    text = "cp.async.%s.shared.global [$0], [$1], %d;" % (cache, nbytes)
+
+    def impl(typingctx, dst, dst_idx, src, src_idx):
+        _check_array(name, dst, dst_idx)
+        _check_array(name, src, src_idx)
+        sig = types.void(dst, dst_idx, src, src_idx)
+
+        def codegen(context, builder, sig, args):
+            check_target("cp.async")
+            d = _shared_u32(context, builder, sig.args[0], args[0], args[1], sig.args[1])
+            s = _global_u64(context, builder, sig.args[2], args[2], args[3], sig.args[3])
+            _asm(builder, ir.VoidType(), [_i32, _i64], text, "r,l,~{memory}", [d, s])
+            return context.get_dummy_value()
+
+        return sig, codegen
+
+    return _named(name, impl)
+
+
+cp_async_ca_4 = _make_cp_async("cp_async_ca_4", "ca", 4)
+cp_async_ca_8 = _make_cp_async("cp_async_ca_8", "ca", 8)
+cp_async_ca_16 = _make_cp_async("cp_async_ca_16", "ca", 16)
+cp_async_cg_16 = _make_cp_async("cp_async_cg_16", "cg", 16)   # .cg (bypass L1) exists for 16 bytes only
+
+
+@intrinsic
+def cp_async_commit(typingctx):
+    """cp.async.commit_group: close the group of cp.async issued since the last commit."""
+    def codegen(context, builder, sig, args):
+        check_target("cp.async")
+        _asm(builder, ir.VoidType(), [], "cp.async.commit_group;", "~{memory}", [])
+        return context.get_dummy_value()
+    return types.void(), codegen
+
+
+@intrinsic
+def cp_async_wait(typingctx, n):
+    """cp.async.wait_group n: wait until at most n committed groups are still in flight (n: a literal)."""
+    if not isinstance(n, types.IntegerLiteral):
+        raise TypingError("cp_async_wait: the group count must be a literal integer, got %s" % n)
+    text = "cp.async.wait_group %d;" % n.literal_value
+
+    def codegen(context, builder, sig, args):
+        check_target("cp.async")
+        _asm(builder, ir.VoidType(), [], text, "~{memory}", [])
+        return context.get_dummy_value()
+    return types.void(n), codegen
+
+
+# ---- 128-bit global loads and stores ---------------------------------------------------------------------
+def _make_ld_v4(name, kind):
+    nty, lty, con = (types.float32, _f32, "f") if kind == "f32" else (types.uint32, _i32, "r")
+    text = "ld.global.v4.%s {$0,$1,$2,$3}, [$4];" % ("f32" if kind == "f32" else "b32")
+    constraints = ",".join(["=" + con] * 4 + ["l", "~{memory}"])
+
+    def impl(typingctx, arr, idx):
+        _check_array(name, arr, idx)
+        sig = types.UniTuple(nty, 4)(arr, idx)
+
+        def codegen(context, builder, sig, args):
+            check_target("ld.global.v4")
+            addr = _global_u64(context, builder, sig.args[0], args[0], args[1], sig.args[1])
+            out = _asm(builder, ir.LiteralStructType([lty] * 4), [_i64], text, constraints, [addr])
+            return context.make_tuple(builder, sig.return_type, _unpack(builder, out, 4))
+
+        return sig, codegen
+
+    return _named(name, impl)
+
+
+def _make_st_v4(name, kind):
+    nty, lty, con = (types.float32, _f32, "f") if kind == "f32" else (types.uint32, _i32, "r")
+    text = "st.global.v4.%s [$0], {$1,$2,$3,$4};" % ("f32" if kind == "f32" else "b32")
+    constraints = ",".join(["l"] + [con] * 4 + ["~{memory}"])
+
+    def impl(typingctx, arr, idx, v):
+        _check_array(name, arr, idx)
+        _check_tuple(name, "v", v, 4, types.Float if kind == "f32" else types.Integer)
+        sig = types.void(arr, idx, v)
+
+        def codegen(context, builder, sig, args):
+            check_target("st.global.v4")
+            addr = _global_u64(context, builder, sig.args[0], args[0], args[1], sig.args[1])
+            vals = _tuple_items(context, builder, sig.args[2], args[2], nty)
+            _asm(builder, ir.VoidType(), [_i64] + [lty] * 4, text, constraints, [addr] + vals)
+            return context.get_dummy_value()
+
+        return sig, codegen
+
+    return _named(name, impl)
+
+
+ld_global_v4_f32 = _make_ld_v4("ld_global_v4_f32", "f32")
+ld_global_v4_b32 = _make_ld_v4("ld_global_v4_b32", "b32")
+st_global_v4_f32 = _make_st_v4("st_global_v4_f32", "f32")
+st_global_v4_b32 = _make_st_v4("st_global_v4_b32", "b32")
+
+
+# ---- shared-memory address ---------------------------------------------------------------------------
+@intrinsic
+def smem_addr(typingctx, arr, idx):
+    """The 32-bit shared-window address of arr[idx] (arr: a cuda.shared.array), as PTX's [reg] operands
+    want it. In the simulator the twin returns the byte offset from the array's start instead."""
+    _check_array("smem_addr", arr, idx)
+
+    def codegen(context, builder, sig, args):
+        return _shared_u32(context, builder, sig.args[0], args[0], args[1], sig.args[1])
+    return types.uint32(arr, idx), codegen
+
+
+# ---- packing 16-bit floats into b32 registers --------------------------------------------------------
+def _as_i16(context, builder, val, ty):
+    """A float16 value as its 16 bits (numba-cuda represents float16 as i16 or as LLVM half)."""
+    h = context.cast(builder, val, ty, types.float16)
+    return h if h.type == _i16 else builder.bitcast(h, _i16)
+
+
+@intrinsic
+def pack_half2(typingctx, lo, hi):
+    """Two floats (float16, or float32 rounded to nearest) -> one b32 register, `lo` in the low half."""
+    if not (isinstance(lo, types.Float) and isinstance(hi, types.Float)):
+        raise TypingError("pack_half2: expected two floats, got %s, %s" % (lo, hi))
+
+    def codegen(context, builder, sig, args):
+        lo16 = builder.zext(_as_i16(context, builder, args[0], sig.args[0]), _i32)
+        hi16 = builder.zext(_as_i16(context, builder, args[1], sig.args[1]), _i32)
+        return builder.or_(lo16, builder.shl(hi16, ir.Constant(_i32, 16)))
+    return types.uint32(lo, hi), codegen
+
+
+@intrinsic
+def unpack_half2(typingctx, r):
+    """One b32 register -> its two float16 halves as float32 (low half first)."""
+    if not isinstance(r, types.Integer):
+        raise TypingError("unpack_half2: expected an integer register, got %s" % r)
+
+    def codegen(context, builder, sig, args):
+        v = context.cast(builder, args[0], sig.args[0], types.uint32)
+        halves = [builder.trunc(v, _i16), builder.trunc(builder.lshr(v, ir.Constant(_i32, 16)), _i16)]
+        f16 = context.get_value_type(types.float16)
+        outs = []
+        for h in halves:
+            h = h if f16 == _i16 else builder.bitcast(h, f16)
+            outs.append(context.cast(builder, h, types.float16, types.float32))
+        return context.make_tuple(builder, sig.return_type, outs)
+    return types.UniTuple(types.float32, 2)(r), codegen
+
+
+@intrinsic
+def pack_bf16x2(typingctx, lo, hi):
+    """Two float32 -> one b32 register of two bf16 (round to nearest even), `lo` in the low half."""
+    if not (isinstance(lo, types.Float) and isinstance(hi, types.Float)):
+        raise TypingError("pack_bf16x2: expected two floats, got %s, %s" % (lo, hi))
+
+    def codegen(context, builder, sig, args):
+        def bf16_bits(val, ty):
+            u = builder.bitcast(context.cast(builder, val, ty, types.float32), _i32)
+            # round to nearest even: add 0x7fff + (bit 16 of u), keep the top 16 bits; NaN -> quiet NaN
+            lsb = builder.and_(builder.lshr(u, ir.Constant(_i32, 16)), ir.Constant(_i32, 1))
+            r = builder.lshr(builder.add(u, builder.add(ir.Constant(_i32, 0x7FFF), lsb)), ir.Constant(_i32, 16))
+            nan = builder.icmp_unsigned(">", builder.and_(u, ir.Constant(_i32, 0x7FFFFFFF)),
+                                        ir.Constant(_i32, 0x7F800000))
+            quiet = builder.or_(builder.lshr(u, ir.Constant(_i32, 16)), ir.Constant(_i32, 0x40))
+            return builder.select(nan, quiet, r)
+        lo16 = bf16_bits(args[0], sig.args[0])
+        hi16 = bf16_bits(args[1], sig.args[1])
+        return builder.or_(lo16, builder.shl(hi16, ir.Constant(_i32, 16)))
+    return types.uint32(lo, hi), codegen
+
+
+@intrinsic
+def unpack_bf16x2(typingctx, r):
+    """One b32 register of two bf16 -> two float32 (exact), low half first."""
+    if not isinstance(r, types.Integer):
+        raise TypingError("unpack_bf16x2: expected an integer register, got %s" % r)
+
+    def codegen(context, builder, sig, args):
+        v = context.cast(builder, args[0], sig.args[0], types.uint32)
+        lo = builder.bitcast(builder.shl(v, ir.Constant(_i32, 16)), _f32)
+        hi = builder.bitcast(builder.and_(v, ir.Constant(_i32, 0xFFFF0000)), _f32)
+        return context.make_tuple(builder, sig.return_type, [lo, hi])
+    return types.UniTuple(types.float32, 2)(r), codegen
+
+
+# ---- warp shuffles: the real ones (the simulator has none; kernels.sim has twins) ----------------------
+shfl_sync = cuda.shfl_sync
+shfl_xor_sync = cuda.shfl_xor_sync
+shfl_down_sync = cuda.shfl_down_sync
+shfl_up_sync = cuda.shfl_up_sync
+
+
+@intrinsic
+def syncwarp(typingctx):
+    """bar.warp.sync 0xffffffff: the 32 lanes of the warp wait for each other (and see each other's
+    shared-memory writes)."""
+    def codegen(context, builder, sig, args):
+        _asm(builder, ir.VoidType(), [], "bar.warp.sync 0xffffffff;", "~{memory}", [])
+        return context.get_dummy_value()
+    return types.void(), codegen

@@ -1,0 +1,111 @@
+"""Where kernels run: a real CUDA GPU, or Numba's CUDA simulator on a machine without one.
+
+Every chapter's first cell is
+
+    import kernels
+    info = kernels.setup()
+
+`setup` must run before anything imports numba: Numba reads NUMBA_ENABLE_CUDASIM once, when it is first
+imported. So this module looks for a GPU through the driver library itself (ctypes, libcuda), never
+through numba, sets the variable when there is none, and only then imports numba.
+"""
+
+import ctypes
+import os
+import sys
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    """What `setup()` found. `cc` is (major, minor), e.g. (7, 5) for a T4; None in the simulator."""
+    simulator: bool
+    name: str
+    cc: tuple = None
+
+    @property
+    def sm(self):
+        return "sm_%d%d" % self.cc if self.cc else "simulator"
+
+
+_INFO = None  # the DeviceInfo of the last setup(), for messages; setup() is the only writer
+
+
+def count_gpus():
+    """Number of CUDA devices the driver reports, asked through libcuda directly (0 if there is no driver)."""
+    names = {"win32": ["nvcuda.dll"], "darwin": []}.get(sys.platform, ["libcuda.so.1", "libcuda.so"])
+    for name in names:
+        try:
+            lib = ctypes.CDLL(name)
+        except OSError:
+            continue
+        count = ctypes.c_int(0)
+        if lib.cuInit(0) != 0 or lib.cuDeviceGetCount(ctypes.byref(count)) != 0:
+            return 0
+        return count.value
+    return 0
+
+
+def _env_wants_simulator():
+    return os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0")
+
+
+def in_simulator():
+    """True when Numba's CUDA simulator runs the kernels (decided when numba was first imported)."""
+    if "numba.cuda" in sys.modules:
+        try:
+            from numba.cuda.core import config
+        except ImportError:  # older numba-cuda keeps the flag in numba's own config
+            from numba.core import config
+        return bool(config.ENABLE_CUDASIM)
+    return _env_wants_simulator()
+
+
+def pick_size(gpu, sim):
+    """`gpu` on a real GPU, `sim` in the simulator (one OS thread per CUDA thread: keep it small)."""
+    return sim if in_simulator() else gpu
+
+
+def setup(verbose=True, simulator=None):
+    """Choose GPU or simulator, import numba, print a one-line banner and return a DeviceInfo.
+
+    simulator=None decides by itself: the simulator when NUMBA_ENABLE_CUDASIM is already set or no CUDA
+    GPU is found. simulator=True forces it (it must be said before numba is imported).
+    Post: in_simulator() == result.simulator; numba.cuda is imported.
+    """
+    global _INFO
+    numba_loaded = "numba" in sys.modules
+    want_sim = simulator if simulator is not None else (_env_wants_simulator() or count_gpus() == 0)
+    if not numba_loaded and want_sim:
+        os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+    from numba import cuda  # noqa: E402  (the point of this function: import numba only now)
+
+    sim = in_simulator()
+    note = ""
+    if numba_loaded and sim != want_sim:
+        note = (" (numba was imported before kernels.setup(), so this could not be changed: "
+                "restart the kernel and call kernels.setup() first)")
+    if sim:
+        info = DeviceInfo(simulator=True, name="CUDA simulator")
+        why = "NUMBA_ENABLE_CUDASIM=1" if count_gpus() else "no GPU"
+        banner = "%s: kernels run in the CUDA simulator, sizes reduced%s" % (why, note)
+    else:
+        dev = cuda.get_current_device()
+        name = dev.name.decode() if isinstance(dev.name, bytes) else str(dev.name)
+        info = DeviceInfo(simulator=False, name=name, cc=tuple(dev.compute_capability))
+        from .capability import CapabilityError, best_mma_for
+        try:
+            mma = best_mma_for(info.cc)
+        except CapabilityError:
+            mma = "none (needs sm_70+)"
+        banner = "GPU: %s, compute capability %d.%d (%s); tensor-core mma: %s%s" % (
+            name, info.cc[0], info.cc[1], info.sm, mma, note)
+    _INFO = info
+    if verbose:
+        print(banner)
+    return info
+
+
+def device_info():
+    """The DeviceInfo of the last setup(), running a quiet setup() first if there was none."""
+    return _INFO if _INFO is not None else setup(verbose=False)

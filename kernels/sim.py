@@ -1,0 +1,375 @@
+"""Pure-Python twins of `kernels.ptx`, for Numba's CUDA simulator (no GPU).
+
+The simulator runs each CUDA thread of a block as an OS thread, so a kernel's source runs unchanged as
+long as every name it calls exists in Python. For the per-thread instructions (ld.global.v4, cp.async,
+packing) a twin is a plain NumPy copy. The warp-wide ones (mma, ldmatrix, shuffles) need all 32 lanes'
+registers at once: each lane deposits its operands in a per-warp exchange and waits; the last lane to
+arrive computes every lane's result *as the hardware distributes it* (kernels.fragments) and wakes the
+others. So the same kernel gives the same numbers here and on the GPU (up to the rounding of sums).
+
+A twin fails loudly where the hardware would misbehave silently: misaligned 16-byte accesses, lanes of a
+warp that do not all reach the same warp-wide instruction.
+"""
+
+import threading
+
+import numpy as np
+
+from . import fragments as F
+from .numeric import from_bf16_bits, to_bf16_bits
+
+SIMULATOR = True
+SMEM_ALIGN = None  # the simulator's cuda.shared.array refuses alignment=; None means "default" to both
+
+_TIMEOUT = 120.0   # seconds a lane waits for the rest of its warp before we call it a deadlock
+_registry_lock = threading.Lock()
+
+
+# ---- the lane exchange ---------------------------------------------------------------------------------
+class _Warp:
+    """One warp of the simulated block: a reusable barrier whose last arrival computes all results."""
+
+    def __init__(self, index, nlanes):
+        self.index, self.nlanes = index, nlanes
+        self.cond = threading.Condition()
+        self.generation = 0
+        self.arrived = 0
+        self.ops = [None] * nlanes
+        self.args = [None] * nlanes
+        self.results = None
+
+    def exchange(self, thread, lane, op, arg):
+        with self.cond:
+            gen = self.generation
+            self.ops[lane], self.args[lane] = op, arg
+            self.arrived += 1
+            if self.arrived == self.nlanes:
+                self.results = self._compute()
+                self.arrived = 0
+                self.generation += 1
+                self.cond.notify_all()
+            else:
+                waited = 0.0
+                while self.generation == gen:
+                    self.cond.wait(0.2)
+                    waited += 0.2
+                    if getattr(thread, "abort", False):
+                        raise RuntimeError("%s: kernel aborted by another thread's error" % op.__name__)
+                    if waited > _TIMEOUT:
+                        raise RuntimeError(
+                            "%s: only %d of the %d lanes of warp %d arrived within %.0f s; a warp-wide "
+                            "instruction must be reached by every lane (divergent branch?)"
+                            % (op.__name__, self.arrived, self.nlanes, self.index, _TIMEOUT))
+            results = self.results   # still ours: the next generation needs this lane to arrive again
+        if isinstance(results, Exception):
+            raise type(results)(str(results))
+        return results[lane]
+
+    def _compute(self):
+        names = sorted({op.__name__ for op in self.ops})
+        if len(names) != 1:
+            return RuntimeError("warp %d: lanes reached different warp-wide instructions at once: %s"
+                                % (self.index, ", ".join(names)))
+        try:
+            return self.ops[0](list(self.args))
+        except Exception as e:  # handed to every lane, raised in each
+            return type(e)("%s (warp %d)" % (e, self.index))
+
+
+def _warp_collective(op, arg):
+    """Run `op(list of every lane's arg) -> list of per-lane results` across the caller's warp."""
+    thread = threading.current_thread()
+    manager = getattr(thread, "_manager", None)
+    if manager is None:
+        raise RuntimeError("%s: warp-wide twins run only inside a kernel launched in the simulator"
+                           % op.__name__)
+    warp, lane = divmod(thread.thread_id, 32)
+    with _registry_lock:
+        warps = manager.__dict__.setdefault("_kernels_warps", {})  # lives and dies with the block
+        w = warps.get(warp)
+        if w is None:
+            nthreads = int(np.prod(manager._block_dim))
+            w = warps[warp] = _Warp(warp, min(32, nthreads - 32 * warp))
+    return w.exchange(thread, lane, op, arg)
+
+
+def _full_warp(name, args):
+    if len(args) != 32:
+        raise RuntimeError("%s needs a full warp of 32 lanes, this one has %d" % (name, len(args)))
+
+
+# ---- memory helpers ------------------------------------------------------------------------------------
+def _ndarray(a):
+    """The NumPy array behind a simulator array argument (global arrays come wrapped)."""
+    while not isinstance(a, np.ndarray):
+        d = getattr(a, "__dict__", {})
+        inner = d["_item"] if "_item" in d else d.get("_ary")
+        if inner is None:
+            raise TypeError("expected an array, got %r" % type(a))
+        a = inner
+    return a
+
+
+def _bytes(a, name):
+    nd = _ndarray(a)
+    if not nd.flags.c_contiguous:
+        raise ValueError("%s: the array must be contiguous (offsets count from its first element)" % name)
+    return nd.reshape(-1).view(np.uint8), nd.dtype.itemsize
+
+
+def _span(a, idx, nbytes, name):
+    """The `nbytes` bytes starting at element `idx` of `a`, as a writable uint8 view; checks alignment."""
+    flat, itemsize = _bytes(a, name)
+    off = int(idx) * itemsize
+    if off % nbytes:
+        raise ValueError("%s: element offset %d (byte %d) is not %d-byte aligned" % (name, idx, off, nbytes))
+    if off < 0 or off + nbytes > flat.size:
+        raise IndexError("%s: bytes [%d, %d) are outside the array's %d bytes"
+                         % (name, off, off + nbytes, flat.size))
+    return flat[off:off + nbytes]
+
+
+def _regs(values):
+    """A list of register values (Python or NumPy ints) -> uint32 array."""
+    return (np.asarray(values, dtype=np.int64) & 0xFFFFFFFF).astype(np.uint32)
+
+
+def _decode(regs, inp):
+    """uint32 registers (..., n) -> float64 values (..., 2n) of f16 or bf16 pairs, low half first."""
+    halves = np.ascontiguousarray(regs, dtype="<u4").view("<u2")
+    vals = halves.view(np.float16) if inp == "f16" else from_bf16_bits(halves)
+    return vals.astype(np.float64)
+
+
+def _encode_f16(vals):
+    """float values (..., 2n) -> uint32 registers (..., n) of f16 pairs."""
+    return np.ascontiguousarray(np.asarray(vals, dtype=np.float16)).view("<u4")
+
+
+# ---- mma -----------------------------------------------------------------------------------------------
+def _index_tables(fmap, n):
+    """(rows, cols) int arrays of shape (32, n): where each lane's element i sits in the operand."""
+    rc = np.array([[fmap(lane, i) for i in range(n)] for lane in range(32)])
+    return rc[..., 0], rc[..., 1]
+
+
+def _make_mma(name, shape, acc, inp):
+    if shape == "m8n8k4":
+        return _make_mma_m8n8k4(name, acc)
+    amap, na, bmap, nb, cmap, nc, M, N, K = F.MMA_SHAPES[shape]
+    ar, ac = _index_tables(amap, na)
+    br, bc = _index_tables(bmap, nb)
+    cr, cc = _index_tables(cmap, nc)
+
+    def op(args):
+        _full_warp(name, args)
+        A = np.zeros((M, K))
+        B = np.zeros((K, N))
+        C = np.zeros((M, N))
+        A[ar, ac] = _decode(_regs([x[0] for x in args]), inp)
+        B[br, bc] = _decode(_regs([x[1] for x in args]), inp)
+        if acc == "f32":
+            C[cr, cc] = np.asarray([x[2] for x in args], dtype=np.float32)
+        else:
+            C[cr, cc] = _decode(_regs([x[2] for x in args]), "f16")
+        D = A @ B + C                       # products of 16-bit floats are exact in float64
+        d = D[cr, cc]                       # (32, nc): what each lane receives
+        if acc == "f32":
+            d32 = d.astype(np.float32)
+            return [tuple(row) for row in d32]
+        return [tuple(int(r) for r in row) for row in _encode_f16(d)]
+
+    op.__name__ = name
+
+    def twin(a, b, c):
+        return _warp_collective(op, (a, b, c))
+
+    twin.__name__ = name
+    twin.__doc__ = "Simulator twin of mma.sync.aligned.%s.row.col.%s.%s.%s.%s" % (shape, acc, inp, inp, acc)
+    return twin
+
+
+def _make_mma_m8n8k4(name, acc):
+    """m8n8k4: each quad-pair (8 lanes) multiplies its own 8x4 by 4x8; four products per warp."""
+    lanes = np.arange(32)
+    q = F.quadpair(lanes)
+    ar, ac = _index_tables(F.a_m8n8k4, 4)
+    br, bc = _index_tables(F.b_m8n8k4, 4)
+    cmap = F.c_m8n8k4_f32 if acc == "f32" else F.c_m8n8k4_f16
+    cr, cc = _index_tables(cmap, 8)
+    qa, qc = q[:, None].repeat(4, 1), q[:, None].repeat(8, 1)
+
+    def op(args):
+        _full_warp(name, args)
+        A = np.zeros((4, 8, 4))
+        B = np.zeros((4, 4, 8))
+        C = np.zeros((4, 8, 8))
+        A[qa, ar, ac] = _decode(_regs([x[0] for x in args]), "f16")
+        B[qa, br, bc] = _decode(_regs([x[1] for x in args]), "f16")
+        if acc == "f32":
+            C[qc, cr, cc] = np.asarray([x[2] for x in args], dtype=np.float32)
+        else:
+            C[qc, cr, cc] = _decode(_regs([x[2] for x in args]), "f16")
+        D = A @ B + C
+        d = D[qc, cr, cc]
+        if acc == "f32":
+            return [tuple(row) for row in d.astype(np.float32)]
+        return [tuple(int(r) for r in row) for row in _encode_f16(d)]
+
+    op.__name__ = name
+
+    def twin(a, b, c):
+        return _warp_collective(op, (a, b, c))
+
+    twin.__name__ = name
+    twin.__doc__ = "Simulator twin of mma.sync.aligned.m8n8k4.row.col.%s.f16.f16.%s" % (acc, acc)
+    return twin
+
+
+mma_m8n8k4_f32_f16 = _make_mma("mma_m8n8k4_f32_f16", "m8n8k4", "f32", "f16")
+mma_m8n8k4_f16_f16 = _make_mma("mma_m8n8k4_f16_f16", "m8n8k4", "f16", "f16")
+mma_m16n8k8_f32_f16 = _make_mma("mma_m16n8k8_f32_f16", "m16n8k8", "f32", "f16")
+mma_m16n8k8_f16_f16 = _make_mma("mma_m16n8k8_f16_f16", "m16n8k8", "f16", "f16")
+mma_m16n8k8_f32_bf16 = _make_mma("mma_m16n8k8_f32_bf16", "m16n8k8", "f32", "bf16")
+mma_m16n8k16_f32_f16 = _make_mma("mma_m16n8k16_f32_f16", "m16n8k16", "f32", "f16")
+mma_m16n8k16_f16_f16 = _make_mma("mma_m16n8k16_f16_f16", "m16n8k16", "f16", "f16")
+mma_m16n8k16_f32_bf16 = _make_mma("mma_m16n8k16_f32_bf16", "m16n8k16", "f32", "bf16")
+
+
+# ---- ldmatrix ------------------------------------------------------------------------------------------
+def _make_ldmatrix(name, num, trans):
+    rows_, cols_ = _index_tables(lambda lane, h: F.ldmatrix_elem(lane, h, trans), 2)
+
+    def op(args):
+        _full_warp(name, args)
+        mats = np.empty((num, 8, 8), dtype=np.uint16)
+        for lane in range(8 * num):             # lane l addresses row l % 8 of matrix l // 8
+            j, r = F.ldmatrix_row_of(lane)
+            arr, idx = args[lane]
+            mats[j, r] = _span(arr, idx, 16, name).view(np.uint16)
+        halves = mats[:, rows_, cols_]            # (num, 32, 2)
+        regs = np.ascontiguousarray(halves).view("<u4")[..., 0]   # (num, 32)
+        if num == 1:
+            return [int(x) for x in regs[0]]
+        return [tuple(int(x) for x in regs[:, lane]) for lane in range(32)]
+
+    op.__name__ = name
+
+    def twin(arr, idx):
+        return _warp_collective(op, (arr, idx))
+
+    twin.__name__ = name
+    twin.__doc__ = "Simulator twin of ldmatrix.sync.aligned.m8n8.x%d%s.shared.b16" % (
+        num, ".trans" if trans else "")
+    return twin
+
+
+ldmatrix_x1 = _make_ldmatrix("ldmatrix_x1", 1, False)
+ldmatrix_x2 = _make_ldmatrix("ldmatrix_x2", 2, False)
+ldmatrix_x4 = _make_ldmatrix("ldmatrix_x4", 4, False)
+ldmatrix_x1_trans = _make_ldmatrix("ldmatrix_x1_trans", 1, True)
+ldmatrix_x2_trans = _make_ldmatrix("ldmatrix_x2_trans", 2, True)
+ldmatrix_x4_trans = _make_ldmatrix("ldmatrix_x4_trans", 4, True)
+
+
+# ---- cp.async: the copy happens at once, so commit and wait have nothing left to do ---------------------
+def _make_cp_async(name, nbytes):
+    def twin(dst, dst_idx, src, src_idx):
+        _span(dst, dst_idx, nbytes, name)[:] = _span(src, src_idx, nbytes, name)
+
+    twin.__name__ = name
+    twin.__doc__ = "Simulator twin of cp.async (%d bytes): an immediate copy." % nbytes
+    return twin
+
+
+cp_async_ca_4 = _make_cp_async("cp_async_ca_4", 4)
+cp_async_ca_8 = _make_cp_async("cp_async_ca_8", 8)
+cp_async_ca_16 = _make_cp_async("cp_async_ca_16", 16)
+cp_async_cg_16 = _make_cp_async("cp_async_cg_16", 16)
+
+
+def cp_async_commit():
+    """Simulator twin of cp.async.commit_group: nothing is in flight."""
+
+
+def cp_async_wait(n):
+    """Simulator twin of cp.async.wait_group n: every copy already landed."""
+
+
+# ---- 128-bit global loads and stores -------------------------------------------------------------------
+def ld_global_v4_f32(arr, idx):
+    return tuple(_span(arr, idx, 16, "ld_global_v4_f32").view(np.float32))
+
+
+def ld_global_v4_b32(arr, idx):
+    return tuple(int(x) for x in _span(arr, idx, 16, "ld_global_v4_b32").view(np.uint32))
+
+
+def st_global_v4_f32(arr, idx, v):
+    _span(arr, idx, 16, "st_global_v4_f32").view(np.float32)[:] = np.asarray(v, dtype=np.float32)
+
+
+def st_global_v4_b32(arr, idx, v):
+    _span(arr, idx, 16, "st_global_v4_b32").view(np.uint32)[:] = _regs(v)
+
+
+def smem_addr(arr, idx):
+    """Simulator twin: there is no shared window, so this is the byte offset from the array's start."""
+    return np.uint32(int(idx) * _ndarray(arr).dtype.itemsize)
+
+
+# ---- packing 16-bit floats into b32 registers ----------------------------------------------------------
+def pack_half2(lo, hi):
+    return np.uint32(_encode_f16([lo, hi])[0])
+
+
+def unpack_half2(r):
+    lo, hi = _decode(_regs([r]), "f16")
+    return np.float32(lo), np.float32(hi)
+
+
+def pack_bf16x2(lo, hi):
+    b = to_bf16_bits(np.array([lo, hi], dtype=np.float32))
+    return np.uint32(int(b[0]) | (int(b[1]) << 16))
+
+
+def unpack_bf16x2(r):
+    lo, hi = _decode(_regs([r]), "bf16")
+    return np.float32(lo), np.float32(hi)
+
+
+# ---- warp shuffles (the simulator has none) ------------------------------------------------------------
+def _shfl(name, source):
+    def op(args):
+        n = len(args)
+        out = []
+        for lane, (value, x) in enumerate(args):
+            src = source(lane, x)
+            out.append(args[src][0] if 0 <= src < n else value)
+        return out
+
+    op.__name__ = name
+
+    def twin(mask, value, x):
+        return _warp_collective(op, (value, x))
+
+    twin.__name__ = name
+    return twin
+
+
+shfl_sync = _shfl("shfl_sync", lambda lane, src: src & 31)
+shfl_xor_sync = _shfl("shfl_xor_sync", lambda lane, m: lane ^ m)
+shfl_down_sync = _shfl("shfl_down_sync", lambda lane, d: lane + d)
+shfl_up_sync = _shfl("shfl_up_sync", lambda lane, d: lane - d)
+
+
+def _syncwarp_op(args):
+    return [None] * len(args)
+
+
+_syncwarp_op.__name__ = "syncwarp"
+
+
+def syncwarp():
+    """Simulator twin of bar.warp.sync 0xffffffff: the warp's lanes wait for each other."""
+    _warp_collective(_syncwarp_op, None)
