@@ -13,6 +13,7 @@ from .layout import (
 )
 from .swizzle import Swizzle, ComposedLayout
 from .printing import format_layout, print_layout
+from .checks import check, check_close
 
 __all__ = [name for name in dir() if not name.startswith("__") and name not in
            ("int_tuple", "layout", "swizzle", "printing")]
