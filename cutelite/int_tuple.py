@@ -54,43 +54,54 @@ def dyn(value):
 
 def is_int(x):
     """True for ints (static or dynamic), False for bools and everything else."""
-    return isinstance(x, int) and not isinstance(x, bool)
+    return type(x) is int or type(x) is Dyn or (isinstance(x, int) and not isinstance(x, bool))
 
 
 def is_tuple(x):
-    return isinstance(x, tuple)
+    return type(x) is tuple
 
 
 def is_static(t):
     """True when every integer of the IntTuple is static."""
-    if is_tuple(t):
+    if type(t) is tuple:
         return all(is_static(v) for v in t)
-    return not isinstance(t, Dyn)
+    return type(t) is not Dyn
 
 
 def is_static_value(x, value):
     """C++'s ``is_constant<value, X>``: x is a static int equal to value."""
-    return is_int(x) and not isinstance(x, Dyn) and x == value
+    return type(x) is int and x == value
 
 
-def _kind(value, *operands):
-    return Dyn(value) if any(isinstance(o, Dyn) for o in operands) else value
+# The helpers below take a fast path when both operands are static (plain ints), which is the common
+# case; the general path applies C++'s rules for dynamic operands.
+
+def _kind(value, a, b=0):
+    return Dyn(value) if type(a) is Dyn or type(b) is Dyn else value
 
 
 def _cdiv(a, b):
+    if a >= 0 and b > 0:
+        return a // b
     q = abs(a) // abs(b)
     return q if (a >= 0) == (b >= 0) else -q
 
 
 def add(a, b):
+    if type(a) is int and type(b) is int:
+        return a + b
     return _kind(int(a) + int(b), a, b)
 
 
 def sub(a, b):
+    if type(a) is int and type(b) is int:
+        return a - b
     return _kind(int(a) - int(b), a, b)
 
 
 def mul(a, b):
+    if type(a) is int and type(b) is int:
+        return a * b
     if is_static_value(a, 0) or is_static_value(b, 0):
         return 0
     return _kind(int(a) * int(b), a, b)
@@ -100,6 +111,8 @@ def div(a, b):
     """C++ integer division (truncates toward zero)."""
     if b == 0:
         raise ZeroDivisionError(f"division of {fmt(a)} by zero")
+    if type(a) is int and type(b) is int:
+        return _cdiv(a, b)
     if is_static_value(a, 0):
         return 0
     return _kind(_cdiv(int(a), int(b)), a, b)
@@ -109,6 +122,8 @@ def mod(a, b):
     """C++ remainder (sign of the dividend)."""
     if b == 0:
         raise ZeroDivisionError(f"remainder of {fmt(a)} by zero")
+    if type(a) is int and type(b) is int:
+        return a % b if a >= 0 and b > 0 else a - _cdiv(a, b) * b
     if is_static_value(b, 1) or is_static_value(b, -1) or is_static_value(a, 0):
         return 0
     return _kind(int(a) - _cdiv(int(a), int(b)) * int(b), a, b)
@@ -123,7 +138,7 @@ def imax(a, b):
 
 
 def iabs(a):
-    return _kind(abs(int(a)), a)
+    return abs(a) if type(a) is int else _kind(abs(int(a)), a)
 
 
 def signum(a):
@@ -145,6 +160,8 @@ def ceil_div(a, b):
         return tuple(out)
     if is_tuple(b):
         return ceil_div(a, product(b))
+    if type(a) is int and type(b) is int and a >= 0 and b > 0:
+        return (a + b - 1) // b
     return div(sub(add(a, b), 1), b)
 
 
