@@ -1,0 +1,324 @@
+"""MMA atoms: one tensor-core instruction described as CuTe describes it, by four layouts.
+
+An atom for an instruction of shape M x N x K says
+  * ThrID:      logical thread -> lane of the warp (the identity `_32:_1`, except Volta's m8n8k4,
+                where one product is computed by a quad-pair of 8 lanes: `(_4,_2):(_1,_16)`);
+  * LayoutA_TV: (thread, value) -> index of A's element in the M x K tile, column-major (m + k*M);
+  * LayoutB_TV: (thread, value) -> index of B's element in the N x K tile, column-major (n + k*N);
+  * LayoutC_TV: (thread, value) -> index of C's (and D's) element in the M x N tile (m + n*M).
+The value coordinate v is the PTX ISA's element number i (a_i, b_i, c_i): 16-bit elements travel two to
+a 32-bit register, element v in register v // 2. Matrices here are the PTX ISA's: A is M x K, B is K x N,
+C and D are M x N, and D = A @ B + C. (CuTe keeps B as N x K; `fragment_of` and `owner_of` answer with B's
+(k, n), the PTX ISA's row and column.)
+
+Post: str(atom) is the text C++ CuTe prints for `print(MMA_Atom<Op>{})` (tests/fixtures/mma_atoms_cpp.txt).
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .int_tuple import fmt
+from .layout import Layout, size
+
+__all__ = ["MMA_Atom", "MMA_ATOMS", "make_mma_atom", "print_atom", "tile_shape", "fragment_of", "owner_of",
+           "gather_fragments", "scatter_fragments", "mma_reference", "quadpair_lanes",
+           "fragment_grids", "fragment_html", "fragment_widget"]
+
+
+@dataclass(frozen=True)
+class MMA_Atom:
+    """One MMA instruction: its name in CuTe, the PTX it stands for, element types and the four layouts."""
+    name: str
+    ptx: str
+    types: tuple          # (D, A, B, C) element types, NumPy-style names ("float32", "float16", "bfloat16", "tf32")
+    ThrID: Layout
+    Shape_MNK: tuple
+    LayoutA_TV: Layout
+    LayoutB_TV: Layout
+    LayoutC_TV: Layout
+
+    def __str__(self):
+        return ("MMA_Atom\n"
+                f"  ThrID:      {self.ThrID}\n"
+                f"  Shape_MNK:  {fmt(self.Shape_MNK)}\n"
+                f"  LayoutA_TV: {self.LayoutA_TV}\n"
+                f"  LayoutB_TV: {self.LayoutB_TV}\n"
+                f"  LayoutC_TV: {self.LayoutC_TV}\n")
+
+    def __repr__(self):
+        return f"MMA_Atom<{self.name}>"
+
+
+def print_atom(atom):
+    """Print an atom exactly as C++ CuTe's `print(MMA_Atom<Op>{})` does."""
+    print(str(atom), end="")
+
+
+# ---- the layouts, as the CuTe traits spell them -------------------------------------------------------
+# Volta m8n8k4: a quad-pair (lanes 0-3 and 16-19) computes one 8x8x4 product.
+SM70_QuadPair = Layout((4, 2), (1, 16))                          # logical thread -> lane
+SM70_8x4_Row = Layout((8, 4), (1, 8))                            # (T8,V4) -> (M8,K4): thread t holds row t
+SM70_8x4_Col = Layout(((4, 2), 4), ((8, 4), 1))                  # (T8,V4) -> (M8,K4): thread holds a column
+SM70_8x8_16b = Layout((8, 8), (1, 8))                            # (T8,V8) -> (M8,N8): f16 C, a row each
+SM70_8x8_32b = Layout(((2, 2, 2), (2, 2, 2)), ((1, 16, 4), (8, 2, 32)))   # f32 C
+
+# Turing / Ampere: all 32 lanes take part in one product; "group" g = lane // 4, t = lane % 4.
+SM80_8x8_Row = Layout(((4, 8), 2), ((16, 1), 8))                  # (T32,V2) -> 8x8: (g, 2t + v)
+SM80_16x8_Row = Layout(((4, 8), (2, 2)), ((32, 1), (16, 8)))      # (T32,V4) -> 16x8: (g + 8 v1, 2t + v0)
+SM80_16x16_A = Layout(((4, 8), (2, 2, 2)), ((32, 1), (16, 8, 128)))
+SM80_8x16_B = Layout(((4, 8), (2, 2)), ((16, 1), (8, 64)))
+SM80_16x8_TF32_A = Layout(((4, 8), (2, 2)), ((16, 1), (8, 64)))
+SM80_8x8_TF32_B = Layout(((4, 8), 2), ((8, 1), 32))
+THR32 = Layout(32, 1)
+
+_F16, _F32, _BF16, _TF32 = "float16", "float32", "bfloat16", "tf32"
+# CuTe's suffix names A and B by BLAS convention: T = K-major ("row" A, "col" B in PTX), N = M-/N-major.
+_PTX_AB = {"TN": ".row.col", "NT": ".col.row", "NN": ".col.col", "TT": ".row.row"}
+
+
+def _sm70(acc, ab):
+    a = SM70_8x4_Row if ab[0] == "T" else SM70_8x4_Col
+    b = SM70_8x4_Row if ab[1] == "N" else SM70_8x4_Col
+    c = SM70_8x8_32b if acc == _F32 else SM70_8x8_16b
+    t = "f32" if acc == _F32 else "f16"
+    name = f"SM70_8x8x4_{'F32F16F16F32' if acc == _F32 else 'F16F16F16F16'}_{ab}"
+    ptx = f"mma.sync.aligned.m8n8k4{_PTX_AB[ab]}.{t}.f16.f16.{t}"
+    return MMA_Atom(name, ptx, (acc, _F16, _F16, acc), SM70_QuadPair, (8, 8, 4), a, b, c)
+
+
+def _sm80(name, ptx, types, mnk, a, b):
+    return MMA_Atom(name, ptx, types, THR32, mnk, a, b, SM80_16x8_Row)
+
+
+def _all_atoms():
+    atoms = [_sm70(acc, ab) for acc in (_F16, _F32) for ab in ("TN", "NT", "NN", "TT")]
+    k8 = "mma.sync.aligned.m16n8k8.row.col"
+    k16 = "mma.sync.aligned.m16n8k16.row.col"
+    atoms += [
+        _sm80("SM75_16x8x8_F32F16F16F32_TN", k8 + ".f32.f16.f16.f32", (_F32, _F16, _F16, _F32), (16, 8, 8),
+              SM80_16x8_Row, SM80_8x8_Row),
+        _sm80("SM80_16x8x8_F16F16F16F16_TN", k8 + ".f16.f16.f16.f16", (_F16,) * 4, (16, 8, 8),
+              SM80_16x8_Row, SM80_8x8_Row),
+        _sm80("SM80_16x8x8_F32F16F16F32_TN", k8 + ".f32.f16.f16.f32", (_F32, _F16, _F16, _F32), (16, 8, 8),
+              SM80_16x8_Row, SM80_8x8_Row),
+        _sm80("SM80_16x8x8_F32BF16BF16F32_TN", k8 + ".f32.bf16.bf16.f32", (_F32, _BF16, _BF16, _F32),
+              (16, 8, 8), SM80_16x8_Row, SM80_8x8_Row),
+        _sm80("SM80_16x8x16_F16F16F16F16_TN", k16 + ".f16.f16.f16.f16", (_F16,) * 4, (16, 8, 16),
+              SM80_16x16_A, SM80_8x16_B),
+        _sm80("SM80_16x8x16_F32F16F16F32_TN", k16 + ".f32.f16.f16.f32", (_F32, _F16, _F16, _F32),
+              (16, 8, 16), SM80_16x16_A, SM80_8x16_B),
+        _sm80("SM80_16x8x16_F32BF16BF16F32_TN", k16 + ".f32.bf16.bf16.f32", (_F32, _BF16, _BF16, _F32),
+              (16, 8, 16), SM80_16x16_A, SM80_8x16_B),
+        _sm80("SM80_16x8x8_F32TF32TF32F32_TN", k8 + ".f32.tf32.tf32.f32", (_F32, _TF32, _TF32, _F32),
+              (16, 8, 8), SM80_16x8_TF32_A, SM80_8x8_TF32_B),
+    ]
+    return {a.name: a for a in atoms}
+
+
+MMA_ATOMS = _all_atoms()
+
+
+def make_mma_atom(name):
+    """The atom CuTe calls `name`, e.g. make_mma_atom("SM80_16x8x16_F16F16F16F16_TN")."""
+    if name not in MMA_ATOMS:
+        raise ValueError(f"make_mma_atom: unknown atom {name!r}; known: {', '.join(MMA_ATOMS)}")
+    return MMA_ATOMS[name]
+
+
+# ---- who holds what -------------------------------------------------------------------------------------
+_OPERANDS = ("A", "B", "C")
+
+
+def _tv(atom, operand):
+    if operand not in _OPERANDS:
+        raise ValueError(f"operand must be one of 'A', 'B', 'C' (D is laid out as C), got {operand!r}")
+    return getattr(atom, f"Layout{operand}_TV")
+
+
+def tile_shape(atom, operand):
+    """(rows, cols) of the operand as the PTX ISA writes it: A (M, K), B (K, N), C/D (M, N)."""
+    M, N, K = atom.Shape_MNK
+    return {"A": (M, K), "B": (K, N), "C": (M, N)}[operand]
+
+
+def _row_col(atom, operand, idx):
+    """Index into CuTe's column-major tile -> (row, col) of the PTX ISA's matrix."""
+    M, N, K = atom.Shape_MNK
+    if operand == "A":
+        return idx % M, idx // M          # (m, k)
+    if operand == "B":
+        return idx // N, idx % N          # CuTe's (n, k) -> (k, n)
+    return idx % M, idx // M              # (m, n)
+
+
+def _thread_values(atom, operand):
+    tv = _tv(atom, operand)
+    return size(tv, 0), size(tv, 1)
+
+
+def _logical_thread(atom, lane):
+    """lane -> logical thread of the atom. Lanes outside ThrID's image (Volta's quad-pairs 1-3) are the
+    same atom repeated: lane 4q + x plays the part of lane x of quad-pair 0."""
+    if not 0 <= lane < 32:
+        raise ValueError(f"lane must be in 0..31, got {lane}")
+    inverse = {atom.ThrID(t): t for t in range(size(atom.ThrID))}
+    if lane not in inverse:
+        lane -= 4 * ((lane >> 2) & 3)
+    return inverse[lane]
+
+
+def quadpair_lanes(q):
+    """The 8 lanes of quad-pair q (0..3) of a warp executing mma.m8n8k4: 4q..4q+3 and 4q+16..4q+19."""
+    return [4 * q + i for i in range(4)] + [16 + 4 * q + i for i in range(4)]
+
+
+def fragment_of(atom, operand, lane):
+    """The elements `lane` holds of operand "A", "B" or "C" (D too): a list of (register, (row, col)),
+    register being the value index v (the PTX ISA's i), in order.
+
+    For an SM70 atom the coordinates are within the lane's own quad-pair product.
+    Post: fragment_of(atom, op, lane)[v] == (v, rc) exactly when owner_of(atom, op, *rc) == (lane, v)
+          (quad-pair 0 lanes; a lane of quad-pair q answers for its own product).
+    """
+    tv = _tv(atom, operand)
+    t = _logical_thread(atom, lane)
+    return [(v, _row_col(atom, operand, tv(t, v))) for v in range(size(tv, 1))]
+
+
+def owner_of(atom, operand, row, col, quadpair=0):
+    """(lane, register) holding element (row, col) of operand "A", "B" or "C" (for SM70 atoms: of the
+    product of quad-pair `quadpair`). Raises ValueError for an element outside the tile."""
+    rows, cols = tile_shape(atom, operand)
+    if not (0 <= row < rows and 0 <= col < cols):
+        raise ValueError(f"owner_of: ({row}, {col}) is outside the {rows}x{cols} tile of {operand}")
+    tv = _tv(atom, operand)
+    T, V = size(tv, 0), size(tv, 1)
+    for t in range(T):
+        for v in range(V):
+            if _row_col(atom, operand, tv(t, v)) == (row, col):
+                lane = atom.ThrID(t)
+                return lane + (4 * quadpair if size(atom.ThrID) < 32 else 0), v
+    raise ValueError(f"owner_of: no thread of {atom.name} holds {operand}({row}, {col})")
+
+
+# ---- the NumPy model of one instruction --------------------------------------------------------------------
+def _index_table(atom, operand):
+    """(rows, cols) integer arrays of shape (T, V): where thread t's value v sits."""
+    tv = _tv(atom, operand)
+    T, V = size(tv, 0), size(tv, 1)
+    rc = np.array([[_row_col(atom, operand, tv(t, v)) for v in range(V)] for t in range(T)], dtype=np.int64)
+    return rc[..., 0], rc[..., 1]
+
+
+def gather_fragments(atom, operand, matrix):
+    """A whole operand matrix (PTX orientation) -> the fragments, an array (T, V): [t, v] is what logical
+    thread t holds as value v."""
+    rows, cols = _index_table(atom, operand)
+    matrix = np.asarray(matrix)
+    if matrix.shape != tile_shape(atom, operand):
+        raise ValueError(f"gather_fragments: {operand} must be {tile_shape(atom, operand)}, got {matrix.shape}")
+    return matrix[rows, cols]
+
+
+def scatter_fragments(atom, operand, frags):
+    """The inverse of gather_fragments: fragments (T, V) -> the operand matrix. Every element must be
+    written exactly once (a TV layout of an MMA operand is a bijection onto its tile)."""
+    rows, cols = _index_table(atom, operand)
+    frags = np.asarray(frags)
+    if frags.shape != rows.shape:
+        raise ValueError(f"scatter_fragments: {operand} fragments must be {rows.shape}, got {frags.shape}")
+    hits = np.zeros(tile_shape(atom, operand), dtype=np.int64)
+    np.add.at(hits, (rows, cols), 1)
+    if not (hits == 1).all():
+        raise ValueError(f"scatter_fragments: Layout{operand}_TV of {atom.name} is not a bijection onto the tile")
+    out = np.empty(tile_shape(atom, operand), dtype=frags.dtype)
+    out[rows, cols] = frags
+    return out
+
+
+def mma_reference(atom, A, B, C):
+    """What the instruction computes, on fragments: A, B, C are (T, V) arrays (thread t's values, as
+    gather_fragments makes them); returns D's fragments (T, V), laid out as C.
+
+    The model: scatter each operand's fragments into its matrix by its TV layout, D = A @ B + C (float64
+    sums, rounded to C's dtype), gather D by LayoutC_TV.
+    """
+    a = scatter_fragments(atom, "A", A).astype(np.float64)
+    b = scatter_fragments(atom, "B", B).astype(np.float64)
+    c = scatter_fragments(atom, "C", C)
+    d = (a @ b + c.astype(np.float64)).astype(c.dtype)
+    return gather_fragments(atom, "C", d)
+
+
+# ---- pictures for the widget: which elements a lane holds, who holds an element --------------------------
+def fragment_grids(atom, lane=None, element=None):
+    """For each operand "A", "B", "C": a (rows, cols) grid of strings "T{lane}.{v}" (the owner of each element,
+    for SM70 within quad-pair 0's product, lanes renumbered to the lane's own quad-pair) and a boolean mask of
+    the elements to highlight: those `lane` holds, or the one `element` = (operand, row, col) names."""
+    q = ((lane >> 2) & 3) if (lane is not None and size(atom.ThrID) < 32) else 0
+    out = {}
+    for op in _OPERANDS:
+        rows, cols = _index_table(atom, op)
+        T, V = rows.shape
+        labels = np.empty(tile_shape(atom, op), dtype=object)
+        mask = np.zeros(tile_shape(atom, op), dtype=bool)
+        for t in range(T):
+            ln = atom.ThrID(t) + (4 * q if size(atom.ThrID) < 32 else 0)
+            for v in range(V):
+                labels[rows[t, v], cols[t, v]] = f"T{ln}.{v}"
+                mask[rows[t, v], cols[t, v]] = (ln == lane)
+        if element is not None:
+            mask[:] = False
+            if element[0] == op:
+                mask[element[1], element[2]] = True
+        out[op] = (labels, mask)
+    return out
+
+
+def fragment_html(atom, lane=None, element=None):
+    """An HTML picture of fragment_grids: three tables, highlighted cells in colour."""
+    parts = []
+    for op, (labels, mask) in fragment_grids(atom, lane, element).items():
+        name = {"A": "A (M x K)", "B": "B (K x N)", "C": "C/D (M x N)"}[op]
+        rows = []
+        for r in range(labels.shape[0]):
+            cells = "".join(
+                f'<td style="border:1px solid #ccc;padding:1px 3px;font-size:9px;'
+                f'background:{"#f4a261" if mask[r, c] else "#fff"}">{labels[r, c]}</td>'
+                for c in range(labels.shape[1]))
+            rows.append(f"<tr>{cells}</tr>")
+        parts.append(f'<div style="display:inline-block;vertical-align:top;margin-right:12px">'
+                     f'<b>{name}</b><table style="border-collapse:collapse">{"".join(rows)}</table></div>')
+    return "".join(parts)
+
+
+def fragment_widget(atom):
+    """Core-ipywidgets explorer: pick a lane to see the A, B, C elements it holds (register v is shown as
+    T{lane}.{v}); or pick an operand element to see its owner (lane, register)."""
+    import ipywidgets as W
+
+    lane = W.IntSlider(value=0, min=0, max=31, description="lane")
+    op = W.Dropdown(options=["A", "B", "C"], value="A", description="element of")
+    row = W.BoundedIntText(value=0, min=0, max=63, description="row")
+    col = W.BoundedIntText(value=0, min=0, max=63, description="col")
+    mode = W.ToggleButtons(options=["by lane", "by element"], value="by lane")
+    text, picture = W.HTML(), W.HTML()
+
+    def redraw(_=None):
+        if mode.value == "by lane":
+            held = {o: fragment_of(atom, o, lane.value) for o in _OPERANDS}
+            text.value = "<br>".join(f"lane {lane.value} holds {o}: " +
+                                     ", ".join(f"v{v}={rc}" for v, rc in held[o]) for o in _OPERANDS)
+            picture.value = fragment_html(atom, lane=lane.value)
+        else:
+            rows_, cols_ = tile_shape(atom, op.value)
+            r, c = min(row.value, rows_ - 1), min(col.value, cols_ - 1)
+            ln, v = owner_of(atom, op.value, r, c)
+            text.value = f"{op.value}({r}, {c}) is held by lane {ln}, register v{v}"
+            picture.value = fragment_html(atom, element=(op.value, r, c))
+
+    for w in (lane, op, row, col, mode):
+        w.observe(redraw, names="value")
+    redraw()
+    return W.VBox([mode, W.HBox([lane]), W.HBox([op, row, col]), text, picture])

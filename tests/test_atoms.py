@@ -1,0 +1,214 @@
+"""cutelite.atoms against two independent sources: the text C++ CuTe prints for each MMA_Atom
+(tests/fixtures/mma_atoms_cpp.txt, made by gen_mma_atoms.sh), and the PTX ISA's fragment formulas
+("Matrix Fragments for mma.m8n8k4 / m16n8k8 / m16n8k16"), written out again here from the ISA's text."""
+
+import os
+import time
+
+import numpy as np
+import pytest
+
+from cutelite.atoms import (MMA_ATOMS, fragment_grids, fragment_html, fragment_of, gather_fragments,
+                            make_mma_atom, mma_reference, owner_of, print_atom, quadpair_lanes,
+                            scatter_fragments)
+
+FIXTURE = os.path.join(os.path.dirname(__file__), "fixtures", "mma_atoms_cpp.txt")
+
+
+def cpp_prints():
+    blocks, name = {}, None
+    with open(FIXTURE) as f:
+        for line in f:
+            if line.startswith("== "):
+                name = line[3:].strip()
+                blocks[name] = ""
+            else:
+                blocks[name] += line
+    return blocks
+
+
+CPP = cpp_prints()
+
+
+def test_fixture_covers_every_atom():
+    assert set(CPP) == set(MMA_ATOMS)
+    assert len(CPP) == 16
+
+
+@pytest.mark.parametrize("name", sorted(CPP))
+def test_print_matches_cpp(name, capsys):
+    atom = make_mma_atom(name)
+    assert str(atom) == CPP[name]
+    print_atom(atom)
+    assert capsys.readouterr().out == CPP[name]
+
+
+def test_print_letter_for_letter_m16n8k16():
+    s = str(make_mma_atom("SM80_16x8x16_F16F16F16F16_TN"))
+    assert "  ThrID:      _32:_1\n" in s
+    assert "  Shape_MNK:  (_16,_8,_16)\n" in s
+    assert "  LayoutA_TV: ((_4,_8),(_2,_2,_2)):((_32,_1),(_16,_8,_128))\n" in s
+    assert "  LayoutB_TV: ((_4,_8),(_2,_2)):((_16,_1),(_8,_64))\n" in s
+    assert "  LayoutC_TV: ((_4,_8),(_2,_2)):((_32,_1),(_16,_8))\n" in s
+
+
+def test_unknown_atom():
+    with pytest.raises(ValueError, match="unknown atom"):
+        make_mma_atom("SM90_64x8x16")
+
+
+# ---- the PTX ISA's formulas (groupID = lane >> 2, threadID_in_group = lane % 4) -------------------------
+def ptx_m16n8k16_a(lane, i):
+    g, t = lane >> 2, lane % 4
+    row = g if (i < 2 or 4 <= i < 6) else g + 8
+    col = t * 2 + (i & 1) + (8 if i >= 4 else 0)
+    return row, col
+
+
+def ptx_m16n8k16_b(lane, i):      # (row, col) = (k, n)
+    g, t = lane >> 2, lane % 4
+    return t * 2 + (i & 1) + (8 if i >= 2 else 0), g
+
+
+def ptx_m16n8_c(lane, i):         # accumulators of m16n8k8 and m16n8k16, f16 and f32 alike
+    g, t = lane >> 2, lane % 4
+    return (g if i < 2 else g + 8), t * 2 + (i & 1)
+
+
+def ptx_m16n8k8_a(lane, i):
+    g, t = lane >> 2, lane % 4
+    return (g if i < 2 else g + 8), t * 2 + (i & 1)
+
+
+def ptx_m16n8k8_b(lane, i):
+    g, t = lane >> 2, lane % 4
+    return t * 2 + i, g
+
+
+def ptx_m16n8k8_tf32_a(lane, i):
+    g, t = lane >> 2, lane % 4
+    return (g if i in (0, 2) else g + 8), (t if i < 2 else t + 4)
+
+
+def ptx_m16n8k8_tf32_b(lane, i):
+    g, t = lane >> 2, lane % 4
+    return (t if i == 0 else t + 4), g
+
+
+# m8n8k4: quad-pair products; within one, lanes 0-3 take rows/cols 0-3 and lanes 16-19 take 4-7.
+def _half(lane):
+    return 4 if lane >= 16 else 0
+
+
+def ptx_m8n8k4_a(layout):
+    if layout == "row":
+        return lambda lane, i: (lane % 4 + _half(lane), i)
+    return lambda lane, i: (i + _half(lane), lane % 4)
+
+
+def ptx_m8n8k4_b(layout):
+    if layout == "col":
+        return lambda lane, i: (i, lane % 4 + _half(lane))
+    return lambda lane, i: (lane % 4, i + _half(lane))
+
+
+def ptx_m8n8k4_c_f16(lane, i):
+    return lane % 4 + _half(lane), i
+
+
+def ptx_m8n8k4_c_f32(lane, i):
+    row = (lane % 2) + (i & 2) + _half(lane)
+    col = (i & 4) + (lane & 2) + (i & 1)
+    return row, col
+
+
+PTX_AB = {"TN": ("row", "col"), "NT": ("col", "row"), "NN": ("col", "col"), "TT": ("row", "row")}
+
+
+def ptx_formulas(name):
+    """operand -> (formula, number of elements per lane, lanes of the product)"""
+    if name.startswith("SM70"):
+        a_lay, b_lay = PTX_AB[name[-2:]]
+        c = (ptx_m8n8k4_c_f32, 8) if "F32F16" in name else (ptx_m8n8k4_c_f16, 8)
+        return {"A": (ptx_m8n8k4_a(a_lay), 4), "B": (ptx_m8n8k4_b(b_lay), 4), "C": c}
+    if "TF32" in name:
+        return {"A": (ptx_m16n8k8_tf32_a, 4), "B": (ptx_m16n8k8_tf32_b, 2), "C": (ptx_m16n8_c, 4)}
+    if "16x8x16" in name:
+        return {"A": (ptx_m16n8k16_a, 8), "B": (ptx_m16n8k16_b, 4), "C": (ptx_m16n8_c, 4)}
+    return {"A": (ptx_m16n8k8_a, 4), "B": (ptx_m16n8k8_b, 2), "C": (ptx_m16n8_c, 4)}
+
+
+def lanes_of(name):
+    return quadpair_lanes(0) if name.startswith("SM70") else list(range(32))
+
+
+@pytest.mark.parametrize("name", sorted(MMA_ATOMS))
+@pytest.mark.parametrize("operand", ["A", "B", "C"])
+def test_fragments_match_ptx_isa(name, operand):
+    atom = make_mma_atom(name)
+    formula, n = ptx_formulas(name)[operand]
+    for lane in lanes_of(name):
+        expected = [(i, formula(lane, i)) for i in range(n)]
+        assert fragment_of(atom, operand, lane) == expected, (name, operand, lane)
+        for i, (r, c) in expected:
+            assert owner_of(atom, operand, r, c) == (lane, i)
+
+
+def test_m8n8k4_every_quadpair_has_its_own_product():
+    atom = make_mma_atom("SM70_8x8x4_F32F16F16F32_TN")
+    assert quadpair_lanes(3) == [12, 13, 14, 15, 28, 29, 30, 31]
+    for q in range(4):
+        for lane in quadpair_lanes(q):
+            base = lane - 4 * q
+            for op in "ABC":
+                assert fragment_of(atom, op, lane) == fragment_of(atom, op, base)
+        assert owner_of(atom, "C", 5, 6, quadpair=q) == (owner_of(atom, "C", 5, 6)[0] + 4 * q,
+                                                          owner_of(atom, "C", 5, 6)[1])
+
+
+def test_owner_of_outside_tile():
+    with pytest.raises(ValueError, match="outside"):
+        owner_of(make_mma_atom("SM80_16x8x8_F16F16F16F16_TN"), "B", 8, 0)
+    with pytest.raises(ValueError, match="operand"):
+        fragment_of(make_mma_atom("SM80_16x8x8_F16F16F16F16_TN"), "D", 0)
+
+
+@pytest.mark.parametrize("name", sorted(MMA_ATOMS))
+def test_mma_reference_is_numpy_matmul(name):
+    atom = make_mma_atom(name)
+    M, N, K = atom.Shape_MNK
+    rng = np.random.default_rng(0)
+    A = rng.integers(-4, 5, (M, K)).astype(np.float32)
+    B = rng.integers(-4, 5, (K, N)).astype(np.float32)
+    C = rng.integers(-4, 5, (M, N)).astype(np.float32)
+    d = mma_reference(atom, gather_fragments(atom, "A", A), gather_fragments(atom, "B", B),
+                      gather_fragments(atom, "C", C))
+    np.testing.assert_array_equal(scatter_fragments(atom, "C", d), A @ B + C)
+    # and per the PTX formulas: lane l's D element i is (A @ B + C)[row, col]
+    formula, n = ptx_formulas(name)["C"]
+    lanes = lanes_of(name)
+    for t, lane in enumerate(lanes if name.startswith("SM70") else range(32)):
+        if name.startswith("SM70"):
+            t = [atom.ThrID(x) for x in range(8)].index(lane)
+        for i in range(n):
+            assert d[t, i] == (A @ B + C)[formula(lane, i)]
+
+
+def test_scatter_rejects_wrong_shape():
+    atom = make_mma_atom("SM80_16x8x16_F32F16F16F32_TN")
+    with pytest.raises(ValueError, match="fragments must be"):
+        scatter_fragments(atom, "A", np.zeros((32, 4)))
+
+
+def test_widget_logic_and_speed():
+    atom = make_mma_atom("SM80_16x8x16_F16F16F16F16_TN")
+    grids = fragment_grids(atom, lane=5)
+    labels, mask = grids["A"]
+    assert mask.sum() == 8
+    assert {tuple(x) for x in np.argwhere(mask)} == {ptx_m16n8k16_a(5, i) for i in range(8)}
+    assert labels[9, 11] == "T%d.%d" % owner_of(atom, "A", 9, 11)
+    _, mask_c = fragment_grids(atom, element=("C", 3, 7))["C"]
+    assert np.argwhere(mask_c).tolist() == [[3, 7]]
+    start = time.perf_counter()
+    fragment_html(atom, lane=17)
+    assert time.perf_counter() - start < 0.1
