@@ -1,0 +1,307 @@
+"""Tensor: memory (an engine) seen through a layout; and CuTe's partitioning functions.
+
+A Tensor is three things: a flat NumPy array (the engine, CuTe's pointer), an offset into it, and a
+layout. Element c is ``engine[offset + layout(c)]``. Everything else is layout algebra:
+
+    t(m, n)               one element                      engine[offset + layout(m, n)]
+    t(_, n)               a view: same engine              slice_and_offset((_, n), layout)
+    zipped_divide(t, T)   a view: same engine              zipped_divide(layout, T)
+    local_tile(t, T, c)   the tile at c (inner partition)  zipped_divide, then slice the rest modes
+    local_partition(t, thr_layout, i)                      zipped_divide, then slice the tile modes
+    tv_partition(t, tv, thread)                            composition(layout, tv), then slice (thread, _)
+
+No operation copies data: a view writes through to its engine, as in CuTe.
+"""
+
+import numpy as np
+
+from .int_tuple import is_int, is_tuple, wrap, product_each, crd2idx, idx2crd, flatten as flatten_tuple
+from .int_tuple import prefix_product
+from . import layout as L
+from .layout import Layout, _, make_layout, rank, size, slice_and_offset
+
+__all__ = [
+    "Tensor", "make_tensor", "is_tensor", "composition", "logical_divide", "zipped_divide",
+    "tiled_divide", "flat_divide", "dice", "get_flat_coord", "inner_partition", "outer_partition",
+    "local_tile", "local_partition", "tv_partition", "owner_table", "offsets_of",
+]
+
+
+def _is_free(c):
+    return c is None or isinstance(c, L.Underscore)
+
+
+def _has_free(c):
+    if is_tuple(c):
+        return any(_has_free(v) for v in c)
+    return _is_free(c)
+
+
+def _is_layout(x):
+    return isinstance(x, Layout) or hasattr(x, "layout_b")
+
+
+def offsets_of(layout):
+    """layout(i) for i = 0 .. size-1, as an int64 array shaped product_each(shape), column-major:
+    ``offsets_of(L)[m, n] == L(m, n)`` for a rank-2 layout (each index is a mode's 1-D coordinate).
+    """
+    n = size(layout)
+    i = np.arange(n, dtype=np.int64)
+    if hasattr(layout, "layout_b"):  # swizzled: inner offsets, plus the offset, then the swizzle
+        inner = offsets_of(layout.layout_b).reshape(-1, order="F") + int(layout.offset)
+        flat = np.array([int(layout.layout_a(int(o))) for o in inner], dtype=np.int64)
+    else:
+        shp = flatten_tuple(wrap(layout.shape))
+        std = flatten_tuple(wrap(layout.stride))
+        flat = np.zeros(n, dtype=np.int64)
+        for s, d, p in zip(shp, std, prefix_product(shp)):
+            flat += (i // int(p)) % int(s) * int(d)
+    return flat.reshape(product_each(layout.shape), order="F")
+
+
+class Tensor:
+    """``engine[offset + layout(c)]`` for each coordinate c: a view of a flat NumPy array.
+
+    ``t(m, n)`` and ``t[m, n]`` read an element; ``t[m, n] = x`` writes it. A coordinate holding ``_``
+    gives a Tensor view on the same engine (``t(_, 3)`` is column 3); assigning to it writes every
+    element of the view (a scalar, or an array shaped like ``view.to_numpy()``).
+    """
+
+    __slots__ = ("engine", "layout", "offset")
+
+    def __init__(self, engine, layout, offset=0):
+        if not isinstance(engine, np.ndarray) or engine.ndim != 1:
+            raise TypeError(f"Tensor: the engine must be a 1-D NumPy array, got {type(engine).__name__}"
+                            + (f" of shape {engine.shape}" if isinstance(engine, np.ndarray) else ""))
+        if not _is_layout(layout):
+            raise TypeError(f"Tensor: the layout must be a Layout or ComposedLayout, got {layout!r}")
+        self.engine, self.layout, self.offset = engine, layout, int(offset)
+
+    # ---- the layout's view of the tensor -------------------------------------------------------------
+    @property
+    def shape(self):
+        return self.layout.shape
+
+    @property
+    def stride(self):
+        return self.layout.stride
+
+    @property
+    def size(self):
+        return size(self.layout)
+
+    @property
+    def rank(self):
+        return rank(self.layout)
+
+    # ---- element access and slicing ------------------------------------------------------------------
+    def __call__(self, *coord):
+        c = coord[0] if len(coord) == 1 else coord
+        if _has_free(c):
+            sub, off = slice_and_offset(c, self.layout)
+            return Tensor(self.engine, sub, self.offset + int(off))
+        return self.engine[self.offset + self.layout(c)]
+
+    def __getitem__(self, coord):
+        return self(coord)
+
+    def __setitem__(self, coord, value):
+        if _has_free(coord):
+            view = self(coord)
+            view.engine[view.offset + offsets_of(view.layout)] = value
+        else:
+            self.engine[self.offset + self.layout(coord)] = value
+
+    def __iter__(self):
+        raise TypeError("Tensor is not iterable: use t(i) for element i, or t.to_numpy()")
+
+    def offsets(self):
+        """Engine indices of all elements, shaped product_each(shape) (see offsets_of)."""
+        return self.offset + offsets_of(self.layout)
+
+    def to_numpy(self):
+        """A copy of the values in natural coordinate order: shape product_each(shape), so that
+        ``t.to_numpy()[m, n] == t(m, n)`` for a rank-2 tensor (modes flattened column-major)."""
+        return self.engine[self.offsets()]
+
+    def __repr__(self):
+        return f"Tensor({self.engine.dtype}[{self.engine.size}] + {self.offset} o {self.layout})"
+
+    def __str__(self):
+        return f"{self.engine.dtype}[{self.engine.size}] + {self.offset} o {self.layout}"
+
+
+def is_tensor(x):
+    return isinstance(x, Tensor)
+
+
+def make_tensor(array_or_layout, layout=None, dtype=np.float32):
+    """A Tensor over existing memory, or a new zero-filled one.
+
+    make_tensor(array, layout): a view of `array`'s memory (a NumPy array of any shape, taken flat in
+    memory order: no copy) through `layout` (a Layout, ComposedLayout, or a shape: column-major).
+    make_tensor(layout, dtype=...): owning: a fresh zero array just large enough for the layout.
+    Raises if some coordinate maps outside the memory.
+    """
+    if layout is None:
+        lay = array_or_layout if _is_layout(array_or_layout) else make_layout(array_or_layout)
+        return Tensor(np.zeros(int(offsets_of(lay).max()) + 1, dtype=dtype), lay)
+    lay = layout if _is_layout(layout) else make_layout(layout)
+    arr = np.asarray(array_or_layout)
+    engine = arr.reshape(-1, order="A") if arr.ndim != 1 else arr
+    if arr.ndim != 1 and arr.size and not np.shares_memory(engine, arr):
+        raise ValueError("make_tensor: the array is not contiguous; pass a contiguous array so the "
+                         "tensor views its memory")
+    top = int(offsets_of(lay).max())
+    low = int(offsets_of(lay).min())
+    if low < 0 or top >= engine.size:
+        raise ValueError(f"make_tensor: layout {lay} reaches offsets {low}..{top}, outside the "
+                         f"{engine.size} elements of the array")
+    return Tensor(engine, lay)
+
+
+# ---- the algebra on tensors: same functions, applied to the layout; the engine is shared -------------
+def _on_layout(fn, name):
+    def op(x, tiler):
+        if isinstance(x, Tensor):
+            return Tensor(x.engine, fn(x.layout, tiler), x.offset)
+        return fn(x, tiler)
+    op.__name__ = name
+    op.__doc__ = (f"{name} of a Tensor: the same engine and offset, viewed through {name}(layout, ...). "
+                  f"On a layout, cutelite's {name}.\n\n" + (fn.__doc__ or ""))
+    return op
+
+
+composition = _on_layout(L.composition, "composition")
+logical_divide = _on_layout(L.logical_divide, "logical_divide")
+zipped_divide = _on_layout(L.zipped_divide, "zipped_divide")
+tiled_divide = _on_layout(L.tiled_divide, "tiled_divide")
+flat_divide = _on_layout(L.flat_divide, "flat_divide")
+
+
+# ---- partitioning --------------------------------------------------------------------------------------
+def dice(proj, x):
+    """Keep the modes of x where the projection `proj` is not ``_`` (CuTe's dice; CuTe spells ``_`` X in
+    a Step). x is a tuple, a coordinate or a Layout. ``dice((1, _, 1), (32, 64, 4)) == (32, 4)``.
+    """
+    if isinstance(x, Layout):
+        return Layout._make(dice(proj, x.shape), dice(proj, x.stride))
+    if is_tuple(proj):
+        if not is_tuple(x) or len(x) != len(proj):
+            raise ValueError(f"dice: projection {proj} and {x} have different ranks")
+        out = ()
+        for p, xi in zip(proj, x):
+            if is_tuple(p):
+                out += (dice(p, xi),)
+            elif not _is_free(p):
+                out += (xi,)
+        return out
+    if _is_free(proj):
+        return ()
+    return x
+
+
+def get_flat_coord(layout, idx):
+    """The coordinate, one int per top-level mode, at which `layout` takes the value idx (CuTe's
+    Layout::get_flat_coord): each leaf coordinate is (idx / stride) % shape, then each mode's nested
+    coordinate is flattened to its 1-D column-major index.
+    Post: layout(result) == idx for an idx in the layout's image (and layout compact there).
+    """
+    def hier(i, s, d):
+        if is_tuple(s):
+            return tuple(hier(i, si, di) for si, di in zip(s, d))
+        return 0 if (s == 1 or d == 0) else (i // d) % s
+
+    h = hier(idx, layout.shape, layout.stride)
+    if not is_tuple(layout.shape):
+        return h
+    return tuple(int(crd2idx(c, s)) for c, s in zip(h, layout.shape))
+
+
+def _all_free(n):
+    return _ if n == 1 else (_,) * n
+
+
+def inner_partition(tensor, tiler, coord):
+    """Everything inside one tile: zipped_divide(tensor, tiler) is ((tile), (rest)); slice the rest
+    modes with coord and keep the tile. A tuple coord shorter than the rest modes keeps the modes it
+    does not name (as ``_``); an int coord is a 1-D index into the rest modes.
+    Post: the result has the tile's modes; result(c) == zipped_divide(tensor, tiler)(c, coord).
+    """
+    tiled = zipped_divide(tensor, tiler)
+    r0, r1 = rank(tiled.layout, 0), rank(tiled.layout, 1)
+    if is_tuple(coord):
+        coord = tuple(coord) + (_,) * (r1 - len(coord))
+    return tiled(_all_free(r0), coord)
+
+
+def outer_partition(tensor, tiler, coord):
+    """One element of every tile: zipped_divide(tensor, tiler) is ((tile), (rest)); slice the tile modes
+    with coord and keep the rest. (A thread's share when each thread takes one element per tile.)
+    Post: the result has the rest modes; result(r) == zipped_divide(tensor, tiler)(coord, r).
+    """
+    tiled = zipped_divide(tensor, tiler)
+    r0, r1 = rank(tiled.layout, 0), rank(tiled.layout, 1)
+    if is_tuple(coord):
+        coord = tuple(coord) + (_,) * (r0 - len(coord))
+    return tiled(coord, _all_free(r1))
+
+
+def local_tile(tensor, tiler, coord, proj=None):
+    """The tile of `tensor` at `coord` (CuTe's local_tile = inner_partition): what a CTA works on.
+
+    With proj (a tuple of 1 and ``_``), tiler and coord are first diced: ``local_tile(A, (32, 64, 4),
+    (bx, by, _), (1, _, 1))`` tiles A (M, K) by (32, 4) at (bx, _), giving (32, 4, k tiles).
+    """
+    if proj is not None:
+        tiler, coord = dice(proj, tiler), dice(proj, coord)
+    return inner_partition(tensor, tiler, coord)
+
+
+def local_partition(tensor, thr_layout, thr_idx, proj=None):
+    """Thread thr_idx's share of `tensor` when the threads of thr_layout (thread coordinate -> thread
+    index) tile it repeatedly: outer_partition by the shape of thr_layout, at the coordinate where
+    thr_layout takes the value thr_idx. With proj, thr_layout is diced first.
+    Example (CuTe docs): a (16, 64) tensor, thr_layout (2, 16) column-major: every thread gets (8, 4).
+    """
+    if proj is not None:
+        thr_layout = dice(proj, thr_layout)
+    if not isinstance(thr_layout, Layout):
+        raise TypeError(f"local_partition: thr_layout must be a Layout, got {thr_layout!r}")
+    return outer_partition(tensor, product_each(thr_layout.shape), get_flat_coord(thr_layout, thr_idx))
+
+
+# ---- thread-value layouts ------------------------------------------------------------------------------
+def tv_partition(tensor, tv_layout, thread):
+    """Thread `thread`'s values of a tile: tv_layout maps (thread, value) to a 1-D (column-major)
+    coordinate in the tile, so composition(tensor, tv_layout) is the tile seen as (thread, value);
+    slice out the thread. Post: result(v) == tensor(tv_layout(thread, v)).
+    """
+    return composition(tensor, tv_layout)(thread, _)
+
+
+def owner_table(tv_layout, tile_shape):
+    """Which (thread, value) holds each element of a tile: two int arrays shaped product_each(tile_shape)
+    (column-major 1-D coordinates, as in tv_partition), -1 where no (thread, value) reaches the element.
+
+    The inverse picture comes from the inverse layout: R = right_inverse(tv_layout) gives, for tile
+    index i < size(R), the 1-D (thread, value) coordinate j = R(i) with tv_layout(j) == i; the thread is
+    j % size(tv_layout, 0), the value j // size(tv_layout, 0). Indices past size(R) (a TV layout that
+    leaves holes) are found by scanning. If several threads hold an element (a stride-0 thread mode),
+    the one the inverse picks is shown.
+    """
+    shp = product_each(tile_shape)
+    n = int(np.prod(shp))
+    nthr = size(tv_layout, 0)
+    threads = -np.ones(n, dtype=np.int64)
+    values = -np.ones(n, dtype=np.int64)
+    inv = L.right_inverse(tv_layout)
+    for i in range(min(size(inv), n)):
+        j = inv(i)
+        threads[i], values[i] = j % nthr, j // nthr
+    if size(inv) < n:  # holes: scan the TV layout for the rest
+        for j in reversed(range(size(tv_layout))):
+            i = tv_layout(j)
+            if size(inv) <= i < n:
+                threads[i], values[i] = j % nthr, j // nthr
+    return threads.reshape(shp, order="F"), values.reshape(shp, order="F")
