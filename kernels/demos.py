@@ -27,10 +27,11 @@ from .intrinsics import (
     mma_m8n8k4_f16_f16, mma_m8n8k4_f32_f16,
     mma_m16n8k8_f16_f16, mma_m16n8k8_f32_bf16, mma_m16n8k8_f32_f16,
     mma_m16n8k16_f16_f16, mma_m16n8k16_f32_bf16, mma_m16n8k16_f32_f16,
-    pack_half2, unpack_half2, shfl_xor_sync,
+    pack_half2, unpack_half2, shfl_down_sync, shfl_sync, shfl_up_sync, shfl_xor_sync,
 )
 from .layout_codegen import layout_fn, layout_pyfunc
 from .numeric import as_b32, from_bf16_bits, to_bf16_bits
+from .runtime import pick_size
 
 _dev = cuda.jit(device=True)
 a_m8n8k4, b_m8n8k4 = _dev(F.a_m8n8k4), _dev(F.b_m8n8k4)
@@ -255,7 +256,18 @@ def make_mma16_kernel(K, mma, f16_acc):
             mma_store(mma(a, b, mma_load_c(C, lane)), D, lane)
     mma_load_c = _dev(_load_c_f16 if f16_acc else _load_c_f32)
     mma_store = _dev(_store_d_f16 if f16_acc else _store_d_f32)
+    _BUILT["k_" + mma.__name__] = kernel
     return kernel
+
+
+_BUILT = {}
+
+
+def all_kernels():
+    """name -> cuda.jit kernel, for every demo kernel (the per-mma ones once built)."""
+    found = {n: v for n, v in globals().items() if n.startswith("k_")}
+    found.update(_BUILT)
+    return found
 
 
 def _load_c_f32(C, lane):
@@ -332,9 +344,10 @@ def run_m16n8k16_bf16(rng):
 
 # ---- 128-bit loads/stores and the register packing helpers ----------------------------------------------
 @cuda.jit
-def k_vector_copy(src, dst, bits, halves, packed):
+def k_vector_copy(src, dst, bits, halves, packed, wide):
     """Per thread i: dst[4i:4i+4] = src[4i:4i+4] reversed, through ld/st.global.v4 (f32 and b32 forms);
-    halves -> pack_half2 -> unpack_half2 -> pack_half2 swapped -> shfl_xor to lane i ^ 1 -> packed."""
+    halves -> pack_half2 -> unpack_half2 -> pack_half2 swapped -> shfl_xor to lane i ^ 1 -> packed;
+    64-bit and float shuffles -> wide."""
     i = cuda.threadIdx.x
     v = ld_global_v4_f32(src, 4 * i)
     st_global_v4_f32(dst, 4 * i, (v[3], v[2], v[1], v[0]))
@@ -342,6 +355,9 @@ def k_vector_copy(src, dst, bits, halves, packed):
     lo, hi = unpack_half2(pack_half2(halves[2 * i], halves[2 * i + 1]))
     p = pack_half2(hi, lo)
     packed[i] = shfl_xor_sync(0xFFFFFFFF, p, 1)
+    wide[0, i] = shfl_sync(0xFFFFFFFF, i * 1000000007, 31 - i)      # int64: both halves travel
+    wide[1, i] = shfl_down_sync(0xFFFFFFFF, src[i] * 2.0, 1)          # float64
+    wide[2, i] = shfl_up_sync(0xFFFFFFFF, f32(i) + f32(0.5), 2)       # float32
 
 
 @demo("ld/st.global.v4, pack/unpack, shfl", "ld.global.v4", "st.global.v4")
@@ -352,11 +368,17 @@ def run_vector_copy(rng):
     dst = np.full(128, np.nan, f32)
     bits = np.full(128, 0xFFFFFFFF, u32)
     packed = np.full(32, 0xFFFFFFFF, u32)
-    k_vector_copy[1, 32](src, dst, bits, halves, packed)
+    wide = np.full((3, 32), np.nan)
+    k_vector_copy[1, 32](src, dst, bits, halves, packed, wide)
     want_packed = as_b32(halves.astype(np.float16).reshape(32, 2)[:, ::-1].copy()).reshape(32)
+    lane = np.arange(32)
+    want_wide = np.stack([(31 - lane) * 1000000007.0,
+                          np.where(lane < 31, src[np.minimum(lane + 1, 31)] * 2.0, src[lane] * 2.0),
+                          np.where(lane >= 2, lane - 2, lane) + 0.5])
     parts = [check("v4.f32", dst, src.reshape(32, 4)[:, ::-1].reshape(128), 0.0),
              check_bits("v4.b32", bits, src.view(u32)),
-             check_bits("pack + shfl", packed, want_packed[np.arange(32) ^ 1])]
+             check_bits("pack + shfl", packed, want_packed[lane ^ 1]),
+             check("shfl 64-bit/float", wide, want_wide, 0.0)]
     return Result(name, all(r.ok for r in parts), max(r.max_err for r in parts),
                   "; ".join(r.name + ": " + r.note for r in parts if r.note))
 
@@ -525,12 +547,13 @@ def k_gemm_sm80(A32, B32, C, K):
         C[m0 + 16 * wm + r, n0 + 16 * wn + 8 + c] = acc1[i]
 
 
-def run_gemm(kernel, name, rng, M=32, N=32, K=32):
+def run_gemm(kernel, name, rng):
+    M, N, K = pick_size((128, 128, 64), (32, 32, 32))
     A, B = f16(rng, M, K), f16(rng, K, N)
     C = np.full((M, N), np.nan, f32)
     kernel[(M // 32, N // 32), 128](as_b32(A), as_b32(B), C, K)
     want = A.astype(np.float64) @ B.astype(np.float64)
-    return check(name, C, want, 1e-5)
+    return check(name, C, want, 1e-4)
 
 
 @demo("GEMM sm_75: v4 loads, swizzle, ldmatrix, m16n8k8", "mma.m16n8k8.f16", "ldmatrix")

@@ -361,11 +361,43 @@ def unpack_bf16x2(typingctx, r):
     return types.UniTuple(types.float32, 2)(r), codegen
 
 
-# ---- warp shuffles: the real ones (the simulator has none; kernels.sim has twins) ----------------------
-shfl_sync = cuda.shfl_sync
-shfl_xor_sync = cuda.shfl_xor_sync
-shfl_down_sync = cuda.shfl_down_sync
-shfl_up_sync = cuda.shfl_up_sync
+# ---- warp shuffles (numba's own take only signed ints and floats; these take any 8- to 64-bit scalar) ----
+def _make_shfl(name, mode, clamp):
+    """shfl.sync.<mode>.b32, applied to each 32-bit half of the value (so 64-bit values work too)."""
+    text = "shfl.sync.%s.b32 $0, $1, $2, %d, $3;" % (mode, clamp)
+
+    def impl(typingctx, mask, value, x):
+        if not (isinstance(mask, types.Integer) and isinstance(x, types.Integer)
+                and isinstance(value, (types.Integer, types.Float)) and value.bitwidth in (8, 16, 32, 64)):
+            raise TypingError("%s: expected (integer mask, int or float value, integer lane), got (%s, %s, %s)"
+                              % (name, mask, value, x))
+        sig = value(mask, value, x)
+
+        def codegen(context, builder, sig, args):
+            width = sig.args[1].bitwidth
+            ity = ir.IntType(width)
+            v = args[1] if isinstance(sig.args[1], types.Integer) else builder.bitcast(args[1], ity)
+            m = context.cast(builder, args[0], sig.args[0], types.uint32)
+            b = context.cast(builder, args[2], sig.args[2], types.uint32)
+            wide = builder.zext(v, _i64) if width < 64 else v
+            parts = [builder.trunc(wide, _i32), builder.trunc(builder.lshr(wide, ir.Constant(_i64, 32)), _i32)]
+            outs = [_asm(builder, _i32, [_i32] * 3, text, "=r,r,r,r", [p, b, m])
+                    for p in parts[:1 if width <= 32 else 2]]
+            r = builder.zext(outs[0], _i64)
+            if width == 64:
+                r = builder.or_(r, builder.shl(builder.zext(outs[1], _i64), ir.Constant(_i64, 32)))
+            r = builder.trunc(r, ity) if width < 64 else r
+            return r if isinstance(sig.args[1], types.Integer) else builder.bitcast(r, args[1].type)
+
+        return sig, codegen
+
+    return _named(name, impl)
+
+
+shfl_sync = _make_shfl("shfl_sync", "idx", 31)          # value of lane x
+shfl_xor_sync = _make_shfl("shfl_xor_sync", "bfly", 31)  # value of lane (lane ^ x)
+shfl_down_sync = _make_shfl("shfl_down_sync", "down", 31)  # value of lane + x (own value past 31)
+shfl_up_sync = _make_shfl("shfl_up_sync", "up", 0)       # value of lane - x (own value below 0)
 
 
 @intrinsic

@@ -70,14 +70,15 @@ def setup(verbose=True, simulator=None):
     """Choose GPU or simulator, import numba, print a one-line banner and return a DeviceInfo.
 
     simulator=None decides by itself: the simulator when NUMBA_ENABLE_CUDASIM is already set or no CUDA
-    GPU is found. simulator=True forces it (it must be said before numba is imported).
+    GPU is found. simulator=True / False forces the choice (only before numba is first imported; False
+    without a GPU still allows cuda.compile_ptx).
     Post: in_simulator() == result.simulator; numba.cuda is imported.
     """
     global _INFO
     numba_loaded = "numba" in sys.modules
     want_sim = simulator if simulator is not None else (_env_wants_simulator() or count_gpus() == 0)
-    if not numba_loaded and want_sim:
-        os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+    if not numba_loaded:
+        os.environ["NUMBA_ENABLE_CUDASIM"] = "1" if want_sim else "0"
     from numba import cuda  # noqa: E402  (the point of this function: import numba only now)
 
     sim = in_simulator()
@@ -89,6 +90,10 @@ def setup(verbose=True, simulator=None):
         info = DeviceInfo(simulator=True, name="CUDA simulator")
         why = "NUMBA_ENABLE_CUDASIM=1" if count_gpus() else "no GPU"
         banner = "%s: kernels run in the CUDA simulator, sizes reduced%s" % (why, note)
+    elif not cuda.is_available():
+        info = DeviceInfo(simulator=False, name="no GPU")
+        banner = ("no GPU, and numba runs without the simulator: kernels can be compiled "
+                  "(cuda.compile_ptx) but not launched%s" % note)
     else:
         dev = cuda.get_current_device()
         name = dev.name.decode() if isinstance(dev.name, bytes) else str(dev.name)

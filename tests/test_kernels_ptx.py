@@ -1,0 +1,203 @@
+"""kernels as real PTX, offline: every demo kernel compiled with numba.cuda.compile_ptx for sm_75 (a T4)
+and sm_80, then assembled by ptxas. No GPU needed; numba must run without the simulator, so with the
+simulator on in this process (as on a machine without a GPU) this file reruns itself in a fresh one.
+
+Proves: the T4 path (m8n8k4, m16n8k8 f16, ldmatrix, 128-bit loads, swizzled layouts) assembles for
+sm_75; the Ampere-only kernels (m16n8k16, bf16, cp.async) are refused for sm_75 by our capability check
+*and* by ptxas itself, and assemble for sm_80.
+"""
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from unittest import mock
+
+import pytest
+
+from kernels._testing import numba_mode, run_in_subprocess
+
+IN_PROCESS = numba_mode(simulator=False)
+here = pytest.mark.skipif(not IN_PROCESS, reason="numba runs the simulator in this process: "
+                          "test_ptx_suite_in_subprocess ran these")
+
+
+@pytest.mark.skipif(IN_PROCESS, reason="ran in this process")
+def test_ptx_suite_in_subprocess():
+    rc, out = run_in_subprocess(__file__, simulator=False)
+    assert rc == 0, out[-4000:]
+
+
+def _find_ptxas():
+    found = shutil.which("ptxas")
+    if found:
+        return found
+    for home in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH")):
+        if home and os.path.exists(os.path.join(home, "bin", "ptxas")):
+            return os.path.join(home, "bin", "ptxas")
+    return None
+
+
+PTXAS = _find_ptxas()
+needs_ptxas = pytest.mark.skipif(PTXAS is None, reason="ptxas not found (install the CUDA toolkit's nvcc)")
+
+if IN_PROCESS:
+    from numba import cuda
+    from numba.cuda import dispatcher as _dispatcher
+    try:
+        from numba.cuda import types as T
+        T.UniTuple  # noqa: B018
+    except (ImportError, AttributeError):
+        from numba.core import types as T
+
+    from kernels import demos
+    from kernels import intrinsics as I
+    from kernels.capability import CapabilityError
+
+    u16_2, u32_1, u32_2, u32_3 = T.uint16[:, ::1], T.uint32[::1], T.uint32[:, ::1], T.uint32[:, :, ::1]
+    f32_1, f32_2, f32_3 = T.float32[::1], T.float32[:, ::1], T.float32[:, :, ::1]
+
+    # name -> (kernel, argument types, oldest target it runs on)
+    KERNELS = {
+        "m8n8k4 f32": (demos.k_mma_m8n8k4_f32, (u32_3, u32_3, f32_3, f32_3), (7, 5)),
+        "m8n8k4 f16": (demos.k_mma_m8n8k4_f16, (u32_3, u32_3, u32_3, u32_3), (7, 5)),
+        "ldmatrix": (demos.k_ldmatrix, (u16_2, u32_3), (7, 5)),
+        "m16n8k8 f16": (demos.make_mma16_kernel(8, I.mma_m16n8k8_f32_f16, False),
+                        (u16_2, u16_2, f32_2, f32_2), (7, 5)),
+        "m16n8k8 f16 acc f16": (demos.make_mma16_kernel(8, I.mma_m16n8k8_f16_f16, True),
+                                (u16_2, u16_2, u32_2, u32_2), (7, 5)),
+        "vector copy": (demos.k_vector_copy, (f32_1, f32_1, u32_1, f32_1, u32_1, T.float64[:, ::1]), (7, 5)),
+        "layout copy": (demos.k_layout_copy, (f32_1, f32_1, f32_1), (7, 5)),
+        "gemm sm_75": (demos.k_gemm_sm75, (u32_2, u32_2, f32_2, T.int64), (7, 5)),
+        "m16n8k8 bf16": (demos.make_mma16_kernel(8, I.mma_m16n8k8_f32_bf16, False),
+                         (u16_2, u16_2, f32_2, f32_2), (8, 0)),
+        "m16n8k16 f16": (demos.make_mma16_kernel(16, I.mma_m16n8k16_f32_f16, False),
+                         (u16_2, u16_2, f32_2, f32_2), (8, 0)),
+        "m16n8k16 f16 acc f16": (demos.make_mma16_kernel(16, I.mma_m16n8k16_f16_f16, True),
+                                 (u16_2, u16_2, u32_2, u32_2), (8, 0)),
+        "m16n8k16 bf16": (demos.make_mma16_kernel(16, I.mma_m16n8k16_f32_bf16, False),
+                          (u16_2, u16_2, f32_2, f32_2), (8, 0)),
+        "cp.async": (demos.k_cp_async, (f32_3, f32_3), (8, 0)),
+        "gemm sm_80": (demos.k_gemm_sm80, (u32_2, u32_2, f32_2, T.int64), (8, 0)),
+    }
+    # what the PTX must contain, as evidence the intrinsic really emitted the instruction
+    EXPECT = {
+        "m8n8k4 f32": "mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32",
+        "m8n8k4 f16": "mma.sync.aligned.m8n8k4.row.col.f16.f16.f16.f16",
+        "ldmatrix": "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16",
+        "m16n8k8 f16": "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32",
+        "m16n8k8 f16 acc f16": "mma.sync.aligned.m16n8k8.row.col.f16.f16.f16.f16",
+        "vector copy": "shfl.sync.bfly.b32",
+        "layout copy": "xor.b",
+        "gemm sm_75": "ld.global.v4.b32",
+        "m16n8k8 bf16": "mma.sync.aligned.m16n8k8.row.col.f32.bf16.bf16.f32",
+        "m16n8k16 f16": "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
+        "m16n8k16 f16 acc f16": "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16",
+        "m16n8k16 bf16": "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32",
+        "cp.async": "cp.async.wait_group 1",
+        "gemm sm_80": "cp.async.cg.shared.global",
+    }
+else:
+    KERNELS, EXPECT = {}, {}
+
+T4_KERNELS = [k for k, v in KERNELS.items() if v[2] <= (7, 5)]
+AMPERE_KERNELS = [k for k, v in KERNELS.items() if v[2] > (7, 5)]
+
+
+class _FakeDevice:
+    def __init__(self, cc):
+        self.compute_capability = cc
+
+
+def compile_ptx(name, cc):
+    """PTX of KERNELS[name] for compute capability cc, without a GPU.
+
+    numba-cuda compiles device functions for the *current device's* cc, so with no GPU we stand one in.
+    """
+    kernel, sig, _ = KERNELS[name]
+    with mock.patch.object(_dispatcher, "get_current_device", lambda: _FakeDevice(cc)):
+        ptx, _ = cuda.compile_ptx(kernel.py_func, sig, cc=cc)
+    return ptx
+
+
+_PTX_VERSION_OF_CUDA = {(12, n): "8.%d" % n for n in range(9)}
+_PTX_VERSION_OF_CUDA.update({(13, n): "9.%d" % n for n in range(3)})
+
+
+def ptxas(ptx, arch):
+    """Assemble; (returncode, stderr). If numba stamped a newer .version than this ptxas knows, say the
+    newest it knows instead."""
+    with tempfile.TemporaryDirectory() as d:
+        src = os.path.join(d, "k.ptx")
+        for attempt in range(2):
+            with open(src, "w") as f:
+                f.write(ptx)
+            r = subprocess.run([PTXAS, "-arch=" + arch, src, "-o", os.path.join(d, "k.cubin")],
+                               capture_output=True, text=True)
+            if r.returncode and "Unsupported .version" in r.stderr and attempt == 0:
+                ptx = re.sub(r"^\.version \S+", ".version " + _ptxas_ptx_version(), ptx, flags=re.M)
+                continue
+            return r.returncode, r.stderr
+
+
+def _ptxas_ptx_version():
+    out = subprocess.run([PTXAS, "--version"], capture_output=True, text=True).stdout
+    m = re.search(r"release (\d+)\.(\d+)", out)
+    return _PTX_VERSION_OF_CUDA.get((int(m.group(1)), int(m.group(2))), "7.8") if m else "7.8"
+
+
+@pytest.fixture(scope="module")
+def toolchain():
+    """Skip (with the reason) when numba cannot compile at all here (no NVVM / NVRTC libraries)."""
+    try:
+        cuda.compile_ptx(lambda a: None, (T.float32[::1],), cc=(7, 5))
+    except Exception as e:
+        text = "%s: %s" % (type(e).__name__, e)
+        if not re.search(r"nvvm|nvrtc|DynamicLib|CudaSupportError|libdevice", text, re.I):
+            raise
+        pytest.skip("numba cannot compile PTX here (CUDA libraries missing): %s" % text[:300])
+
+
+@here
+@needs_ptxas
+@pytest.mark.parametrize("name", T4_KERNELS)
+def test_t4_kernel_assembles_for_sm75(toolchain, name):
+    ptx = compile_ptx(name, (7, 5))
+    assert EXPECT[name] in ptx
+    assert ".target sm_75" in ptx
+    rc, err = ptxas(ptx, "sm_75")
+    assert rc == 0, err
+
+
+@here
+@pytest.mark.parametrize("name", AMPERE_KERNELS)
+def test_ampere_kernel_is_refused_for_sm75(toolchain, name):
+    with pytest.raises(Exception) as info:
+        compile_ptx(name, (7, 5))
+    text = str(info.value)
+    assert isinstance(info.value, CapabilityError) or "CapabilityError" in text or "needs sm_80" in text
+    assert "needs sm_80" in text and "sm_75" in text
+
+
+@here
+@needs_ptxas
+@pytest.mark.parametrize("name", AMPERE_KERNELS)
+def test_ampere_kernel_assembles_for_sm80_and_ptxas_refuses_it_for_sm75(toolchain, name):
+    ptx = compile_ptx(name, (8, 0))
+    assert EXPECT[name] in ptx
+    rc, err = ptxas(ptx, "sm_80")
+    assert rc == 0, err
+    # the table is not stricter than the hardware: ptxas itself refuses the same PTX for a T4
+    rc, err = ptxas(ptx.replace(".target sm_80", ".target sm_75"), "sm_75")
+    assert rc != 0 and "sm_80" in err, err
+
+
+@here
+def test_no_gpu_banner_without_simulator(capsys):
+    import kernels
+    if cuda.is_available():
+        pytest.skip("a GPU is present")
+    info = kernels.setup()
+    assert not info.simulator and info.name == "no GPU"
+    assert "compiled" in capsys.readouterr().out
