@@ -220,8 +220,11 @@ def make_identity_offsets(layout):
 # --------------------------------------------------------------------------------------------------
 
 def _shape_of(x):
+    """The shape of a Layout, ComposedLayout or Tensor; a shape is its own shape."""
     if isinstance(x, Layout) or hasattr(x, "layout_b"):
         return x.shape
+    if hasattr(x, "layout"):
+        return x.layout.shape
     return x
 
 
