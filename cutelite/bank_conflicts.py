@@ -1,0 +1,306 @@
+"""Shared-memory banks: which banks a warp's access touches, and how many wavefronts it costs.
+
+The hardware model (NVIDIA GPUs from Volta on; the CUDA C++ Programming Guide's shared-memory section
+and the Nsight Compute documentation on wavefronts and bank conflicts):
+
+  * Shared memory is 32 banks, each 4 bytes wide: byte address a lives in 4-byte word a // 4, and that
+    word lives in bank (a // 4) % 32. Each bank delivers one word per cycle.
+  * One warp instruction is split into phases, groups of lanes served together:
+        up to 32-bit accesses   1 phase  of 32 lanes
+        64-bit  (v2.b32)        2 phases of 16 lanes (half-warps)
+        128-bit (v4.b32)        4 phases of  8 lanes (quarter-warps)
+        ldmatrix .x1/.x2/.x4    one phase per 8x16-byte matrix (8 lanes give its 8 row addresses)
+  * Within a phase, lanes that read the *same* word share it (broadcast); *different* words in the same
+    bank are served one after another. A phase therefore needs as many wavefronts as the largest number
+    of distinct words any one bank must deliver.
+  * One exception, for loads only: a 64- or 128-bit load whose lanes come in pairs with equal addresses
+    (lane n and n^1 for every active n, or lane n and n^2) returns packed registers, so each phase serves
+    twice as many lanes (64-bit: 1 phase of 32; 128-bit: 2 phases of 16). NVIDIA's Nsight Compute
+    engineers describe this for CC 7.0 and later on the NVIDIA developer forum; the H100 counters in
+    benchmarks/bank_conflicts/RESULTS.md show it (a warp-wide float4 broadcast takes 2 wavefronts, not 4).
+  * wavefronts = sum over phases of that maximum; the ideal is one wavefront per phase, and
+    conflicts = wavefronts - ideal. That difference is what Nsight Compute reports as
+    l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum (and _op_st for stores) next to
+    l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum; benchmarks/bank_conflicts/ compares the two.
+
+A layout maps a coordinate to an ELEMENT offset; `elem_bytes` turns it into a byte address. A warp access
+is one entry per lane: the coordinate it touches (its first element, with `vector` elements read together),
+or a list of the coordinates it touches (they must be contiguous and aligned after the layout, as one
+vector instruction needs), or None for an inactive lane.
+"""
+
+from dataclasses import dataclass, field
+
+from .int_tuple import idx2crd
+
+__all__ = ["NUM_BANKS", "BANK_BYTES", "bank_of", "lanes_per_phase", "BankReport",
+           "wavefronts", "ldmatrix_wavefronts", "byte_addresses", "analyse", "analyse_ldmatrix",
+           "bank_grid", "lane_coords", "draw_banks", "bank_widget", "widget_redraw"]
+
+NUM_BANKS = 32
+BANK_BYTES = 4
+
+
+def bank_of(byte_addr):
+    """The bank holding byte address `byte_addr`: (byte_addr // 4) % 32."""
+    return (byte_addr // BANK_BYTES) % NUM_BANKS
+
+
+def lanes_per_phase(width_bytes):
+    """How many lanes one phase serves for an access of `width_bytes` per lane (1, 2, 4, 8 or 16)."""
+    if width_bytes in (1, 2, 4):
+        return 32
+    if width_bytes == 8:
+        return 16
+    if width_bytes == 16:
+        return 8
+    raise ValueError(f"lanes_per_phase: a lane accesses 1, 2, 4, 8 or 16 bytes, got {width_bytes}")
+
+
+@dataclass
+class BankReport:
+    """The cost of one warp-wide shared-memory instruction under the 32-bank model.
+
+    phases[p] lists the lanes of phase p; per_phase[p] is its wavefront count; banks[lane] the banks
+    the lane touches (empty for an inactive lane); words[lane] the 4-byte word indices it touches.
+    """
+    kind: str
+    addresses: list
+    banks: list
+    words: list
+    phases: list
+    per_phase: list
+    wavefronts: int = 0
+    ideal: int = 0
+    conflicts: int = field(init=False)
+
+    def __post_init__(self):
+        self.conflicts = self.wavefronts - self.ideal
+
+    @property
+    def ways(self):
+        """The worst phase's serialisation: 1 means conflict-free, 32 means one bank did all the work."""
+        return max(self.per_phase) if self.per_phase else 0
+
+    def __str__(self):
+        return (f"{self.kind}: {self.wavefronts} wavefronts (ideal {self.ideal}), {self.conflicts} "
+                f"bank conflicts, worst phase {self.ways}-way")
+
+
+def _phase_cost(addrs, width_bytes, lanes):
+    """Max over banks of the distinct words the given lanes touch."""
+    words_in_bank = {}
+    for lane in lanes:
+        a = addrs[lane]
+        for w in range(a // BANK_BYTES, (a + max(width_bytes, 1) - 1) // BANK_BYTES + 1):
+            words_in_bank.setdefault(w % NUM_BANKS, set()).add(w)
+    return max((len(ws) for ws in words_in_bank.values()), default=0)
+
+
+def _report(kind, addrs, width_bytes, phases):
+    words, banks = [], []
+    for a in addrs:
+        if a is None:
+            words.append([]), banks.append([])
+            continue
+        ws = list(range(a // BANK_BYTES, (a + width_bytes - 1) // BANK_BYTES + 1))
+        words.append(ws)
+        banks.append([w % NUM_BANKS for w in ws])
+    active = [[lane for lane in ph if addrs[lane] is not None] for ph in phases]
+    active = [ph for ph in active if ph]
+    per_phase = [_phase_cost(addrs, width_bytes, ph) for ph in active]
+    return BankReport(kind, list(addrs), banks, words, active, per_phase, sum(per_phase), len(active))
+
+
+def _paired(addrs):
+    """True when every active lane n shares its address with lane n^1, or every one with lane n^2."""
+    return any(all(a is None or addrs[n ^ d] == a for n, a in enumerate(addrs)) for d in (1, 2))
+
+
+def wavefronts(byte_addrs, width_bytes=4, store=False):
+    """Cost of a warp access given each lane's byte address (None: inactive) and the bytes per lane.
+
+    Post: result.wavefronts == sum over phases of max over banks of #distinct words;
+          result.conflicts == result.wavefronts - (number of phases with an active lane).
+    """
+    addrs = list(byte_addrs)
+    if len(addrs) > 32:
+        raise ValueError(f"wavefronts: a warp has 32 lanes, got {len(addrs)} addresses")
+    addrs += [None] * (32 - len(addrs))
+    for lane, a in enumerate(addrs):
+        if a is not None and a % width_bytes:
+            raise ValueError(f"wavefronts: lane {lane}'s address {a} is not aligned to its "
+                             f"{width_bytes}-byte access")
+    n = lanes_per_phase(width_bytes)
+    kind = f"{8 * width_bytes}-bit {'store' if store else 'load'}"
+    if not store and width_bytes in (8, 16) and _paired(addrs):
+        n, kind = 2 * n, kind + " (paired addresses)"
+    phases = [list(range(p, p + n)) for p in range(0, 32, n)]
+    return _report(kind, addrs, width_bytes, phases)
+
+
+def ldmatrix_wavefronts(row_addrs):
+    """Cost of ldmatrix.x1/.x2/.x4: 8, 16 or 32 row addresses (16 bytes each), one phase per matrix.
+
+    Lanes 8j..8j+7 give the rows of matrix j. Post: ideal == number of matrices.
+    """
+    addrs = list(row_addrs)
+    if len(addrs) not in (8, 16, 32):
+        raise ValueError(f"ldmatrix_wavefronts: .x1/.x2/.x4 take 8, 16 or 32 row addresses, got {len(addrs)}")
+    for lane, a in enumerate(addrs):
+        if a % 16:
+            raise ValueError(f"ldmatrix_wavefronts: row address {a} of lane {lane} is not 16-byte aligned")
+    phases = [list(range(p, p + 8)) for p in range(0, len(addrs), 8)]
+    return _report(f"ldmatrix.x{len(addrs) // 8}", addrs, 16, phases)
+
+
+def _offset(layout, coord):
+    return int(layout(*coord) if isinstance(coord, tuple) else layout(coord))
+
+
+def byte_addresses(layout, access, elem_bytes, vector=1):
+    """(byte address of each lane, bytes per lane) for a warp access through `layout`.
+
+    access[lane] is a coordinate (the lane reads `vector` elements from there, contiguous in memory),
+    a list of coordinates (their element offsets must be consecutive), or None.
+    """
+    addrs, width = [], vector * elem_bytes
+    for lane, a in enumerate(access):
+        if a is None:
+            addrs.append(None)
+            continue
+        if isinstance(a, list):
+            offs = [_offset(layout, c) for c in a]
+            if offs != list(range(offs[0], offs[0] + len(offs))):
+                raise ValueError(f"byte_addresses: lane {lane}'s elements {a} sit at offsets {offs} in "
+                                 f"{layout}, not one contiguous vector")
+            width = len(a) * elem_bytes
+            addrs.append(offs[0] * elem_bytes)
+        else:
+            addrs.append(_offset(layout, a) * elem_bytes)
+    return addrs, width
+
+
+def analyse(layout, access, elem_bytes=4, vector=1, store=False):
+    """Banks and wavefronts of one warp instruction: lane i touches `access[i]` of `layout`.
+
+    >>> col = [(i, 0) for i in range(32)]            # lane i reads row i, column 0
+    >>> analyse(Layout((32, 32), (32, 1)), col).wavefronts    # all 32 lanes in bank 0
+    32
+    """
+    addrs, width = byte_addresses(layout, access, elem_bytes, vector)
+    return wavefronts(addrs, width, store)
+
+
+def analyse_ldmatrix(layout, rows, elem_bytes=2):
+    """ldmatrix through `layout`: rows[lane] is the coordinate of the first element of the 16-byte row
+    that lane supplies (8 lanes per matrix; 8, 16 or 32 entries)."""
+    addrs = [_offset(layout, c) * elem_bytes for c in rows]
+    return ldmatrix_wavefronts(addrs)
+
+
+def lane_coords(tv_layout, tile_shape, values=None):
+    """From a thread-value layout (thread, value) -> index into a tile of `tile_shape` (colexicographic,
+    as CuTe's TV layouts are) to the access list: lane t -> list of tile coordinates of its values."""
+    from .layout import size
+    nv = size(tv_layout, 1) if values is None else values
+    return [[idx2crd(int(tv_layout(t, v)), tile_shape) for v in range(nv)] for t in range(32)]
+
+
+def bank_grid(layout, elem_bytes=4):
+    """A rows x cols list of lists: the bank of each element of a rank-2 layout."""
+    from .layout import size
+    return [[bank_of(_offset(layout, (m, n)) * elem_bytes) for n in range(size(layout, 1))]
+            for m in range(size(layout, 0))]
+
+
+# ---- pictures and the widget (matplotlib and ipywidgets are imported only here) -----------------------
+def draw_banks(layout, elem_bytes=4, access=None, ax=None, title=None, numbers=True):
+    """Draw a rank-2 layout as a grid of cells coloured by bank; outline the cells `access` touches
+    (lane numbers written in them). Returns the matplotlib Axes."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+    grid = np.array(bank_grid(layout, elem_bytes))
+    rows, cols = grid.shape
+    if ax is None:
+        _, ax = plt.subplots(figsize=(min(0.32 * cols + 1, 11), min(0.32 * rows + 1, 9)))
+    ax.imshow(grid, cmap="hsv", vmin=0, vmax=NUM_BANKS, alpha=0.55, aspect="equal", interpolation="nearest")
+    if numbers and rows * cols <= 1024:
+        for m in range(rows):
+            for n in range(cols):
+                ax.text(n, m, str(grid[m, n]), ha="center", va="center", fontsize=5 if cols > 16 else 7)
+    for lane, a in enumerate(access or []):
+        for c in (a if isinstance(a, list) else [a] if a is not None else []):
+            ax.add_patch(plt.Rectangle((c[1] - 0.5, c[0] - 0.5), 1, 1, fill=False, lw=1.6, ec="black"))
+    ax.set_xticks([]), ax.set_yticks([])
+    ax.set_title(title or f"{layout}: bank of each element ({elem_bytes}-byte elements)", fontsize=9)
+    return ax
+
+
+_TILES = {"32x32 float (4 B)": (32, 32, 4), "8x64 half (2 B)": (8, 64, 2), "16x16 float (4 B)": (16, 16, 4)}
+_PATTERNS = ("column, 32-bit", "row, 32-bit", "column, 128-bit", "ldmatrix.x4 (8 rows x 4 chunks)")
+
+
+def _widget_case(tile, pattern, B, M, S):
+    from .layout import Layout, composition
+    from .swizzle import Swizzle
+    rows, cols, eb = _TILES[tile]
+    layout = Layout((rows, cols), (cols, 1))
+    if B > 0:
+        layout = composition(Swizzle(B, M, S), layout)
+    if pattern == "column, 32-bit":
+        access = [(i % rows, i // rows) for i in range(32)]
+        rep = analyse(layout, access, eb)
+    elif pattern == "row, 32-bit":
+        access = [(i // cols, i % cols) for i in range(32)]
+        rep = analyse(layout, access, eb)
+    else:
+        per = 16 // eb
+        if pattern == "column, 128-bit":
+            access = [[(i % rows, (i // rows) * per + k) for k in range(per)] for i in range(32)]
+            access = [a if a[-1][1] < cols else None for a in access]
+            rep = analyse(layout, access, eb)
+        else:  # ldmatrix.x4: matrix j = rows 0..7, 16-byte chunk j
+            access = [[(i % 8 % rows, (i // 8) * per + k) for k in range(per)] for i in range(32)]
+            rep = ldmatrix_wavefronts(byte_addresses(layout, access, eb)[0])
+    return layout, eb, access, rep
+
+
+def widget_redraw(tile, pattern, B, M, S, ax=None):
+    """Draw one state of the widget; returns (text, report). Timed in the tests (< 100 ms)."""
+    try:
+        layout, eb, access, rep = _widget_case(tile, pattern, B, M, S)
+    except ValueError as e:  # |S| < B, or a vector split by the swizzle
+        if ax is not None:
+            ax.clear(), ax.set_axis_off(), ax.text(0, 0.5, str(e), wrap=True, fontsize=9)
+        return str(e), None
+    text = f"{layout}\n{pattern}: {rep}"
+    if ax is not None:
+        ax.clear()
+        draw_banks(layout, eb, access, ax=ax, numbers=False, title=text)
+    return text, rep
+
+
+def bank_widget():
+    """Sliders for B, M, S (B = 0: no swizzle), a tile and an access pattern; redraws the bank picture."""
+    import ipywidgets as w
+    import matplotlib.pyplot as plt
+    from IPython.display import display
+    tile = w.Dropdown(options=list(_TILES), description="tile")
+    pattern = w.Dropdown(options=list(_PATTERNS), description="access")
+    B, M, S = (w.IntSlider(value=v, min=lo, max=hi, description=n)
+               for n, v, lo, hi in (("B", 0, 0, 5), ("M", 0, 0, 4), ("S", 5, -6, 6)))
+    out = w.Output()
+
+    def redraw(*_):
+        with out:
+            out.clear_output(wait=True)
+            fig, ax = plt.subplots(figsize=(9, 4.5))
+            widget_redraw(tile.value, pattern.value, B.value, M.value, S.value, ax=ax)
+            plt.show()
+    for c in (tile, pattern, B, M, S):
+        c.observe(redraw, names="value")
+    redraw()
+    box = w.VBox([w.HBox([tile, pattern]), w.HBox([B, M, S]), out])
+    display(box)
+    return box
