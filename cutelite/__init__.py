@@ -14,6 +14,16 @@ from .layout import (
 from .swizzle import Swizzle, ComposedLayout
 from .printing import format_layout, print_layout
 from .checks import check, check_close
+from .tensor import (
+    Tensor, make_tensor, is_tensor, local_tile, local_partition, inner_partition, outer_partition,
+    tv_partition, owner_table, dice, get_flat_coord, offsets_of,
+    # the algebra extended to tensors (on layouts these are exactly the layout functions)
+    composition, logical_divide, zipped_divide, tiled_divide, flat_divide,
+)
+from .atoms import (
+    MMA_Atom, MMA_ATOMS, make_mma_atom, print_atom, tile_shape, fragment_of, owner_of,
+    gather_fragments, scatter_fragments, mma_reference, quadpair_lanes,
+)
 
 __all__ = [name for name in dir() if not name.startswith("__") and name not in
            ("int_tuple", "layout", "swizzle", "printing")]
