@@ -35,7 +35,8 @@ from .int_tuple import idx2crd
 
 __all__ = ["NUM_BANKS", "BANK_BYTES", "bank_of", "lanes_per_phase", "BankReport",
            "wavefronts", "ldmatrix_wavefronts", "byte_addresses", "analyse", "analyse_ldmatrix",
-           "bank_grid", "lane_coords", "draw_banks", "bank_widget", "widget_redraw"]
+           "bank_grid", "lane_coords", "swizzle_for", "check_swizzle_answer",
+           "draw_banks", "bank_widget", "widget_redraw"]
 
 NUM_BANKS = 32
 BANK_BYTES = 4
@@ -214,6 +215,51 @@ def bank_grid(layout, elem_bytes=4):
             for m in range(size(layout, 0))]
 
 
+def _log2(n, what):
+    if n < 1 or n & (n - 1):
+        raise ValueError(f"swizzle_for: {what} must be a power of two, got {n}")
+    return n.bit_length() - 1
+
+
+def swizzle_for(row_elems, elem_bytes, vector_bytes=16):
+    """The Swizzle<B,M,S> that makes reading one vector from each of consecutive rows conflict-free,
+    for a row-major tile with `row_elems` elements per row (all sizes powers of two):
+
+        M = log2(vector_bytes / elem_bytes)       a vector moves as a unit
+        B = log2(min(row_bytes, 128) / vector_bytes)   vector slots of one row inside a 128-byte bank line
+        S = log2(max(row_bytes, 128) / vector_bytes)   the row bits start S above the vector bits
+
+    e.g. 32 floats, 4-byte reads: Sw<5,0,5>; 64 halves, 16-byte ldmatrix rows: Sw<3,3,3>; 32 halves: Sw<2,3,3>.
+    """
+    from .swizzle import Swizzle
+    row_bytes = row_elems * elem_bytes
+    M = _log2(vector_bytes // elem_bytes, "vector_bytes / elem_bytes")
+    B = _log2(max(min(row_bytes, 128) // vector_bytes, 1), "row bytes / vector bytes")
+    S = _log2(max(row_bytes, 128) // vector_bytes, "row bytes / vector bytes")
+    return Swizzle(B, M, S)
+
+
+def check_swizzle_answer(answer, cost, name="swizzle"):
+    """Exercise check: `answer` is (B, M, S) or None; `cost(Swizzle)` returns the BankReport of the access.
+    Prints 'not answered yet', PASS (conflict-free), or the conflicts the answer leaves."""
+    from .swizzle import Swizzle
+    if answer is None:
+        print(f"{name}: not answered yet")
+        return False
+    try:
+        rep = cost(Swizzle(*answer))
+    except ValueError as e:
+        print(f"not yet {name}: {e}")
+        return False
+    if rep.conflicts == 0:
+        print(f"PASS {name}: Sw<{','.join(map(str, answer))}> gives {rep.wavefronts} wavefronts, no conflicts")
+        return True
+    print(f"not yet {name}: Sw<{','.join(map(str, answer))}> still needs {rep.wavefronts} wavefronts "
+          f"(ideal {rep.ideal}): the worst bank serves {rep.ways} words. Are the yyy bits the row bits, "
+          f"and are there enough of them to tell the rows of one phase apart?")
+    return False
+
+
 # ---- pictures and the widget (matplotlib and ipywidgets are imported only here) -----------------------
 def draw_banks(layout, elem_bytes=4, access=None, ax=None, title=None, numbers=True):
     """Draw a rank-2 layout as a grid of cells coloured by bank; outline the cells `access` touches
@@ -229,9 +275,14 @@ def draw_banks(layout, elem_bytes=4, access=None, ax=None, title=None, numbers=T
         for m in range(rows):
             for n in range(cols):
                 ax.text(n, m, str(grid[m, n]), ha="center", va="center", fontsize=5 if cols > 16 else 7)
-    for lane, a in enumerate(access or []):
+    xs, ys = [], []                       # all outlines as one polyline (NaN-separated): fast to draw
+    for a in access or []:
         for c in (a if isinstance(a, list) else [a] if a is not None else []):
-            ax.add_patch(plt.Rectangle((c[1] - 0.5, c[0] - 0.5), 1, 1, fill=False, lw=1.6, ec="black"))
+            x, y = c[1] - 0.5, c[0] - 0.5
+            xs += [x, x + 1, x + 1, x, x, np.nan]
+            ys += [y, y, y + 1, y + 1, y, np.nan]
+    if xs:
+        ax.plot(xs, ys, color="black", lw=1.4)
     ax.set_xticks([]), ax.set_yticks([])
     ax.set_title(title or f"{layout}: bank of each element ({elem_bytes}-byte elements)", fontsize=9)
     return ax
