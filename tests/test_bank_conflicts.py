@@ -198,3 +198,27 @@ def test_check_swizzle_answer(capsys):
     assert not check_swizzle_answer((3, 0, 2), cost, "e")
     out = capsys.readouterr().out
     assert "not answered yet" in out and "PASS" in out and "2 words" in out and "abs(SShift)" in out
+
+
+def test_analyser_reproduces_the_recorded_h100_counters():
+    """Expected values: Nsight Compute's counters on an H100 (benchmarks/bank_conflicts/ncu_h100.csv)."""
+    import csv
+    import importlib.util
+    import os
+    here = os.path.dirname(os.path.abspath(__file__))
+    bench = os.path.join(here, "..", "benchmarks", "bank_conflicts")
+    spec = importlib.util.spec_from_file_location("bc_verify", os.path.join(bench, "verify.py"))
+    verify = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(verify)
+    measured = {}
+    with open(os.path.join(bench, "ncu_h100.csv")) as f:
+        for r in csv.DictReader(f):
+            measured.setdefault(int(r["ID"]), {})[r["Metric Name"]] = int(float(r["Metric Value"]))
+    cases = verify.cases()
+    assert len(cases) == len(measured) == 44
+    for i, (name, kind, addrs, rep) in enumerate(cases):
+        wf, cf = verify.metric_names(kind)
+        assert (rep.wavefronts, rep.conflicts) == (measured[i][wf], measured[i][cf]), name
+        # the op-less total carries one extra wavefront per launch and no extra conflict
+        assert measured[i]["l1tex__data_pipe_lsu_wavefronts_mem_shared.sum"] == measured[i][wf] + 1
+        assert measured[i]["l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum"] == measured[i][cf]
