@@ -24,6 +24,9 @@ from .atoms import (
     MMA_Atom, MMA_ATOMS, make_mma_atom, print_atom, tile_shape, fragment_of, owner_of,
     gather_fragments, scatter_fragments, mma_reference, quadpair_lanes,
 )
+from .bank_conflicts import (
+    bank_of, wavefronts, ldmatrix_wavefronts, analyse, analyse_ldmatrix, swizzle_for, draw_banks, bank_widget,
+)
 
 __all__ = [name for name in dir() if not name.startswith("__") and name not in
            ("int_tuple", "layout", "swizzle", "printing")]
