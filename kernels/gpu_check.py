@@ -47,8 +47,14 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
 
+    import warnings
     from . import runtime
     info = runtime.setup(verbose=True)
+    try:   # the demos are deliberately tiny, host-array launches: not a performance test
+        from numba.core.errors import NumbaPerformanceWarning
+        warnings.simplefilter("ignore", NumbaPerformanceWarning)
+    except ImportError:
+        pass
     print(_versions())
     from . import demos
 
@@ -64,7 +70,7 @@ def main(argv=None):
 
     width = max(len(r[0]) for r in rows)
     print()
-    print("%-*s  %-4s  %-9s  %-7s  %s" % (width, "demo", "", "max err", "time", "needs / note"))
+    print("%-*s  %-4s  %-9s  %-7s  %s" % (width, "demo", "", "max err", " time", "needs / note"))
     print("-" * (width + 60))
     for name, needs, status, err, dt, note in rows:
         print("%-*s  %-4s  %-9.2g  %6.2fs  %s%s" % (width, name, status, err, dt, needs,

@@ -80,6 +80,7 @@ def setup(verbose=True, simulator=None):
     if not numba_loaded:
         os.environ["NUMBA_ENABLE_CUDASIM"] = "1" if want_sim else "0"
     from numba import cuda  # noqa: E402  (the point of this function: import numba only now)
+    _numpy_compat()
 
     sim = in_simulator()
     note = ""
@@ -109,6 +110,16 @@ def setup(verbose=True, simulator=None):
     if verbose:
         print(banner)
     return info
+
+
+def _numpy_compat():
+    """numba-cuda 0.30 launches kernels through np.row_stack, which NumPy 2.5 removed; it was always
+    another name for np.vstack, so give it back rather than fail every launch."""
+    import numpy as np
+    if not hasattr(np, "row_stack"):
+        def row_stack(tup, **kwargs):
+            return np.vstack(tup, **kwargs)
+        np.row_stack = row_stack
 
 
 def device_info():
