@@ -18,7 +18,6 @@ Every intrinsic checks, while it is compiled, that the target GPU has the instru
 """
 
 from llvmlite import ir
-from numba import cuda
 
 try:
     from numba.cuda.extending import intrinsic
