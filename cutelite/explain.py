@@ -6,20 +6,20 @@ Each step is one line of text built from cutelite's own operations (so the steps
 algebra), and the last step checks the result's defining property numerically.
 """
 
-from .int_tuple import fmt, is_tuple, wrap, flatten as flatten_tuple
+from .int_tuple import fmt, is_tuple, wrap
 from .layout import (
     Layout, make_layout, size, cosize, rank, get, flatten, coalesce, composition, complement,
     right_inverse, left_inverse, logical_divide, zipped_divide, tiled_divide, flat_divide,
     logical_product, blocked_product, raked_product, append, _is_free,
 )
 
-__all__ = ["OPS", "explain"]
+__all__ = ["OPS", "UNARY", "explain", "operand_text"]
 
 
-def _t(x):
+def operand_text(x):
     """Text of an operand: a layout, an int, _ or a tuple tiler."""
     if isinstance(x, tuple):
-        return "(" + ", ".join(_t(v) for v in x) + ")"
+        return "(" + ", ".join(operand_text(v) for v in x) + ")"
     if _is_free(x):
         return "_"
     return str(x)
@@ -77,7 +77,7 @@ def _composition_steps(a, b):
     if is_tuple(b):
         steps = [f"a tuple tiler composes mode by mode: R_i = A_i o B_i"]
         for i, bi in enumerate(b):
-            steps.append(f"  mode {i}: {get(a, i)} o {_t(bi)} = {composition(get(a, i), bi)}")
+            steps.append(f"  mode {i}: {get(a, i)} o {operand_text(bi)} = {composition(get(a, i), bi)}")
         if len(b) < rank(a):
             dropped = ", ".join(str(get(a, i)) for i in range(len(b), rank(a)))
             steps.append(f"A's modes beyond the tiler ({dropped}) are DROPPED: R has the tiler's rank "
@@ -92,8 +92,8 @@ def _complement_steps(a, cotarget=None):
     bound = cosize(a) if cotarget is None else cotarget
     f = flatten(coalesce(a))
     pairs = sorted(zip(wrap(f.shape), wrap(f.stride)), key=lambda p: p[1])
-    steps = [f"complement({a}, {_t(bound)}): the layout of the offsets A does not reach, "
-             f"in order, up to {_t(bound)}",
+    steps = [f"complement({a}, {operand_text(bound)}): the layout of the offsets A does not reach, "
+             f"in order, up to {operand_text(bound)}",
              f"A's modes sorted by stride: {', '.join(f'{fmt(s)}:{fmt(d)}' for s, d in pairs if d != 0)}"]
     current = 1
     for s, d in pairs:
@@ -102,12 +102,12 @@ def _complement_steps(a, cotarget=None):
         gap = f"fill the gap below stride {d} with mode {d // current}:{current}; " if d > current else ""
         steps.append(f"  {gap}A's mode {fmt(s)}:{fmt(d)} then covers offsets up to {s * d}")
         current = s * d
-    steps.append(f"  the rest up to {_t(bound)}: ceil({_t(bound)} / {current}) copies, stride {current}")
+    steps.append(f"  the rest up to {operand_text(bound)}: ceil({operand_text(bound)} / {current}) copies, stride {current}")
     steps.append(f"coalesced: {r}")
     image_a = {a(i) for i in range(size(a))}
     image_r = {r(i) for i in range(size(r))}
     steps.append(f"check: A and the complement share only offset 0: {image_a & image_r <= {0}}; "
-                 f"size(A) * size(R) = {size(a) * size(r)} >= {_t(bound)}")
+                 f"size(A) * size(R) = {size(a) * size(r)} >= {operand_text(bound)}")
     return r, steps
 
 
@@ -139,7 +139,7 @@ def _divide_steps(op, a, t):
     elif is_tuple(t):
         steps.append("a tuple tiler divides mode by mode:")
         for i, ti in enumerate(t):
-            steps.append(f"  mode {i}: logical_divide({get(a, i)}, {_t(ti)}) = {logical_divide(get(a, i), ti)}")
+            steps.append(f"  mode {i}: logical_divide({get(a, i)}, {operand_text(ti)}) = {logical_divide(get(a, i), ti)}")
         if len(t) < rank(a):
             steps.append(f"  modes {len(t)}..{rank(a) - 1} of A are KEPT as they are")
         steps.append(f"logical_divide = {logical_divide(a, t)}")

@@ -11,9 +11,9 @@ print_layout: row m downwards, column n across, (0, 0) top left.
 
 import numpy as np
 
-from .layout import Layout, make_layout, rank, size, zipped_divide, logical_product, blocked_product
+from .explain import operand_text
+from .layout import make_layout, rank, size, zipped_divide, logical_product, blocked_product
 from .layout import raked_product
-from .int_tuple import idx2crd
 
 __all__ = ["layout_grid", "draw_layout", "draw_tv_layout", "draw_tiles", "segments_of", "draw_warp_access",
            "layout_png"]
@@ -177,7 +177,7 @@ def draw_tiles(layout, tiler, op="divide", ax=None, title=None):
                 tile_of[coords(i, j)] = j
         rows, cols = grid.shape
         tile = tile_of.reshape(cols, rows).T if rank(layout) == 2 else tile_of.reshape(1, -1)
-        name = f"zipped_divide({layout}, {_tiler_text(tiler)})"
+        name = f"zipped_divide({layout}, {operand_text(tiler)})"
     elif op in _PRODUCTS:
         product = _PRODUCTS[op]
         result = product(layout, tiler)
@@ -185,7 +185,7 @@ def draw_tiles(layout, tiler, op="divide", ax=None, title=None):
         # The same product of a compact block of the same shape: offset // size(block) is the copy.
         compact = layout_grid(product(make_layout(layout.shape), tiler))
         tile = compact // size(layout)
-        name = f"{op}({layout}, {_tiler_text(tiler)}) = {result}"
+        name = f"{op}({layout}, {operand_text(tiler)}) = {result}"
     else:
         raise ValueError(f"draw_tiles: op must be 'divide' or one of {sorted(_PRODUCTS)}, got {op!r}")
     rows, cols = grid.shape
@@ -197,12 +197,6 @@ def draw_tiles(layout, tiler, op="divide", ax=None, title=None):
         _labels(ax, [[str(v) for v in row] for row in grid], colours, _fontsize(rows, cols))
     _frame(ax, rows, cols, name if title is None else title)
     return ax
-
-
-def _tiler_text(t):
-    if isinstance(t, tuple):
-        return "(" + ", ".join(_tiler_text(v) for v in t) + ")"
-    return str(t) if isinstance(t, Layout) else f"{t}"
 
 
 def segments_of(offsets, elem_bytes=4, segment_bytes=32):

@@ -10,10 +10,11 @@ time and check) and whose `update()` puts the result on screen. Operands are rea
 cutelite.parse.parse_operand (ast.literal_eval or a small parser; nothing is eval'd).
 """
 
+import html
 import time
 
-from .explain import OPS, UNARY, explain
-from .layout import Layout, make_layout, rank
+from .explain import OPS, UNARY, explain, operand_text
+from .layout import Layout, cosize, make_layout, rank, size
 from .parse import parse_operand
 from .printing import format_layout
 from .viz import layout_png
@@ -23,7 +24,6 @@ __all__ = ["layout_explorer", "algebra_explorer", "LayoutExplorer", "AlgebraExpl
 
 def describe_layout(layout):
     """The text a widget shows for a layout: print_layout's grid for rank 2, else the layout, size, cosize."""
-    from .layout import cosize, size
     head = f"size {size(layout)}, cosize {cosize(layout)}, rank {rank(layout)}\n"
     if rank(layout) == 2:
         return head + format_layout(layout)
@@ -38,7 +38,28 @@ def _picture(layout):
     return None
 
 
-class LayoutExplorer:
+class _Explorer:
+    """What both explorers share: render() gives (text, png or None); update() shows them."""
+
+    def _build(self, controls):
+        import ipywidgets as w
+        self.text = w.HTML()
+        self.image = w.Image(format="png")
+        for box in controls:
+            box.observe(lambda _change: self.update(), names="value")
+        self.update()
+
+    def update(self):
+        start = time.perf_counter()
+        text, png = self.render()
+        self.image.value = png or b""
+        self.image.layout.display = None if png else "none"
+        ms = (time.perf_counter() - start) * 1e3
+        self.text.value = (f"<pre style='line-height:1.1'>{html.escape(text)}</pre>"
+                           f"<small>drawn in {ms:.0f} ms</small>")
+
+
+class LayoutExplorer(_Explorer):
     """Type a shape and a stride; see the layout's text (print_layout) and its picture."""
 
     def __init__(self, shape="(4,8)", stride="(1,4)"):
@@ -47,12 +68,8 @@ class LayoutExplorer:
         self.stride = w.Text(value=stride, description="stride", placeholder="empty: column-major")
         self.major = w.ToggleButtons(options=["LayoutLeft", "LayoutRight"], value="LayoutLeft",
                                      description="if no stride", style={"button_width": "90px"})
-        self.text = w.HTML()
-        self.image = w.Image(format="png")
-        for box in (self.shape, self.stride, self.major):
-            box.observe(lambda _change: self.update(), names="value")
+        self._build((self.shape, self.stride, self.major))
         self.widget = w.VBox([w.HBox([self.shape, self.stride]), self.major, self.text, self.image])
-        self.update()
 
     def layout(self):
         from .layout import LayoutLeft, LayoutRight
@@ -71,16 +88,9 @@ class LayoutExplorer:
         except (ValueError, TypeError, IndexError) as e:
             return f"{type(e).__name__}: {e}\n", None
 
-    def update(self):
-        start = time.perf_counter()
-        text, png = self.render()
-        self.image.value = png or b""
-        self.image.layout.display = None if png else "none"
-        ms = (time.perf_counter() - start) * 1e3
-        self.text.value = f"<pre style='line-height:1.1'>{_escape(text)}</pre><small>drawn in {ms:.0f} ms</small>"
 
 
-class AlgebraExplorer:
+class AlgebraExplorer(_Explorer):
     """Pick an operation and its operands; see the result, its picture and the derivation."""
 
     def __init__(self, op="logical_divide", a="(4,2,3):(2,1,8)", b="4:2"):
@@ -88,12 +98,8 @@ class AlgebraExplorer:
         self.op = w.Dropdown(options=list(OPS), value=op, description="operation")
         self.a = w.Text(value=a, description="A")
         self.b = w.Text(value=b, description="B / tiler")
-        self.text = w.HTML()
-        self.image = w.Image(format="png")
-        for box in (self.op, self.a, self.b):
-            box.observe(lambda _change: self.update(), names="value")
+        self._build((self.op, self.a, self.b))
         self.widget = w.VBox([self.op, w.HBox([self.a, self.b]), self.text, self.image])
-        self.update()
 
     def render(self):
         """(text, png bytes or None): the result, the steps of its derivation, and its picture."""
@@ -107,7 +113,7 @@ class AlgebraExplorer:
             result, steps = explain(op, a, b)
         except (ValueError, TypeError, IndexError) as e:
             return f"{type(e).__name__}: {e}\n", None
-        call = f"{op}({a})" if b is None else f"{op}({a}, {_operand_text(b)})"
+        call = f"{op}({a})" if b is None else f"{op}({a}, {operand_text(b)})"
         text = f"{call}\n  = {result}\n\nHow:\n" + "\n".join(f"  {s}" for s in steps) + "\n"
         try:
             png = _picture(result)
@@ -117,23 +123,6 @@ class AlgebraExplorer:
             text += f"\n(no picture: rank {rank(result)}; pictures are for rank 1 and 2)\n"
         return text, png
 
-    def update(self):
-        start = time.perf_counter()
-        text, png = self.render()
-        self.image.value = png or b""
-        self.image.layout.display = None if png else "none"
-        ms = (time.perf_counter() - start) * 1e3
-        self.text.value = f"<pre style='line-height:1.1'>{_escape(text)}</pre><small>drawn in {ms:.0f} ms</small>"
-
-
-def _operand_text(b):
-    if isinstance(b, tuple):
-        return "(" + ", ".join(_operand_text(v) for v in b) + ")"
-    return str(b)
-
-
-def _escape(text):
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def layout_explorer(shape="(4,8)", stride="(1,4)"):
