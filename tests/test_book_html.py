@@ -154,7 +154,7 @@ def browser(built):
 _WAIT_MATHJAX = """
 const done = arguments[arguments.length - 1];
 const t0 = Date.now();
-if (!document.querySelector('script[src*="mathjax"]')) { done(null); return; }
+if (!document.querySelector('script[src*="/mathjax/"]')) { done(null); return; }
 (function poll() {
   const mj = window.MathJax;
   if (mj && mj.startup && mj.startup.promise) {
