@@ -204,11 +204,18 @@ def test_cpp_oracle(op, case):
     assert not bad, "%s %s\n  args %s\n  %s" % (op, case["id"], json.dumps(case["args"]), "\n  ".join(bad))
 
 
-def agreement(cases=CASES, results=None):
-    """Per op: (cases agreeing, cases in all)."""
+def tally(cases, known=None, examples=None):
+    """Per op: Counters of agreeing cases and of all cases (results in `known` are reused);
+    `examples` (a dict) collects up to 4 spelled-out mismatches per op."""
     ok, total = Counter(), Counter()
     for op, c in cases:
-        passed = results[(op, c["id"])] if results is not None else not check(op, c)
+        passed = (known or {}).get((op, c["id"]))
+        if passed is None:
+            bad = check(op, c)
+            passed = not bad
+            if bad and examples is not None and len(examples.setdefault(op, [])) < 4:
+                examples[op].append("%s %s\n    args %s\n    %s" % (op, c["id"], json.dumps(c["args"]),
+                                                                  "\n    ".join(bad)))
         ok[op] += passed
         total[op] += 1
     return ok, total
@@ -224,10 +231,8 @@ def table(ok, total):
 
 
 def test_agreement_summary(capsys):
-    """Print the agreement with C++ per op (cases already run above are not checked again)."""
-    results = {k: RESULTS[k] if k in RESULTS else not check(*k_case) for k, k_case in
-               (((op, c["id"]), (op, c)) for op, c in CASES)}
-    ok, total = agreement(results=results)
+    """Print the agreement with C++ per op (reusing the results of the per-case tests above)."""
+    ok, total = tally(CASES, known=RESULTS)
     with capsys.disabled():
         print("\nagreement with C++ CuTe (tests/oracle/cases):\n" + table(ok, total))
     assert sum(total.values()) > 0
@@ -235,16 +240,8 @@ def test_agreement_summary(capsys):
 
 if __name__ == "__main__":
     only = set(sys.argv[1:])
-    chosen = [(op, c) for op, c in CASES if not only or op in only]
     examples = {}
-    ok, total = Counter(), Counter()
-    for op, c in chosen:
-        bad = check(op, c)
-        ok[op] += not bad
-        total[op] += 1
-        if bad and len(examples.setdefault(op, [])) < 4:
-            examples[op].append("%s %s\n    args %s\n    %s" % (op, c["id"], json.dumps(c["args"]),
-                                                              "\n    ".join(bad)))
+    ok, total = tally([(op, c) for op, c in CASES if not only or op in only], examples=examples)
     print(table(ok, total))
     for op in sorted(examples):
         print("\n" + "\n".join(examples[op]))
