@@ -317,17 +317,27 @@ def crd2idx(coord, shape, stride=None):
 
 
 def idx2crd(idx, shape, stride=None):
-    """Split a 1-D index into the colexicographic coordinate of shape (the natural coordinate)."""
+    """Split a 1-D index into the colexicographic coordinate of shape (the natural coordinate).
+
+    Every mode but the last takes idx modulo its size; the last mode takes the rest of the quotient.
+    With a stride, each mode's coordinate is (idx / stride) % shape instead (compact layouts only).
+    """
     if is_tuple(idx):
         return tuple(idx2crd(i, s, None if stride is None else d)
                      for i, s, d in zip(idx, shape, stride if stride is not None else shape))
-    if stride is None:
-        stride = prefix_product(shape)
-    if is_tuple(shape):
-        return tuple(idx2crd(idx, s, d) for s, d in zip(shape, stride))
-    if is_static_value(shape, 1):
-        return 0
-    return mod(div(idx, stride), shape)
+    if stride is not None:
+        if is_tuple(shape):
+            return tuple(idx2crd(idx, s, d) for s, d in zip(shape, stride))
+        return 0 if is_static_value(shape, 1) else mod(div(idx, stride), shape)
+    if not is_tuple(shape):
+        return idx
+    out = []
+    for s in shape[:-1]:
+        n = product(s)
+        out.append(idx2crd(mod(idx, n), s))
+        idx = div(idx, n)
+    out.append(idx2crd(idx, shape[-1]))
+    return tuple(out)
 
 
 def _is_underscore(x):

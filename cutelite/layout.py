@@ -531,7 +531,7 @@ def composition(a, b):
 
     B may be a Layout, an int n (the layout n:1), ``_`` (A unchanged), or a tuple tiler whose modes
     are applied to A's modes one by one (A's modes beyond the tiler's rank are dropped).
-    A may be a Swizzle (giving a ComposedLayout) or a ComposedLayout (composing its inner layout).
+    A may be a Swizzle (giving a ComposedLayout; Swizzle<0,M,S> is the identity) or a ComposedLayout (composing its inner layout).
     Post: compatible(shape(B), shape(R)); R(c) == A(B(c)) for every coordinate c of B.
     """
     if hasattr(a, "layout_b"):
@@ -541,7 +541,7 @@ def composition(a, b):
         if isinstance(a, Swizzle):
             if not isinstance(b, Layout):
                 raise TypeError(f"composition: a Swizzle composes with a Layout, got {b!r}")
-            return ComposedLayout(a, 0, b)
+            return b if a.bits == 0 else ComposedLayout(a, 0, b)  # no bits: the identity swizzle
         raise TypeError(f"composition: A must be a Layout, Swizzle or ComposedLayout, got {a!r}")
     if isinstance(b, Layout):
         flat = _coalesce_flat(a, keep_last=True)
@@ -859,7 +859,7 @@ def tile_to_shape(block, target_shape, order=LayoutLeft):
     block_shape = int_tuple.product_each(padded.shape)
     trg = int_tuple.product_each(target_shape)
     for t, b in zip(trg, block_shape):
-        if is_static(t) and is_static(b) and t % b != 0:
+        if is_static(trg) and is_static(b) and t % b != 0:
             raise ValueError(f"tile_to_shape: block shape {fmt(block_shape)} does not divide the target "
                              f"shape {fmt(trg)}")
     return blocked_product(padded, make_ordered_layout(ceil_div(trg, block_shape), order))

@@ -13,8 +13,8 @@ def format_layout(layout):
     """The text of C++ ``print_layout``: the layout, then an M x N grid of offsets (rank-2 layouts only)."""
     if rank(layout) != 2:
         raise ValueError(f"print_layout: needs a rank-2 layout, got {layout} of rank {rank(layout)}")
-    width = _num_digits(cosize(layout)) + 2
-    rows, cols = size(layout, 0), size(layout, 1)
+    width = _num_digits(int(cosize(layout))) + 2
+    rows, cols = int(size(layout, 0)), int(size(layout, 1))
     rule = "    " + ("+" + "-" * width) * cols + "+"
     lines = [str(layout), "    " + "".join(f"  {n:>{width - 2}} " for n in range(cols))]
     for m in range(rows):
