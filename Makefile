@@ -35,7 +35,7 @@ PKG_STAMP := _build/.package-sources
 .DEFAULT_GOAL := help
 
 help:
-	@sed -n '3,6p' Makefile | sed 's/^# *//'
+	@sed -n '3,5p' Makefile | sed 's/^# *//'
 
 install: $(STAMP)
 
