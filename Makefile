@@ -46,6 +46,8 @@ $(BIN)/python:
 $(STAMP): | $(BIN)/python
 	$(BIN)/python -m pip install --disable-pip-version-check -q -r requirements.txt
 	$(BIN)/python -m pip install --disable-pip-version-check -q -e .
+	@# Test-only oracle: NVIDIA's pycute (inside nvidia-cutlass); its heavy dependencies are not needed.
+	-$(BIN)/python -m pip install --disable-pip-version-check -q --no-deps nvidia-cutlass==4.2.0.0
 	@# Build Matplotlib's font cache now, not inside the first chapter's output.
 	@$(BIN)/python -c "import matplotlib.pyplot" >/dev/null 2>&1 || true
 	@rm -f $(VENV)/.installed-*
