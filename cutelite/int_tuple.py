@@ -145,6 +145,16 @@ def signum(a):
     return _kind((int(a) > 0) - (int(a) < 0), a)
 
 
+def _fold_div(a, b, op):
+    """Divide the modes of tuple a by int b left to right, b shrinking as modes absorb it:
+    (4,5,6) by 40 -> (op(4,40), op(5,10), op(6,2))."""
+    out = []
+    for ai in a:
+        out.append(op(ai, b))
+        b = op(b, ai)
+    return tuple(out)
+
+
 def ceil_div(a, b):
     """Ceiling division; for tuples: by mode (tuple, tuple) or folded left to right (tuple, int)."""
     if is_tuple(a):
@@ -153,11 +163,7 @@ def ceil_div(a, b):
                 raise ValueError(f"ceil_div: {fmt(a)} has fewer modes than {fmt(b)}")
             b = b + (1,) * (len(a) - len(b))
             return tuple(ceil_div(x, y) for x, y in zip(a, b))
-        out = []
-        for ai in a:
-            out.append(ceil_div(ai, b))
-            b = ceil_div(b, ai)
-        return tuple(out)
+        return _fold_div(a, b, ceil_div)
     if is_tuple(b):
         return ceil_div(a, product(b))
     if type(a) is int and type(b) is int and a >= 0 and b > 0:
@@ -175,11 +181,7 @@ def shape_div(a, b):
             if len(a) != len(b):
                 raise ValueError(f"shape_div: ranks of {fmt(a)} and {fmt(b)} differ")
             return tuple(shape_div(x, y) for x, y in zip(a, b))
-        out = []
-        for ai in a:
-            out.append(shape_div(ai, b))
-            b = shape_div(b, ai)
-        return tuple(out)
+        return _fold_div(a, b, shape_div)
     if is_tuple(b):
         return shape_div(a, product(b))
     if is_static(a) and is_static(b) and a % b != 0 and b % a != 0:

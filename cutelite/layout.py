@@ -12,7 +12,7 @@ from . import int_tuple
 
 __all__ = [
     "Layout", "Underscore", "_", "LayoutLeft", "LayoutRight",
-    "make_layout", "make_ordered_layout", "make_identity_offsets",
+    "make_layout", "make_ordered_layout",
     "size", "cosize", "rank", "depth", "shape", "stride", "get", "append", "prepend", "group", "flatten",
     "select", "take", "coalesce", "filter", "composition", "complement", "right_inverse", "left_inverse",
     "logical_divide", "zipped_divide", "tiled_divide", "flat_divide",
@@ -208,11 +208,6 @@ def _compact_order(shape, order, ref_shape, ref_order):
         if o < order:
             start = mul(start, s)
     return _compact(shape, LayoutLeft, start)
-
-
-def make_identity_offsets(layout):
-    """The offsets of a layout in index order: [layout(i) for i in range(size(layout))]."""
-    return [layout(i) for i in range(size(layout))]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -758,6 +753,16 @@ def _repeat_free(n):
     return _ if n == 1 else (_,) * n
 
 
+def _unpack_rest(r):
+    """((tile),(rest0,rest1,...)) -> ((tile), rest0, rest1, ...): the tiled_ form of a zipped_ result."""
+    return r(_, _repeat_free(rank(r, 1)))
+
+
+def _unpack_all(r):
+    """((tile0,...),(rest0,...)) -> (tile0, ..., rest0, ...): the flat_ form of a zipped_ result."""
+    return r(_repeat_free(rank(r, 0)), _repeat_free(rank(r, 1)))
+
+
 def zipped_divide(layout, tiler):
     """logical_divide, then gather the tiles into mode 0 and the rests into mode 1: ((tile),(rest))."""
     return _tile_unzip(logical_divide(layout, tiler), tiler)
@@ -765,14 +770,12 @@ def zipped_divide(layout, tiler):
 
 def tiled_divide(layout, tiler):
     """zipped_divide with the rest modes unpacked: ((tile), rest0, rest1, ...)."""
-    r = zipped_divide(layout, tiler)
-    return r(_, _repeat_free(rank(r, 1)))
+    return _unpack_rest(zipped_divide(layout, tiler))
 
 
 def flat_divide(layout, tiler):
     """zipped_divide with both tile and rest modes unpacked: (tile0, tile1, ..., rest0, rest1, ...)."""
-    r = zipped_divide(layout, tiler)
-    return r(_repeat_free(rank(r, 0)), _repeat_free(rank(r, 1)))
+    return _unpack_all(zipped_divide(layout, tiler))
 
 
 def logical_product(block, tiler):
@@ -802,14 +805,12 @@ def zipped_product(block, tiler):
 
 def tiled_product(block, tiler):
     """zipped_product with the tiler modes unpacked: ((block), rest0, rest1, ...)."""
-    r = zipped_product(block, tiler)
-    return r(_, _repeat_free(rank(r, 1)))
+    return _unpack_rest(zipped_product(block, tiler))
 
 
 def flat_product(block, tiler):
     """zipped_product with every mode unpacked: (block0, block1, ..., rest0, rest1, ...)."""
-    r = zipped_product(block, tiler)
-    return r(_repeat_free(rank(r, 0)), _repeat_free(rank(r, 1)))
+    return _unpack_all(zipped_product(block, tiler))
 
 
 def _zip_pair(a, b):
