@@ -3,7 +3,7 @@
 from .int_tuple import dyn, Dyn, shape_div, ceil_div, prefix_product, elem_scale, inner_product
 from .int_tuple import congruent, weakly_congruent, compatible
 from .layout import (
-    Layout, Underscore, _, LayoutLeft, LayoutRight, make_layout, make_ordered_layout,
+    Layout, Underscore, _, LayoutLeft, LayoutRight, make_layout, make_ordered_layout, make_layout_like,
     size, cosize, rank, depth, shape, stride, get, take, append, prepend, group, flatten, select,
     coalesce, filter, composition, complement, right_inverse, left_inverse,
     logical_divide, zipped_divide, tiled_divide, flat_divide,
@@ -18,7 +18,7 @@ from .tensor import (
     Tensor, make_tensor, is_tensor, local_tile, local_partition, inner_partition, outer_partition,
     tv_partition, owner_table, dice, get_flat_coord, offsets_of,
     # the algebra extended to tensors (on layouts these are exactly the layout functions)
-    composition, logical_divide, zipped_divide, tiled_divide, flat_divide,
+    make_fragment_like, composition, logical_divide, zipped_divide, tiled_divide, flat_divide,
 )
 from .atoms import (
     MMA_Atom, MMA_ATOMS, make_mma_atom, print_atom, tile_shape, fragment_of, owner_of,
