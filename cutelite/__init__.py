@@ -24,6 +24,12 @@ from .atoms import (
     MMA_Atom, MMA_ATOMS, make_mma_atom, print_atom, tile_shape, fragment_of, owner_of,
     gather_fragments, scatter_fragments, mma_reference, quadpair_lanes,
 )
+from .copy_atoms import Copy_Atom, COPY_OPS, make_copy_atom
+from .tiled import (
+    TiledMMA, ThrMMA, TiledCopy, ThrCopy, make_tiled_mma, make_tiled_copy, make_tiled_copy_A,
+    make_tiled_copy_B, make_tiled_copy_C, make_tiled_copy_S, make_tiled_copy_D, make_tiled_copy_C_atom,
+    tile_shape, tile_size, thr_size, partition_shape_A, partition_shape_B, partition_shape_C,
+)
 from .bank_conflicts import (
     bank_of, wavefronts, ldmatrix_wavefronts, analyse, analyse_ldmatrix, swizzle_for, draw_banks, bank_widget,
 )
