@@ -437,8 +437,8 @@ def _check_divides(layout, tiler):
     for i, t in enumerate(tiler if is_tuple(tiler) else (tiler,)):
         n, m = size(shp[i]), size(t)
         if is_static(n) and mod(n, m) != 0:
-            raise ValueError(f"partition: mode {i} of the tensor {layout} has size {fmt(n)}, not a "
-                             f"multiple of the tile's {fmt(m)}")
+            raise ValueError(f"partition: mode {i} of the tensor {layout} has size {int(n)}, not a "
+                             f"multiple of the tile's {int(m)}")
 
 
 class ThrCopy:
