@@ -80,10 +80,11 @@ LADDER = [
 ]
 
 EXPLORE = [
-    _tc(tc_sm80, "tc sm80 w4x2", SM80, WARPS_M=4, WARPS_N=2),
-    _tc(tc_sm80, "tc sm80 2st", SM80, STAGES=2),
-    _tc(tc_sm80, "tc sm80 4st", SM80, STAGES=4),
-    _tc(tc_sm80, "tc sm80 g16", SM80, group=16),
-    _tc(tc_sm80, "tc sm80 BNk", SM80, b_kmajor=True),
+    _tc(tc_sm80, "tc sm80 prefetch", SM80, prefetch=True),
+    _tc(tc_sm80, "tc sm80 prefetch 4st", SM80, prefetch=True, STAGES=4),
+    _tc(tc_sm80, "tc sm80 BK64 2st", SM80, BK=64, STAGES=2),
+    _tc(tc_sm80, "tc sm80 BK64 3st pf", SM80, BK=64, STAGES=3, prefetch=True),
+    _tc(tc_sm80, "tc sm80 w4x2 pf", SM80, WARPS_M=4, WARPS_N=2, prefetch=True),
+    _tc(tc_sm80, "tc sm80 1blk pf", SM80, min_blocks=1, prefetch=True),
     _tc(tc_sm75, "tc sm75 w4x2", SM75, WARPS_M=4, WARPS_N=2),
 ]

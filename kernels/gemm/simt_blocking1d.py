@@ -12,14 +12,15 @@ from . import _jit
 
 BM, BN, BK, TM = 64, 64, 8, 8
 THREADS = BM * BN // TM                                                   # 512
+SA, SB = BM * BK, BK * BN           # array sizes must be plain constants in the kernel
 sA_at = layout_fn(Layout((BM, BK), (BK, 1)), by_mode=True, name="sA_at")   # (m, k)
 sB_at = layout_fn(Layout((BK, BN), (BN, 1)), by_mode=True, name="sB_at")   # (k, n)
 
 
 @_jit.jit()
 def gemm_simt_blocking1d(A, B, C):
-    sA = cuda.shared.array(BM * BK, np.float32)
-    sB = cuda.shared.array(BK * BN, np.float32)
+    sA = cuda.shared.array(SA, np.float32)
+    sB = cuda.shared.array(SB, np.float32)
     acc = cuda.local.array(TM, np.float32)
     t = cuda.threadIdx.x
     m0, n0 = cuda.blockIdx.y * BM, cuda.blockIdx.x * BN

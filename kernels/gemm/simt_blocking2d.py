@@ -11,15 +11,16 @@ from . import _jit
 
 BM, BN, BK, TM, TN = 128, 128, 8, 8, 8
 THREADS = (BM // TM) * (BN // TN)                                          # 256
+SA, SB, NACC = BM * BK, BK * BN, TM * TN   # array sizes must be plain constants in the kernel
 sA_at = layout_fn(Layout((BM, BK), (BK, 1)), by_mode=True, name="sA_at")   # (m, k)
 sB_at = layout_fn(Layout((BK, BN), (BN, 1)), by_mode=True, name="sB_at")   # (k, n)
 
 
 @_jit.jit()
 def gemm_simt_blocking2d(A, B, C):
-    sA = cuda.shared.array(BM * BK, np.float32)
-    sB = cuda.shared.array(BK * BN, np.float32)
-    acc = cuda.local.array(TM * TN, np.float32)
+    sA = cuda.shared.array(SA, np.float32)
+    sB = cuda.shared.array(SB, np.float32)
+    acc = cuda.local.array(NACC, np.float32)
     a = cuda.local.array(TM, np.float32)
     b = cuda.local.array(TN, np.float32)
     t = cuda.threadIdx.x

@@ -10,14 +10,15 @@ from ..layout_codegen import layout_fn
 from . import _jit
 
 BM, BN, BK = 32, 32, 32
+SA = SB = 32 * 32
 THREADS = (32, 32)
 s_at = layout_fn(Layout((32, 32), (32, 1)), by_mode=True, name="s_at")    # row-major 32x32 tile
 
 
 @_jit.jit()
 def gemm_simt_smem(A, B, C):
-    sA = cuda.shared.array(BM * BK, np.float32)
-    sB = cuda.shared.array(BK * BN, np.float32)
+    sA = cuda.shared.array(SA, np.float32)
+    sB = cuda.shared.array(SB, np.float32)
     tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
     i, j = cuda.blockIdx.y * BM + ty, cuda.blockIdx.x * BN + tx
     s = np.float32(0.0)

@@ -13,15 +13,16 @@ from . import _jit
 
 BM, BN, BK, TM, TN = 128, 128, 8, 8, 8
 THREADS = 256
+SA, SB, NACC = BK * BM, BK * BN, TM * TN   # array sizes must be plain constants in the kernel
 sAt_at = layout_fn(Layout((BK, BM), (BM, 1)), by_mode=True, name="sAt_at")   # A^T tile: (k, m)
 sB_at = layout_fn(Layout((BK, BN), (BN, 1)), by_mode=True, name="sB_at")     # (k, n)
 
 
 @_jit.jit()
 def gemm_simt_vectorized(A, B, C):
-    sA = cuda.shared.array(BK * BM, np.float32)
-    sB = cuda.shared.array(BK * BN, np.float32)
-    acc = cuda.local.array(TM * TN, np.float32)
+    sA = cuda.shared.array(SA, np.float32)
+    sB = cuda.shared.array(SB, np.float32)
+    acc = cuda.local.array(NACC, np.float32)
     a = cuda.local.array(TM, np.float32)
     b = cuda.local.array(TN, np.float32)
     t = cuda.threadIdx.x

@@ -19,6 +19,7 @@ from . import _jit
 
 f32 = np.float32
 BM, BN, BK, THREADS = 128, 128, 8, 256
+SA, SB = 2 * BK * BM, 2 * BK * BN   # two buffers each; array sizes must be plain constants
 
 # (thread, value) -> m + BM * n of the C tile. thread = (ln 4, lm 8, wn 4, wm 2): lane = ln + 4 lm,
 # warp = wn + 4 wm; value = (i 4, mh 2, j 4, nh 2): quad row i, m half, quad column j, n half.
@@ -32,8 +33,8 @@ sB_at = layout_fn(Layout((BK, BN), (BN, 1)), by_mode=True, name="sB_at")     # B
 @_jit.jit(launch_bounds=(THREADS, 2))
 def gemm_simt_warptile(A, B, C):
     """C (M, N) = A (M, K) @ B (K, N), f32, row-major; M, N multiples of 128, K of 8."""
-    sA = cuda.shared.array(2 * BK * BM, f32)
-    sB = cuda.shared.array(2 * BK * BN, f32)
+    sA = cuda.shared.array(SA, f32)
+    sB = cuda.shared.array(SB, f32)
     acc = cuda.local.array(64, f32)
     a = cuda.local.array(8, f32)
     b = cuda.local.array(8, f32)

@@ -26,7 +26,7 @@ u16, f32 = np.uint16, np.float32
 
 
 def make_kernel(BM=128, BN=128, BK=32, WARPS_M=2, WARPS_N=4, STAGES=3, a_kmajor=True, b_kmajor=False,
-                dtype="f16", group=8, min_blocks=2):
+                dtype="f16", group=8, min_blocks=2, prefetch=False):
     """Build the kernel k(A, B, C) for A (M, K), B (K, N) of uint16 bits (f16 or bf16), C (M, N) f32.
     M, N, K must be multiples of BM, BN, BK (kernels.gemm.matmul pads). Launch: grid (M/BM * N/BN,),
     block (32 * WARPS_M * WARPS_N,)."""
@@ -41,6 +41,7 @@ def make_kernel(BM=128, BN=128, BK=32, WARPS_M=2, WARPS_N=4, STAGES=3, a_kmajor=
     A_SZ, B_SZ = A_R * A_C, B_R * B_C
     SA, SB, NACC = STAGES * A_SZ, STAGES * B_SZ, MT * NT * 4    # array sizes must be plain constants
     NFA, NFB = MT * 4, NT * 2
+    assert not prefetch or BK % 32 == 0
     sA_at = layout_fn(ldmatrix_tile(A_R, A_C), by_mode=True, name="sA_at")
     sB_at = layout_fn(ldmatrix_tile(B_R, B_C), by_mode=True, name="sB_at")
     cpA = layout_fn(copy_tv(A_R, A_C, THREADS, 8), by_mode=True, name="cpA")
@@ -66,6 +67,30 @@ def make_kernel(BM=128, BN=128, BK=32, WARPS_M=2, WARPS_N=4, STAGES=3, a_kmajor=
 
     a_frag, b_frag = fragment_loaders(sA_at, sB_at, a_kmajor, b_kmajor)
 
+    @_jit.device
+    def load_frags(sA, sB, st, kk, wm, wn, lane, fa, fb):
+        """This warp's A and B fragments of k-step kk of stage st, into registers."""
+        for mt in range(MT):
+            a = a_frag(sA, st * A_SZ, wm + 16 * mt, kk, lane)
+            for j in range(4):
+                fa[4 * mt + j] = a[j]
+        for np2 in range(NT // 2):
+            b = b_frag(sB, st * B_SZ, wn + 16 * np2, kk, lane)
+            for j in range(4):
+                fb[4 * np2 + j] = b[j]
+
+    @_jit.device
+    def mma_step(fa, fb, acc):
+        """MT x NT m16n8k16 mma: the warp tile's accumulators += its A fragments x its B fragments."""
+        for mt in range(MT):
+            for nt in range(NT):
+                o = 4 * (NT * mt + nt)
+                d = mma((fa[4 * mt], fa[4 * mt + 1], fa[4 * mt + 2], fa[4 * mt + 3]),
+                        (fb[2 * nt], fb[2 * nt + 1]),
+                        (acc[o], acc[o + 1], acc[o + 2], acc[o + 3]))
+                for j in range(4):
+                    acc[o + j] = d[j]
+
     @_jit.jit(launch_bounds=(THREADS, min_blocks))
     def gemm_tc_sm80(A, B, C):
         sA = cuda.shared.array(SA, u16, alignment=SMEM_ALIGN)
@@ -73,6 +98,8 @@ def make_kernel(BM=128, BN=128, BK=32, WARPS_M=2, WARPS_N=4, STAGES=3, a_kmajor=
         acc = cuda.local.array(NACC, f32)
         fa = cuda.local.array(NFA, np.uint32)
         fb = cuda.local.array(NFB, np.uint32)
+        fa2 = cuda.local.array(NFA, np.uint32)
+        fb2 = cuda.local.array(NFB, np.uint32)
         tid = cuda.threadIdx.x
         lane, warp = tid % 32, tid // 32
         wm, wn = (warp // WARPS_N) * WM, (warp % WARPS_N) * WN
@@ -95,23 +122,16 @@ def make_kernel(BM=128, BN=128, BK=32, WARPS_M=2, WARPS_N=4, STAGES=3, a_kmajor=
                 load_stage(A, B, sA, sB, nxt % STAGES, m0, n0, nxt * BK, tid)
             cp_async_commit()
             st = kt % STAGES
-            for kk in range(0, BK, 16):
-                for mt in range(MT):
-                    a = a_frag(sA, st * A_SZ, wm + 16 * mt, kk, lane)
-                    for j in range(4):
-                        fa[4 * mt + j] = a[j]
-                for np2 in range(NT // 2):
-                    b = b_frag(sB, st * B_SZ, wn + 16 * np2, kk, lane)
-                    for j in range(4):
-                        fb[4 * np2 + j] = b[j]
-                for mt in range(MT):
-                    for nt in range(NT):
-                        o = 4 * (NT * mt + nt)
-                        d = mma((fa[4 * mt], fa[4 * mt + 1], fa[4 * mt + 2], fa[4 * mt + 3]),
-                                (fb[2 * nt], fb[2 * nt + 1]),
-                                (acc[o], acc[o + 1], acc[o + 2], acc[o + 3]))
-                        for j in range(4):
-                            acc[o + j] = d[j]
+            if prefetch:        # both k16 steps' fragments first, so their loads overlap the mma
+                for kk in range(0, BK, 32):
+                    load_frags(sA, sB, st, kk, wm, wn, lane, fa, fb)
+                    load_frags(sA, sB, st, kk + 16, wm, wn, lane, fa2, fb2)
+                    mma_step(fa, fb, acc)
+                    mma_step(fa2, fb2, acc)
+            else:
+                for kk in range(0, BK, 16):
+                    load_frags(sA, sB, st, kk, wm, wn, lane, fa, fb)
+                    mma_step(fa, fb, acc)
         cp_async_wait(0)
         for mt in range(MT):
             for nt in range(NT):
@@ -120,7 +140,7 @@ def make_kernel(BM=128, BN=128, BK=32, WARPS_M=2, WARPS_N=4, STAGES=3, a_kmajor=
                     C[m0 + wm + 16 * mt + idx % 16, n0 + wn + 8 * nt + idx // 16] = acc[4 * (NT * mt + nt) + j]
 
     gemm_tc_sm80.config = dict(BM=BM, BN=BN, BK=BK, threads=THREADS, stages=STAGES, a_kmajor=a_kmajor,
-                               b_kmajor=b_kmajor, dtype=dtype)
+                               b_kmajor=b_kmajor, dtype=dtype, prefetch=prefetch)
     return gemm_tc_sm80
 
 

@@ -1,0 +1,70 @@
+"""kernels.gemm's tensor-core kernels as real PTX, offline: the T4 path (tc_sm75) assembles with
+`ptxas -arch=sm_75`; the sm_80 path is refused for sm_75 and assembles for sm_80. Reruns itself without
+the simulator when needed (see tests/test_kernels_ptx.py, whose helpers it uses)."""
+
+import pytest
+
+from kernels._testing import numba_mode, run_in_subprocess
+
+IN_PROCESS = numba_mode(simulator=False)
+here = pytest.mark.skipif(not IN_PROCESS, reason="ran in a subprocess")
+
+
+@pytest.mark.skipif(IN_PROCESS, reason="ran in this process")
+def test_gemm_ptx_suite_in_subprocess():
+    rc, out = run_in_subprocess(__file__, simulator=False)
+    assert rc == 0, out[-4000:]
+
+
+if IN_PROCESS:
+    from unittest import mock
+
+    from numba import cuda
+    from numba.cuda import dispatcher as _dispatcher
+    try:
+        from numba.cuda import types as T
+        T.UniTuple  # noqa: B018
+    except (ImportError, AttributeError):
+        from numba.core import types as T
+
+    from kernels.capability import CapabilityError
+    from kernels.gemm import tc_sm75, tc_sm80
+    from test_kernels_ptx import PTXAS, ptxas, toolchain  # noqa: F401  (the fixture)
+
+    SIG = (T.uint16[:, ::1], T.uint16[:, ::1], T.float32[:, ::1])
+
+    class _FakeDevice:
+        def __init__(self, cc):
+            self.compute_capability = cc
+
+    def compile_ptx(kernel, cc):
+        with mock.patch.object(_dispatcher, "get_current_device", lambda: _FakeDevice(cc)):
+            return cuda.compile_ptx(kernel.py_func, SIG, cc=cc)[0]
+else:
+    PTXAS = None
+
+needs_ptxas = pytest.mark.skipif(PTXAS is None, reason="ptxas not found")
+
+
+@here
+@needs_ptxas
+@pytest.mark.parametrize("a_kmajor,b_kmajor", [(True, False), (False, True)])
+def test_tc_sm75_is_t4_legal(toolchain, a_kmajor, b_kmajor):  # noqa: F811
+    ptx = compile_ptx(tc_sm75.make_kernel(a_kmajor=a_kmajor, b_kmajor=b_kmajor), (7, 5))
+    assert "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32" in ptx and "ldmatrix.sync.aligned" in ptx
+    assert "cp.async" not in ptx and "m16n8k16" not in ptx
+    rc, err = ptxas(ptx, "sm_75")
+    assert rc == 0, err
+
+
+@here
+@needs_ptxas
+def test_tc_sm80_needs_sm80(toolchain):  # noqa: F811
+    k = tc_sm80.make_kernel()
+    with pytest.raises(Exception) as info:
+        compile_ptx(k, (7, 5))
+    assert isinstance(info.value, CapabilityError) or "needs sm_80" in str(info.value)
+    ptx = compile_ptx(k, (8, 0))
+    assert "cp.async.cg.shared.global" in ptx and "m16n8k16" in ptx
+    rc, err = ptxas(ptx, "sm_80")
+    assert rc == 0, err
