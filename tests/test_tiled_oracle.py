@@ -62,9 +62,10 @@ def compute_mma(case):
     copies = []
     for j, cp in enumerate(case["copies"]):
         key = "copy%d" % j
-        if key + "_print" not in case["expect"]:
+        if "expect" in case and key + "_print" not in case["expect"]:
             continue
-        tc = make[cp["operand"]](make_copy_atom(cp["op"], "half_t" if "LDSM" in cp["op"] else "float"), mma)
+        value_type = case["types"][1] if cp["operand"] == "C" else case["types"][0]
+        tc = make[cp["operand"]](make_copy_atom(cp["op"], value_type), mma)
         got[key + "_print"] = str(tc)
         got[key + "_S_TV"], got[key + "_D_TV"] = str(tc.get_layoutS_TV()), str(tc.get_layoutD_TV())
         copies.append((key, cp["operand"], tc))
