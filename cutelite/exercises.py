@@ -5,16 +5,16 @@ checker prints one line, never raises:
     PASS                  right
     a specific hint       wrong: which mode's shape or stride differs, which offset, what kind of mistake
 
-Each checker returns True only for a right answer, so a solution cell can `assert` it.
+Each checker returns True only for a right answer, so a solution cell can `assert` it. Standard library
+only (NumPy arrays are accepted as answers): the live page runs these very checkers in the browser. An
+unanswered check announces itself (cutelite.teach.live) so the page can give it an answer box.
 """
-
-import numpy as np
 
 from .int_tuple import fmt, is_int, is_tuple
 from .layout import Layout, coalesce, rank, size, get
-from .viz import layout_grid
 
-__all__ = ["check_value", "check_layout_answer", "check_offsets_answer", "layout_hint", "offsets_hint"]
+__all__ = ["check_value", "check_layout_answer", "check_offsets_answer", "check_swizzle_answer", "layout_hint",
+           "offsets_hint"]
 
 
 def _report(name, ok, hint=None):
@@ -25,17 +25,32 @@ def _report(name, ok, hint=None):
     return ok
 
 
-def _unanswered(name, answer):
+def _unanswered(name, answer, checker=None, expected=None, hints=None):
     if answer is None or answer is Ellipsis:
         print(f"{name}: not answered yet")
+        if checker:
+            from .teach.live import announce_exercise
+            announce_exercise(checker, name, expected, hints)
         return True
     return False
 
 
+def _as_list(x):
+    """NumPy arrays (and anything with tolist) as nested lists; other values unchanged."""
+    return x.tolist() if hasattr(x, "tolist") and not isinstance(x, Layout) else x
+
+
 def _same(a, b):
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        return np.array_equal(np.asarray(a), np.asarray(b))
+    if hasattr(a, "tolist") or hasattr(b, "tolist"):
+        a, b = _as_list(a), _as_list(b)
+        if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+            return _nested(a) == _nested(b)
     return bool(a == b)
+
+
+def _nested(x):
+    """Lists and tuples alike, as nested lists (array_equal compares values, not container types)."""
+    return [_nested(v) for v in x] if isinstance(x, (list, tuple)) else x
 
 
 def check_value(answer, expected, name="answer", hints=None):
@@ -43,10 +58,10 @@ def check_value(answer, expected, name="answer", hints=None):
     {64: "that is size(L); cosize is one past the largest offset"}; other wrong answers get a
     generic comparison (too large/small, length, first differing element).
     """
-    if _unanswered(name, answer):
-        return False
     if isinstance(expected, Layout):
         return check_layout_answer(answer, expected, name)
+    if _unanswered(name, answer, "value", expected, hints):
+        return False
     if _same(answer, expected):
         return _report(name, True)
     for wrong, hint in (hints or {}).items():
@@ -109,7 +124,7 @@ def fmt_py(t):
 
 def check_layout_answer(answer, expected, name="layout"):
     """Check a Layout answer: shapes, then strides mode by mode, then offsets, then printed form."""
-    if _unanswered(name, answer):
+    if _unanswered(name, answer, "layout", expected):
         return False
     if isinstance(answer, str):
         from .parse import parse_layout
@@ -121,47 +136,95 @@ def check_layout_answer(answer, expected, name="layout"):
     return _report(name, hint is None, hint)
 
 
+def _grid_of(x):
+    """x as a list of equal rows if it is a 2-D grid (list of lists or 2-D array), else None."""
+    x = _as_list(x)
+    if isinstance(x, (list, tuple)) and x and all(isinstance(r, (list, tuple)) for r in x):
+        rows = [list(r) for r in x]
+        if len({len(r) for r in rows}) == 1 and not any(isinstance(v, (list, tuple)) for r in rows for v in r):
+            return rows
+    return None
+
+
+def _flat(x):
+    x = _as_list(x)
+    if isinstance(x, (list, tuple)):
+        return [v for item in x for v in _flat(item)]
+    return [x]
+
+
+def _transpose(grid):
+    return [list(col) for col in zip(*grid)]
+
+
 def offsets_hint(answer, expected):
     """Why the offsets `answer` differ from `expected` (a Layout or a sequence/array); None if equal."""
     if isinstance(expected, Layout):
-        exp2d = layout_grid(expected) if rank(expected) <= 2 else None
-        exp1d = np.array([expected(i) for i in range(size(expected))])
+        exp1d = [expected(i) for i in range(size(expected))]
+        exp2d = None
+        if rank(expected) <= 2:
+            exp2d = [exp1d] if rank(expected) == 1 else \
+                [[expected(m, n) for n in range(size(expected, 1))] for m in range(size(expected, 0))]
     else:
-        exp1d = np.asarray(expected).ravel(order="F")
-        exp2d = np.asarray(expected) if np.ndim(expected) == 2 else None
-    ans = np.asarray(answer)
-    if ans.ndim == 2:
+        exp2d = _grid_of(expected)
+        exp1d = [v for col in _transpose(exp2d) for v in col] if exp2d else _flat(expected)  # column-major
+    grid = _grid_of(answer)
+    if grid is not None:
         if exp2d is None:
-            return f"expected a flat list of {exp1d.size} offsets, you have a {ans.shape} grid"
-        if ans.shape != exp2d.shape:
-            if ans.shape == exp2d.T.shape and np.array_equal(ans, exp2d.T):
+            return f"expected a flat list of {len(exp1d)} offsets, you have a {(len(grid), len(grid[0]))} grid"
+        shape, want = (len(grid), len(grid[0])), (len(exp2d), len(exp2d[0]))
+        if shape != want:
+            if grid == _transpose(exp2d):
                 return "your grid is transposed: rows are the first mode m, columns the second n"
-            return f"the grid should be {exp2d.shape[0]} x {exp2d.shape[1]}, you have {ans.shape[0]} x {ans.shape[1]}"
-        diff = np.argwhere(ans != exp2d)
-        if diff.size == 0:
+            return f"the grid should be {want[0]} x {want[1]}, you have {shape[0]} x {shape[1]}"
+        diff = [(m, n) for m in range(shape[0]) for n in range(shape[1]) if grid[m][n] != exp2d[m][n]]
+        if not diff:
             return None
         m, n = diff[0]
-        return f"({m},{n}) should be {exp2d[m, n]}, you have {ans[m, n]} ({len(diff)} cells differ)"
-    ans = ans.ravel()
-    if ans.size != exp1d.size:
-        return f"expected {exp1d.size} offsets, you have {ans.size}"
-    if np.array_equal(ans, exp1d):
+        return f"({m},{n}) should be {exp2d[m][n]}, you have {grid[m][n]} ({len(diff)} cells differ)"
+    ans = _flat(answer)
+    if len(ans) != len(exp1d):
+        return f"expected {len(exp1d)} offsets, you have {len(ans)}"
+    if ans == exp1d:
         return None
-    if exp2d is not None and np.array_equal(ans, exp2d.ravel()):
+    if exp2d is not None and ans == [v for row in exp2d for v in row]:
         return "you listed them row by row; CuTe's 1-D index runs down the columns first (colexicographic)"
-    if sorted(ans.tolist()) == sorted(exp1d.tolist()):
+    if sorted(ans) == sorted(exp1d):
         return "right offsets, wrong order: index i runs through the first mode fastest"
-    i = int(np.argmax(ans != exp1d))
+    i = next(i for i, (a, e) in enumerate(zip(ans, exp1d)) if a != e)
     return f"offset at index {i} should be {exp1d[i]}, you have {ans[i]}"
 
 
 def check_offsets_answer(answer, expected, name="offsets"):
     """Check a list (index order) or 2-D grid (as print_layout shows) of offsets against a Layout or
     an array of expected offsets."""
-    if _unanswered(name, answer):
+    if _unanswered(name, answer, "offsets", expected):
         return False
     try:
         hint = offsets_hint(answer, expected)
     except (TypeError, ValueError) as e:
         hint = f"expected numbers in a list or a grid: {e}"
     return _report(name, hint is None, hint)
+
+
+def check_swizzle_answer(answer, cost, name="swizzle"):
+    """Exercise check: `answer` is (B, M, S) or None; `cost(Swizzle)` returns the BankReport of the access.
+    Prints 'not answered yet', PASS (conflict-free), or the conflicts the answer leaves."""
+    from .swizzle import Swizzle
+    if answer is None:
+        print(f"{name}: not answered yet")
+        from .teach.live import announce_exercise, swizzle_costs
+        announce_exercise("swizzle", name, None, costs=swizzle_costs(cost))
+        return False
+    try:
+        rep = cost(Swizzle(*answer))
+    except ValueError as e:
+        print(f"not yet {name}: {e}")
+        return False
+    if rep.conflicts == 0:
+        print(f"PASS {name}: Sw<{','.join(map(str, answer))}> gives {rep.wavefronts} wavefronts, no conflicts")
+        return True
+    print(f"not yet {name}: Sw<{','.join(map(str, answer))}> still needs {rep.wavefronts} wavefronts "
+          f"(ideal {rep.ideal}): the worst bank serves {rep.ways} words. Are the yyy bits the row bits, "
+          f"and are there enough of them to tell the rows of one phase apart?")
+    return False

@@ -6,28 +6,21 @@ its result, its picture and how it is derived.
     algebra_explorer()
 
 Each explorer is a small class whose `render()` is a plain function of the text boxes (what the tests
-time and check) and whose `update()` puts the result on screen. Operands are read by
-cutelite.parse.parse_operand (ast.literal_eval or a small parser; nothing is eval'd).
+time and check) and whose `update()` puts the result on screen. The text comes from
+cutelite.teach.explorers, which the live page runs too, so both show the same text for the same input.
+Operands are read by cutelite.parse.parse_operand (ast.literal_eval or a small parser; nothing is eval'd).
 """
 
 import html
 import time
 
-from .explain import OPS, UNARY, explain, operand_text
-from .layout import Layout, cosize, make_layout, rank, size
-from .parse import parse_operand
-from .printing import format_layout
+from .explain import OPS
+from .layout import Layout, rank
+from .teach.explorers import algebra_result, describe_layout, layout_result, make_layout_from_text
+from .teach.live import announce, explorer_spec
 from .viz import layout_png
 
 __all__ = ["layout_explorer", "algebra_explorer", "LayoutExplorer", "AlgebraExplorer", "describe_layout"]
-
-
-def describe_layout(layout):
-    """The text a widget shows for a layout: print_layout's grid for rank 2, else the layout, size, cosize."""
-    head = f"size {size(layout)}, cosize {cosize(layout)}, rank {rank(layout)}\n"
-    if rank(layout) == 2:
-        return head + format_layout(layout)
-    return head + str(layout) + "\n"
 
 
 def _picture(layout):
@@ -72,21 +65,12 @@ class LayoutExplorer(_Explorer):
         self.widget = w.VBox([w.HBox([self.shape, self.stride]), self.major, self.text, self.image])
 
     def layout(self):
-        from .layout import LayoutLeft, LayoutRight
-        shape = parse_operand(self.shape.value)
-        if isinstance(shape, Layout):
-            return shape
-        if self.stride.value.strip():
-            return make_layout(shape, parse_operand(self.stride.value))
-        return make_layout(shape, LayoutLeft if self.major.value == "LayoutLeft" else LayoutRight)
+        return make_layout_from_text(self.shape.value, self.stride.value, self.major.value)
 
     def render(self):
         """(text, png bytes or None) for the boxes as they are; errors become the text."""
-        try:
-            layout = self.layout()
-            return describe_layout(layout), _picture(layout)
-        except (ValueError, TypeError, IndexError) as e:
-            return f"{type(e).__name__}: {e}\n", None
+        text, layout = layout_result(self.shape.value, self.stride.value, self.major.value)
+        return text, None if layout is None else _picture(layout)
 
 
 
@@ -103,35 +87,21 @@ class AlgebraExplorer(_Explorer):
 
     def render(self):
         """(text, png bytes or None): the result, the steps of its derivation, and its picture."""
-        op = self.op.value
-        try:
-            a = parse_operand(self.a.value)
-            if not isinstance(a, Layout):
-                a = Layout(a)  # a shape alone: the compact column-major layout
-            b = None if op in UNARY or (op == "complement" and not self.b.value.strip()) \
-                else parse_operand(self.b.value)
-            result, steps = explain(op, a, b)
-        except (ValueError, TypeError, IndexError) as e:
-            return f"{type(e).__name__}: {e}\n", None
-        call = f"{op}({a})" if b is None else f"{op}({a}, {operand_text(b)})"
-        text = f"{call}\n  = {result}\n\nHow:\n" + "\n".join(f"  {s}" for s in steps) + "\n"
-        try:
-            png = _picture(result)
-        except (ValueError, TypeError, IndexError):
-            png = None
-        if png is None:
-            text += f"\n(no picture: rank {rank(result)}; pictures are for rank 1 and 2)\n"
-        return text, png
-
+        text, result = algebra_result(self.op.value, self.a.value, self.b.value)
+        return text, None if result is None else _picture(result)
 
 
 def layout_explorer(shape="(4,8)", stride="(1,4)"):
     """A widget: type a shape and stride (plain ints are static; stride empty = compact), see the
     layout's print_layout text and its picture."""
+    announce(explorer_spec("layout", ("shape", "shape", shape, None), ("stride", "stride", stride, None),
+                           ("major", "if no stride", "LayoutLeft", ["LayoutLeft", "LayoutRight"])))
     return LayoutExplorer(shape, stride).widget
 
 
 def algebra_explorer(op="logical_divide", a="(4,2,3):(2,1,8)", b="4:2"):
     """A widget: pick an algebra operation and operands (e.g. "(4,8):(1,4)", "((4,8),(1,4))", a tiler
     "(3:3,(2,4):(1,8))"), see the result, a step-by-step derivation and the picture."""
+    announce(explorer_spec("algebra", ("op", "operation", op, list(OPS)), ("a", "A", a, None),
+                           ("b", "B / tiler", b, None)))
     return AlgebraExplorer(op, a, b).widget
