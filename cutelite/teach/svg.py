@@ -66,7 +66,7 @@ def layout_rows(layout):
 def grid_svg(rows, cols, cell, title="", size_px=None, outlined=()):
     """An SVG grid: cell(m, n) gives (fill colour, label text or "", tooltip); `outlined` cells get a
     black border. Cells are square; the picture is at most size_px wide (default: 28 px a cell, capped)."""
-    px = size_px or min(28 * cols, 760)
+    px = size_px or min(28 * cols, 560)
     c = max(4.0, min(28.0, px / cols))
     top, left = 18 if title else 2, 2
     w, h = left + c * cols + 2, top + c * rows + 2
