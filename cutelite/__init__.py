@@ -3,7 +3,7 @@
 from .int_tuple import dyn, Dyn, shape_div, ceil_div, prefix_product, elem_scale, inner_product
 from .int_tuple import congruent, weakly_congruent, compatible
 from .layout import (
-    Layout, Underscore, _, LayoutLeft, LayoutRight, make_layout, make_ordered_layout,
+    Layout, Underscore, _, LayoutLeft, LayoutRight, make_layout, make_ordered_layout, make_layout_like,
     size, cosize, rank, depth, shape, stride, get, take, append, prepend, group, flatten, select,
     coalesce, filter, composition, complement, right_inverse, left_inverse,
     logical_divide, zipped_divide, tiled_divide, flat_divide,
@@ -18,11 +18,17 @@ from .tensor import (
     Tensor, make_tensor, is_tensor, local_tile, local_partition, inner_partition, outer_partition,
     tv_partition, owner_table, dice, get_flat_coord, offsets_of,
     # the algebra extended to tensors (on layouts these are exactly the layout functions)
-    composition, logical_divide, zipped_divide, tiled_divide, flat_divide,
+    make_fragment_like, composition, logical_divide, zipped_divide, tiled_divide, flat_divide,
 )
 from .atoms import (
     MMA_Atom, MMA_ATOMS, make_mma_atom, print_atom, tile_shape, fragment_of, owner_of,
     gather_fragments, scatter_fragments, mma_reference, quadpair_lanes,
+)
+from .copy_atoms import Copy_Atom, COPY_OPS, make_copy_atom
+from .tiled import (
+    TiledMMA, ThrMMA, TiledCopy, ThrCopy, make_tiled_mma, make_tiled_copy, make_tiled_copy_A,
+    make_tiled_copy_B, make_tiled_copy_C, make_tiled_copy_S, make_tiled_copy_D, make_tiled_copy_C_atom,
+    tile_shape, tile_size, thr_size, partition_shape_A, partition_shape_B, partition_shape_C,
 )
 from .bank_conflicts import (
     bank_of, wavefronts, ldmatrix_wavefronts, analyse, analyse_ldmatrix, swizzle_for, draw_banks, bank_widget,

@@ -2,7 +2,8 @@
 
 An atom for an instruction of shape M x N x K says
   * ThrID:      logical thread -> lane of the warp (the identity `_32:_1`, except Volta's m8n8k4,
-                where one product is computed by a quad-pair of 8 lanes: `(_4,_2):(_1,_16)`);
+                where one product is computed by a quad-pair of 8 lanes: `(_4,_2):(_1,_16)`, and the
+                one-thread atoms `UniversalFMA<D,A,B,C>` and `SM61_DP4A`: `_1:_0`, every lane its own product);
   * LayoutA_TV: (thread, value) -> index of A's element in the M x K tile, column-major (m + k*M);
   * LayoutB_TV: (thread, value) -> index of B's element in the N x K tile, column-major (n + k*N);
   * LayoutC_TV: (thread, value) -> index of C's (and D's) element in the M x N tile (m + n*M).
@@ -16,7 +17,7 @@ Post: str(atom) is the text C++ CuTe prints for `print(MMA_Atom<Op>{})` (tests/f
 
 from dataclasses import dataclass
 
-from .int_tuple import fmt
+from .int_tuple import fmt, is_int
 from .layout import Layout, size
 
 __all__ = ["MMA_Atom", "MMA_ATOMS", "make_mma_atom", "print_atom", "tile_shape", "fragment_of", "owner_of",
@@ -68,9 +69,25 @@ SM80_16x16_A = Layout(((4, 8), (2, 2, 2)), ((32, 1), (16, 8, 128)))
 SM80_8x16_B = Layout(((4, 8), (2, 2)), ((16, 1), (8, 64)))
 SM80_16x8_TF32_A = Layout(((4, 8), (2, 2)), ((16, 1), (8, 64)))
 SM80_8x8_TF32_B = Layout(((4, 8), 2), ((8, 1), 32))
+SM80_8x4 = Layout(((4, 8), 1), ((8, 1), 0))                       # (T32,V1) -> 8x4: (g, t)
+SM80_16x4_TF32_A = Layout(((4, 8), 2), ((16, 1), 8))              # (T32,V2) -> 16x4: (g + 8 v, t)
+SM80_8x16_Row = Layout(((4, 8), 4), ((32, 1), 8))                 # (T32,V4) -> 8x16: (g, 4t + v)
+SM80_16x16_S8_A = Layout(((4, 8), (4, 2)), ((64, 1), (16, 8)))    # (T32,V8) -> 16x16: (g + 8 v1, 4t + v0)
+SM80_16x32_S8_A = Layout(((4, 8), (4, 2, 2)), ((64, 1), (16, 8, 256)))
+SM80_8x32_S8_B = Layout(((4, 8), (4, 2)), ((32, 1), (8, 128)))   # (T32,V8) -> 8x32: (g, 4t + v0 + 16 v1)
 THR32 = Layout(32, 1)
 
+# One-thread atoms: each lane computes a whole (tiny) product on its own.
+THR1 = Layout(1, 0)
+ONE_1x1 = Layout((1, 1), (0, 0))
+ONE_1x4 = Layout((1, 4), (0, 1))                                  # DP4A: 4 int8 of A (or B) in one register
+
 _F16, _F32, _BF16, _TF32 = "float16", "float32", "bfloat16", "tf32"
+_S8, _S32, _F64 = "int8", "int32", "float64"
+# C++ scalar types that UniversalFMA<D,A,B,C> takes, and their NumPy-style names.
+CPP_SCALARS = {"float": _F32, "double": _F64, "half_t": _F16, "bfloat16_t": _BF16, "tfloat32_t": _TF32,
+               "int": _S32, "int32_t": _S32, "int8_t": _S8, "uint8_t": "uint8", "int16_t": "int16",
+               "uint32_t": "uint32", "int64_t": "int64"}
 # CuTe's suffix names A and B by BLAS convention: T = K-major ("row" A, "col" B in PTX), N = M-/N-major.
 _PTX_AB = {"TN": ".row.col", "NT": ".col.row", "NN": ".col.col", "TT": ".row.row"}
 
@@ -85,8 +102,21 @@ def _sm70(acc, ab):
     return MMA_Atom(name, ptx, (acc, _F16, _F16, acc), SM70_QuadPair, (8, 8, 4), a, b, c)
 
 
-def _sm80(name, ptx, types, mnk, a, b):
-    return MMA_Atom(name, ptx, types, THR32, mnk, a, b, SM80_16x8_Row)
+def _sm80(name, ptx, types, mnk, a, b, c=SM80_16x8_Row):
+    return MMA_Atom(name, ptx, types, THR32, mnk, a, b, c)
+
+
+def universal_fma(d, a=None, b=None, c=None):
+    """`UniversalFMA<D,A,B,C>`: one thread computes d = a * b + c on scalars of the C++ types named
+    (C++'s defaults: A = D, B = A, C = D). Its name is the full four-type spelling."""
+    a = d if a is None else a
+    b = a if b is None else b
+    c = d if c is None else c
+    for t in (d, a, b, c):
+        if t not in CPP_SCALARS:
+            raise ValueError(f"UniversalFMA: unknown scalar type {t!r}; known: {', '.join(CPP_SCALARS)}")
+    return MMA_Atom(f"UniversalFMA<{d},{a},{b},{c}>", "d = a * b + c (a C++ fma, no tensor core)",
+                    tuple(CPP_SCALARS[t] for t in (d, a, b, c)), THR1, (1, 1, 1), ONE_1x1, ONE_1x1, ONE_1x1)
 
 
 def _all_atoms():
@@ -110,7 +140,23 @@ def _all_atoms():
               (16, 8, 16), SM80_16x16_A, SM80_8x16_B),
         _sm80("SM80_16x8x8_F32TF32TF32F32_TN", k8 + ".f32.tf32.tf32.f32", (_F32, _TF32, _TF32, _F32),
               (16, 8, 8), SM80_16x8_TF32_A, SM80_8x8_TF32_B),
+        _sm80("SM80_16x8x4_F32TF32TF32F32_TN", "mma.sync.aligned.m16n8k4.row.col.f32.tf32.tf32.f32",
+              (_F32, _TF32, _TF32, _F32), (16, 8, 4), SM80_16x4_TF32_A, SM80_8x4),
+        _sm80("SM80_8x8x4_F64F64F64F64_TN", "mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64", (_F64,) * 4,
+              (8, 8, 4), SM80_8x4, SM80_8x4, SM80_8x8_Row),
     ]
+    s8 = (_S32, _S8, _S8, _S32)
+    k16 = "mma.sync.aligned.m8n8k16.row.col.s32.s8.s8.s32"
+    atoms += [_sm80(f"SM{sm}_8x8x16_S32S8S8S32_TN", k16, s8, (8, 8, 16), SM80_8x16_Row, SM80_8x16_Row, SM80_8x8_Row)
+              for sm in (75, 80)]
+    atoms += [
+        _sm80("SM80_16x8x16_S32S8S8S32_TN", "mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32", s8, (16, 8, 16),
+              SM80_16x16_S8_A, SM80_8x16_Row),
+        _sm80("SM80_16x8x32_S32S8S8S32_TN", "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32", s8, (16, 8, 32),
+              SM80_16x32_S8_A, SM80_8x32_S8_B),
+        MMA_Atom("SM61_DP4A", "dp4a.s32.s32", s8, THR1, (1, 1, 4), ONE_1x4, ONE_1x4, ONE_1x1),
+    ]
+    atoms += [universal_fma(t) for t in ("float", "double", "half_t", "int")]
     return {a.name: a for a in atoms}
 
 
@@ -118,10 +164,23 @@ MMA_ATOMS = _all_atoms()
 
 
 def make_mma_atom(name):
-    """The atom CuTe calls `name`, e.g. make_mma_atom("SM80_16x8x16_F16F16F16F16_TN")."""
-    if name not in MMA_ATOMS:
+    """The atom CuTe calls `name`, e.g. make_mma_atom("SM80_16x8x16_F16F16F16F16_TN") or
+    make_mma_atom("UniversalFMA<float, half_t, half_t, float>") (any of CPP_SCALARS, C++'s defaults for
+    omitted types; spaces and a `cute::`/`cutlass::` prefix are allowed)."""
+    if not isinstance(name, str):
+        raise TypeError(f"make_mma_atom: expected an atom's name (a str), got {name!r}")
+    text = "".join(name.split()).replace("cute::", "").replace("cutlass::", "")
+    if text.startswith("UniversalFMA<") and text.endswith(">"):
+        types = text[len("UniversalFMA<"):-1].split(",")
+        if not 1 <= len(types) <= 4:
+            raise ValueError(f"make_mma_atom: UniversalFMA takes 1 to 4 types, got {name!r}")
+        try:
+            return universal_fma(*types)
+        except ValueError as e:
+            raise ValueError(f"make_mma_atom: {e}") from None
+    if text not in MMA_ATOMS:
         raise ValueError(f"make_mma_atom: unknown atom {name!r}; known: {', '.join(MMA_ATOMS)}")
-    return MMA_ATOMS[name]
+    return MMA_ATOMS[text]
 
 
 # ---- who holds what -------------------------------------------------------------------------------------
@@ -155,15 +214,27 @@ def _thread_values(atom, operand):
     return size(tv, 0), size(tv, 1)
 
 
+def _copy_shift(atom, copy):
+    """How far the lanes of copy number `copy` of the atom sit from ThrID's own lanes: a warp-wide atom
+    has one copy (0); Volta's quad-pair q is shifted by 4q; a one-thread atom has a copy per lane."""
+    n = size(atom.ThrID)
+    return 0 if n == 32 else 4 * copy if n == 8 else copy
+
+
+def _copy_of(atom, lane):
+    """Which copy of the atom `lane` takes part in (see _copy_shift)."""
+    n = size(atom.ThrID)
+    return 0 if n == 32 else (lane >> 2) & 3 if n == 8 else lane
+
+
 def _logical_thread(atom, lane):
-    """lane -> logical thread of the atom. Lanes outside ThrID's image (Volta's quad-pairs 1-3) are the
-    same atom repeated: lane 4q + x plays the part of lane x of quad-pair 0."""
-    if not 0 <= lane < 32:
-        raise ValueError(f"lane must be in 0..31, got {lane}")
+    """lane -> logical thread of the atom. Lanes outside ThrID's image (Volta's quad-pairs 1-3, lanes
+    1-31 of a one-thread atom) run the same atom on their own product: lane 4q + x of Volta plays the
+    part of lane x of quad-pair 0."""
+    if not is_int(lane) or not 0 <= lane < 32:
+        raise ValueError(f"lane must be an int in 0..31, got {lane!r}")
     inverse = {atom.ThrID(t): t for t in range(size(atom.ThrID))}
-    if lane not in inverse:
-        lane -= 4 * ((lane >> 2) & 3)
-    return inverse[lane]
+    return inverse[lane - _copy_shift(atom, _copy_of(atom, lane))]
 
 
 def quadpair_lanes(q):
@@ -175,7 +246,8 @@ def fragment_of(atom, operand, lane):
     """The elements `lane` holds of operand "A", "B" or "C" (D too): a list of (register, (row, col)),
     register being the value index v (the PTX ISA's i), in order.
 
-    For an SM70 atom the coordinates are within the lane's own quad-pair product.
+    For an SM70 atom the coordinates are within the lane's own quad-pair product; for a one-thread atom
+    (UniversalFMA, SM61_DP4A) within the lane's own product.
     Post: fragment_of(atom, op, lane)[v] == (v, rc) exactly when owner_of(atom, op, *rc) == (lane, v)
           (quad-pair 0 lanes; a lane of quad-pair q answers for its own product).
     """
@@ -186,7 +258,8 @@ def fragment_of(atom, operand, lane):
 
 def owner_of(atom, operand, row, col, quadpair=0):
     """(lane, register) holding element (row, col) of operand "A", "B" or "C" (for SM70 atoms: of the
-    product of quad-pair `quadpair`). Raises ValueError for an element outside the tile."""
+    product of quad-pair `quadpair`; for one-thread atoms: of lane `quadpair`'s own product).
+    Raises ValueError for an element outside the tile."""
     rows, cols = tile_shape(atom, operand)
     if not (0 <= row < rows and 0 <= col < cols):
         raise ValueError(f"owner_of: ({row}, {col}) is outside the {rows}x{cols} tile of {operand}")
@@ -195,8 +268,7 @@ def owner_of(atom, operand, row, col, quadpair=0):
     for t in range(T):
         for v in range(V):
             if _row_col(atom, operand, tv(t, v)) == (row, col):
-                lane = atom.ThrID(t)
-                return lane + (4 * quadpair if size(atom.ThrID) < 32 else 0), v
+                return atom.ThrID(t) + _copy_shift(atom, quadpair), v
     raise ValueError(f"owner_of: no thread of {atom.name} holds {operand}({row}, {col})")
 
 
@@ -256,10 +328,11 @@ def mma_reference(atom, A, B, C):
 # ---- pictures for the widget: which elements a lane holds, who holds an element --------------------------
 def fragment_grids(atom, lane=None, element=None):
     """For each operand "A", "B", "C": a (rows, cols) grid of strings "T{lane}.{v}" (the owner of each element,
-    for SM70 within quad-pair 0's product, lanes renumbered to the lane's own quad-pair) and a boolean mask of
+    for SM70 within quad-pair 0's product, lanes renumbered to the lane's own quad-pair or, for a one-thread
+    atom, to the lane itself) and a boolean mask of
     the elements to highlight: those `lane` holds, or the one `element` = (operand, row, col) names."""
     import numpy as np  # NumPy only for fragment data: the atoms themselves need none
-    q = ((lane >> 2) & 3) if (lane is not None and size(atom.ThrID) < 32) else 0
+    shift = 0 if lane is None else _copy_shift(atom, _copy_of(atom, lane))
     out = {}
     for op in _OPERANDS:
         rows, cols = _index_table(atom, op)
@@ -267,7 +340,7 @@ def fragment_grids(atom, lane=None, element=None):
         labels = np.empty(tile_shape(atom, op), dtype=object)
         mask = np.zeros(tile_shape(atom, op), dtype=bool)
         for t in range(T):
-            ln = atom.ThrID(t) + (4 * q if size(atom.ThrID) < 32 else 0)
+            ln = atom.ThrID(t) + shift
             for v in range(V):
                 labels[rows[t, v], cols[t, v]] = f"T{ln}.{v}"
                 mask[rows[t, v], cols[t, v]] = (ln == lane)

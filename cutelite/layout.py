@@ -12,7 +12,7 @@ from . import int_tuple
 
 __all__ = [
     "Layout", "Underscore", "_", "LayoutLeft", "LayoutRight",
-    "make_layout", "make_ordered_layout",
+    "make_layout", "make_ordered_layout", "make_layout_like", "make_fragment_like",
     "size", "cosize", "rank", "depth", "shape", "stride", "get", "append", "prepend", "group", "flatten",
     "select", "take", "coalesce", "filter", "composition", "complement", "right_inverse", "left_inverse",
     "logical_divide", "zipped_divide", "tiled_divide", "flat_divide",
@@ -50,13 +50,14 @@ class LayoutRight:
 # The Layout type
 # --------------------------------------------------------------------------------------------------
 
-def _check_shape(s, what):
+def _check_shape(s, what, op="Layout"):
+    """TypeError naming `op` unless s is an int or a (nested) tuple of ints."""
     if is_tuple(s):
         for v in s:
-            _check_shape(v, what)
+            _check_shape(v, what, op)
         return
     if not is_int(s):
-        raise TypeError(f"Layout: {what} must hold ints, got {s!r} ({type(s).__name__})")
+        raise TypeError(f"{op}: {what} must hold ints, got {s!r} ({type(s).__name__})")
 
 
 class Layout:
@@ -181,22 +182,41 @@ def make_layout(*args):
 def make_ordered_layout(shape, order):
     """Compact layout whose modes are laid out in the given order (order[i] = rank of mode i).
 
-    Post: modes with smaller order get smaller strides; compact (cosize == size).
+    Dynamic entries of `order` count as larger than every static one, ordered left to right (C++).
+    Post: modes with smaller order get smaller strides; equal orders share a stride; compact when the
+          orders are distinct (cosize == size).
     """
     if order is LayoutLeft or order is LayoutRight:
         return make_layout(shape, order)
+    _check_shape(shape, "shape", "make_ordered_layout")
+    _check_shape(order, "order", "make_ordered_layout")
+    return Layout(shape, _ordered_strides(shape, order, "make_ordered_layout"))
+
+
+def _ordered_strides(shape, order, name):
+    """C++ compact_order(shape, order): compact strides for shape, modes visited by increasing order.
+    A dynamic order at flat position i becomes max(0, static orders) + 1 + i."""
+    ref_shape = flatten_tuple(wrap(_product_like(shape, order, name)))
     flat_order = flatten_tuple(wrap(order))
-    ref_shape = flatten_tuple(wrap(_product_like(shape, order)))
-    if len(ref_shape) != len(flat_order):
-        raise ValueError(f"make_ordered_layout: order {fmt(order)} does not match shape {fmt(shape)}")
-    return Layout(shape, _compact_order(shape, order, ref_shape, flat_order))
+    top = max([0] + [o for o in flat_order if is_static(o)])
+    ref_order = tuple(o if is_static(o) else top + 1 + i for i, o in enumerate(flat_order))
+    return _compact_order(shape, _unflatten(ref_order, order), ref_shape, ref_order)
 
 
-def _product_like(shape, guide):
+def _unflatten(values, like):
+    """The integers `values` (flat) arranged in the profile of `like`."""
+    it = iter(values)
+
+    def go(t):
+        return tuple(go(v) for v in t) if is_tuple(t) else next(it)
+    return go(like)
+
+
+def _product_like(shape, guide, name):
     if is_tuple(guide):
         if not is_tuple(shape) or len(shape) != len(guide):
-            raise ValueError(f"make_ordered_layout: order {fmt(guide)} does not match shape {fmt(shape)}")
-        return tuple(_product_like(s, g) for s, g in zip(shape, guide))
+            raise ValueError(f"{name}: order {fmt(guide)} does not match shape {fmt(shape)}")
+        return tuple(_product_like(s, g, name) for s, g in zip(shape, guide))
     return product(shape)
 
 
@@ -208,6 +228,38 @@ def _compact_order(shape, order, ref_shape, ref_order):
         if o < order:
             start = mul(start, s)
     return _compact(shape, LayoutLeft, start)
+
+
+def make_layout_like(layout):
+    """A compact layout of layout's shape whose strides follow the order of layout's strides (C++).
+
+    Static-0 strides stay _0 (the mode is broadcast, no storage); dynamic strides count as larger than
+    every static one, in order from left to right.
+    Post: shape(result) == shape(layout); cosize(result) == size(filter(layout)) for distinct strides.
+    """
+    if not isinstance(layout, Layout):
+        raise TypeError(f"make_layout_like: expected a Layout, got {layout!r}")
+    kept = _filter_zeros(layout.shape, layout.stride)
+    return Layout._make(layout.shape, _ordered_strides(kept, layout.stride, "make_layout_like"))
+
+
+def make_fragment_like(layout):
+    """make_layout_like, except that mode 0 is always compact column-major (static-0 strides kept), as an
+    MMA or copy atom's values want it; a shape, a rank-1 layout or one of dynamic shape gives the
+    compact column-major layout of its shape. A swizzled layout gives its inner layout's fragment.
+
+    Post: shape(result) == shape(layout) (as a tiled_product's ((mode 0), rest...)).
+    """
+    if hasattr(layout, "layout_b"):
+        return make_fragment_like(layout.layout_b)
+    if not isinstance(layout, Layout):
+        _check_shape(layout, "shape", "make_fragment_like")
+        return make_layout(layout)
+    if rank(layout) > 1 and is_static(layout.shape):
+        s0, d0 = layout.shape[0], layout.stride[0]
+        mode0 = Layout._make(s0, _compact(_filter_zeros(s0, d0), LayoutLeft))
+        return tiled_product(mode0, make_ordered_layout(layout.shape[1:], layout.stride[1:]))
+    return make_layout(layout.shape)
 
 
 # --------------------------------------------------------------------------------------------------

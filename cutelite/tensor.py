@@ -22,7 +22,7 @@ from .layout import Layout, _, make_layout, rank, size, slice_and_offset
 __all__ = [
     "Tensor", "make_tensor", "is_tensor", "composition", "logical_divide", "zipped_divide",
     "tiled_divide", "flat_divide", "dice", "get_flat_coord", "inner_partition", "outer_partition",
-    "local_tile", "local_partition", "tv_partition", "owner_table", "offsets_of",
+    "local_tile", "local_partition", "tv_partition", "owner_table", "offsets_of", "make_fragment_like",
 ]
 
 
@@ -160,6 +160,18 @@ def make_tensor(array_or_layout, layout=None, dtype="float32"):
         raise ValueError(f"make_tensor: layout {lay} reaches offsets {low}..{top}, outside the "
                          f"{engine.size} elements of the array")
     return Tensor(engine, lay)
+
+
+def make_fragment_like(x):
+    """C++ make_fragment_like: for a Tensor, a fresh zero-filled owning Tensor of the same dtype laid out
+    by make_fragment_like(x.layout) (mode 0 column-major, the other modes in x's stride order); for a
+    Layout, ComposedLayout or shape, cutelite's layout make_fragment_like.
+
+    Post: shape(result) == shape(x) (up to tiled_product's nesting); a Tensor result owns new memory.
+    """
+    if isinstance(x, Tensor):
+        return make_tensor(L.make_fragment_like(x.layout), dtype=x.engine.dtype)
+    return L.make_fragment_like(x)
 
 
 # ---- the algebra on tensors: same functions, applied to the layout; the engine is shared -------------

@@ -24,6 +24,7 @@ __all__ = [
     "cp_async_ca_4", "cp_async_ca_8", "cp_async_ca_16", "cp_async_cg_16",
     "cp_async_commit", "cp_async_wait",
     "ld_global_v4_f32", "ld_global_v4_b32", "st_global_v4_f32", "st_global_v4_b32",
+    "ld_shared_v4_f32", "ld_shared_v4_b32", "st_shared_v4_f32", "st_shared_v4_b32",
     "smem_addr", "pack_half2", "unpack_half2", "pack_bf16x2", "unpack_bf16x2",
     "shfl_sync", "shfl_xor_sync", "shfl_down_sync", "shfl_up_sync", "syncwarp",
 ]

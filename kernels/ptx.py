@@ -226,10 +226,17 @@ def cp_async_wait(typingctx, n):
 
 
 # ---- 128-bit global loads and stores ---------------------------------------------------------------------
-def _make_ld_v4(name, kind):
+def _address(space, context, builder, arrty, arr, idx, idxty):
+    """(address value, its LLVM type, its constraint letter) of arr[idx] in `space` (global or shared)."""
+    if space == "shared":
+        return _shared_u32(context, builder, arrty, arr, idx, idxty), _i32, "r"
+    return _global_u64(context, builder, arrty, arr, idx, idxty), _i64, "l"
+
+
+def _make_ld_v4(name, kind, space="global"):
     nty, lty, con = (types.float32, _f32, "f") if kind == "f32" else (types.uint32, _i32, "r")
-    text = "ld.global.v4.%s {$0,$1,$2,$3}, [$4];" % ("f32" if kind == "f32" else "b32")
-    constraints = ",".join(["=" + con] * 4 + ["l", "~{memory}"])
+    text = "ld.%s.v4.%s {$0,$1,$2,$3}, [$4];" % (space, "f32" if kind == "f32" else "b32")
+    constraints = ",".join(["=" + con] * 4 + ["r" if space == "shared" else "l", "~{memory}"])
 
     def impl(typingctx, arr, idx):
         _check_array(name, arr, idx)
@@ -237,8 +244,8 @@ def _make_ld_v4(name, kind):
 
         def codegen(context, builder, sig, args):
             check_target("ld.global.v4")
-            addr = _global_u64(context, builder, sig.args[0], args[0], args[1], sig.args[1])
-            out = _asm(builder, ir.LiteralStructType([lty] * 4), [_i64], text, constraints, [addr])
+            addr, aty, _ = _address(space, context, builder, sig.args[0], args[0], args[1], sig.args[1])
+            out = _asm(builder, ir.LiteralStructType([lty] * 4), [aty], text, constraints, [addr])
             return context.make_tuple(builder, sig.return_type, _unpack(builder, out, 4))
 
         return sig, codegen
@@ -246,10 +253,10 @@ def _make_ld_v4(name, kind):
     return _named(name, impl)
 
 
-def _make_st_v4(name, kind):
+def _make_st_v4(name, kind, space="global"):
     nty, lty, con = (types.float32, _f32, "f") if kind == "f32" else (types.uint32, _i32, "r")
-    text = "st.global.v4.%s [$0], {$1,$2,$3,$4};" % ("f32" if kind == "f32" else "b32")
-    constraints = ",".join(["l"] + [con] * 4 + ["~{memory}"])
+    text = "st.%s.v4.%s [$0], {$1,$2,$3,$4};" % (space, "f32" if kind == "f32" else "b32")
+    constraints = ",".join(["r" if space == "shared" else "l"] + [con] * 4 + ["~{memory}"])
 
     def impl(typingctx, arr, idx, v):
         _check_array(name, arr, idx)
@@ -258,9 +265,9 @@ def _make_st_v4(name, kind):
 
         def codegen(context, builder, sig, args):
             check_target("st.global.v4")
-            addr = _global_u64(context, builder, sig.args[0], args[0], args[1], sig.args[1])
+            addr, aty, _ = _address(space, context, builder, sig.args[0], args[0], args[1], sig.args[1])
             vals = _tuple_items(context, builder, sig.args[2], args[2], nty)
-            _asm(builder, ir.VoidType(), [_i64] + [lty] * 4, text, constraints, [addr] + vals)
+            _asm(builder, ir.VoidType(), [aty] + [lty] * 4, text, constraints, [addr] + vals)
             return context.get_dummy_value()
 
         return sig, codegen
@@ -272,6 +279,11 @@ ld_global_v4_f32 = _make_ld_v4("ld_global_v4_f32", "f32")
 ld_global_v4_b32 = _make_ld_v4("ld_global_v4_b32", "b32")
 st_global_v4_f32 = _make_st_v4("st_global_v4_f32", "f32")
 st_global_v4_b32 = _make_st_v4("st_global_v4_b32", "b32")
+# the same 16-byte accesses to shared memory (LDS.128 / STS.128; Numba never fuses scalar ones)
+ld_shared_v4_f32 = _make_ld_v4("ld_shared_v4_f32", "f32", "shared")
+ld_shared_v4_b32 = _make_ld_v4("ld_shared_v4_b32", "b32", "shared")
+st_shared_v4_f32 = _make_st_v4("st_shared_v4_f32", "f32", "shared")
+st_shared_v4_b32 = _make_st_v4("st_shared_v4_b32", "b32", "shared")
 
 
 # ---- shared-memory address ---------------------------------------------------------------------------

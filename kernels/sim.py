@@ -313,6 +313,22 @@ def st_global_v4_b32(arr, idx, v):
     _span(arr, idx, 16, "st_global_v4_b32").view(np.uint32)[:] = _regs(v)
 
 
+def ld_shared_v4_f32(arr, idx):
+    return tuple(_span(arr, idx, 16, "ld_shared_v4_f32").view(np.float32))
+
+
+def ld_shared_v4_b32(arr, idx):
+    return tuple(int(x) for x in _span(arr, idx, 16, "ld_shared_v4_b32").view(np.uint32))
+
+
+def st_shared_v4_f32(arr, idx, v):
+    _span(arr, idx, 16, "st_shared_v4_f32").view(np.float32)[:] = np.asarray(v, dtype=np.float32)
+
+
+def st_shared_v4_b32(arr, idx, v):
+    _span(arr, idx, 16, "st_shared_v4_b32").view(np.uint32)[:] = _regs(v)
+
+
 def smem_addr(arr, idx):
     """Simulator twin: there is no shared window, so this is the byte offset from the array's start."""
     return np.uint32(int(idx) * _ndarray(arr).dtype.itemsize)

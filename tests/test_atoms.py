@@ -31,16 +31,42 @@ CPP = cpp_prints()
 
 
 def test_fixture_covers_every_atom():
-    assert set(CPP) == set(MMA_ATOMS)
-    assert len(CPP) == 16
+    assert set(MMA_ATOMS) <= set(CPP)
+    assert len(MMA_ATOMS) == 27
+    assert set(CPP) - set(MMA_ATOMS) == {"UniversalFMA<float,half_t,half_t,float>"}
 
 
 @pytest.mark.parametrize("name", sorted(CPP))
 def test_print_matches_cpp(name, capsys):
     atom = make_mma_atom(name)
+    assert atom.name == name
     assert str(atom) == CPP[name]
     print_atom(atom)
     assert capsys.readouterr().out == CPP[name]
+
+
+@pytest.mark.parametrize("spelling, name, types", [
+    ("UniversalFMA<float, float, float, float>", "UniversalFMA<float,float,float,float>", ("float32",) * 4),
+    ("UniversalFMA<float>", "UniversalFMA<float,float,float,float>", ("float32",) * 4),
+    ("UniversalFMA<float,half_t>", "UniversalFMA<float,half_t,half_t,float>",
+     ("float32", "float16", "float16", "float32")),
+    ("cute::UniversalFMA<double,double,double,double>", "UniversalFMA<double,double,double,double>",
+     ("float64",) * 4),
+    ("UniversalFMA<int,int,int,int>", "UniversalFMA<int,int,int,int>", ("int32",) * 4),
+    (" SM61_DP4A ", "SM61_DP4A", ("int32", "int8", "int8", "int32")),
+    ("SM80_16x8x32_S32S8S8S32_TN", "SM80_16x8x32_S32S8S8S32_TN", ("int32", "int8", "int8", "int32")),
+    ("SM80_8x8x4_F64F64F64F64_TN", "SM80_8x8x4_F64F64F64F64_TN", ("float64",) * 4),
+])
+def test_names_as_a_user_writes_them(spelling, name, types):
+    """C++'s defaults: UniversalFMA<D, A = D, B = A, C = D> (cute/arch/mma.hpp)."""
+    atom = make_mma_atom(spelling)
+    assert (atom.name, atom.types) == (name, types)
+
+
+@pytest.mark.parametrize("bad", ["UniversalFMA<float,quad>", "UniversalFMA<>", "UniversalFMA<a,b,c,d,e>"])
+def test_bad_universal_fma(bad):
+    with pytest.raises(ValueError, match="make_mma_atom"):
+        make_mma_atom(bad)
 
 
 def test_print_letter_for_letter_m16n8k16():
@@ -95,6 +121,46 @@ def ptx_m16n8k8_tf32_b(lane, i):
     return (t if i == 0 else t + 4), g
 
 
+def ptx_m16n8k4_tf32_a(lane, i):
+    g, t = lane >> 2, lane % 4
+    return (g if i == 0 else g + 8), t
+
+
+def ptx_k4_b(lane, i):            # m16n8k4 .tf32 and m8n8k4 .f64: b0 at (k, n) = (threadID_in_group, groupID)
+    g, t = lane >> 2, lane % 4
+    return t, g
+
+
+def ptx_m8n8k4_f64_a(lane, i):
+    g, t = lane >> 2, lane % 4
+    return g, t
+
+
+def ptx_m8n8_c(lane, i):          # accumulators of m8n8k4 .f64 and m8n8k16 .s32
+    g, t = lane >> 2, lane % 4
+    return g, t * 2 + i
+
+
+def ptx_m8n8k16_a(lane, i):       # .s8: four bytes of one register
+    g, t = lane >> 2, lane % 4
+    return g, t * 4 + i
+
+
+def ptx_s8_b(lane, i):            # m8n8k16, m16n8k16, m16n8k32 .s8: (k, n)
+    g, t = lane >> 2, lane % 4
+    return t * 4 + (i & 3) + (16 if i >= 4 else 0), g
+
+
+def ptx_m16n8k16_s8_a(lane, i):
+    g, t = lane >> 2, lane % 4
+    return (g if i < 4 else g + 8), t * 4 + (i & 3)
+
+
+def ptx_m16n8k32_s8_a(lane, i):
+    g, t = lane >> 2, lane % 4
+    return (g if i < 4 or 8 <= i < 12 else g + 8), t * 4 + (i & 3) + (16 if i >= 8 else 0)
+
+
 # m8n8k4: quad-pair products; within one, lanes 0-3 take rows/cols 0-3 and lanes 16-19 take 4-7.
 def _half(lane):
     return 4 if lane >= 16 else 0
@@ -131,6 +197,21 @@ def ptx_formulas(name):
         a_lay, b_lay = PTX_AB[name[-2:]]
         c = (ptx_m8n8k4_c_f32, 8) if "F32F16" in name else (ptx_m8n8k4_c_f16, 8)
         return {"A": (ptx_m8n8k4_a(a_lay), 4), "B": (ptx_m8n8k4_b(b_lay), 4), "C": c}
+    if name == "SM61_DP4A":       # dp4a: d = dot(4 bytes of a, 4 bytes of b) + c, one thread
+        return {"A": (lambda lane, i: (0, i), 4), "B": (lambda lane, i: (i, 0), 4), "C": (lambda lane, i: (0, 0), 1)}
+    if name.startswith("UniversalFMA"):
+        one = (lambda lane, i: (0, 0), 1)
+        return {"A": one, "B": one, "C": one}
+    if "x8x16_S32S8" in name and name.startswith(("SM75_8x8", "SM80_8x8")):
+        return {"A": (ptx_m8n8k16_a, 4), "B": (ptx_s8_b, 4), "C": (ptx_m8n8_c, 2)}
+    if "16x8x16_S32S8" in name:
+        return {"A": (ptx_m16n8k16_s8_a, 8), "B": (ptx_s8_b, 4), "C": (ptx_m16n8_c, 4)}
+    if "16x8x32_S32S8" in name:
+        return {"A": (ptx_m16n8k32_s8_a, 16), "B": (ptx_s8_b, 8), "C": (ptx_m16n8_c, 4)}
+    if "16x8x4_F32TF32" in name:
+        return {"A": (ptx_m16n8k4_tf32_a, 2), "B": (ptx_k4_b, 1), "C": (ptx_m16n8_c, 4)}
+    if "F64F64" in name:
+        return {"A": (ptx_m8n8k4_f64_a, 1), "B": (ptx_k4_b, 1), "C": (ptx_m8n8_c, 2)}
     if "TF32" in name:
         return {"A": (ptx_m16n8k8_tf32_a, 4), "B": (ptx_m16n8k8_tf32_b, 2), "C": (ptx_m16n8_c, 4)}
     if "16x8x16" in name:
@@ -139,7 +220,20 @@ def ptx_formulas(name):
 
 
 def lanes_of(name):
-    return quadpair_lanes(0) if name.startswith("SM70") else list(range(32))
+    if name.startswith("SM70"):
+        return quadpair_lanes(0)
+    return [0] if name.startswith(("SM61", "UniversalFMA")) else list(range(32))
+
+
+@pytest.mark.parametrize("name", ["SM61_DP4A", "UniversalFMA<float,float,float,float>"])
+def test_one_thread_atoms_every_lane_has_its_own_product(name):
+    atom = make_mma_atom(name)
+    for lane in range(32):
+        for op in "ABC":
+            assert fragment_of(atom, op, lane) == fragment_of(atom, op, 0)
+    assert owner_of(atom, "A", 0, 0, quadpair=7) == (7, 0)
+    labels, mask = fragment_grids(atom, lane=9)["A"]
+    assert labels[0, 0] == "T9.0" and mask.all()
 
 
 @pytest.mark.parametrize("name", sorted(MMA_ATOMS))
@@ -186,10 +280,9 @@ def test_mma_reference_is_numpy_matmul(name):
     np.testing.assert_array_equal(scatter_fragments(atom, "C", d), A @ B + C)
     # and per the PTX formulas: lane l's D element i is (A @ B + C)[row, col]
     formula, n = ptx_formulas(name)["C"]
-    lanes = lanes_of(name)
-    for t, lane in enumerate(lanes if name.startswith("SM70") else range(32)):
-        if name.startswith("SM70"):
-            t = [atom.ThrID(x) for x in range(8)].index(lane)
+    lanes_of_threads = [atom.ThrID(x) for x in range(d.shape[0])]
+    for lane in lanes_of(name):
+        t = lanes_of_threads.index(lane)
         for i in range(n):
             assert d[t, i] == (A @ B + C)[formula(lane, i)]
 

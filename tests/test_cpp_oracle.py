@@ -75,6 +75,8 @@ OPS = {
     "make_layout_left": lambda a: cl.make_layout(shape(a["shape"])),
     "make_layout_right": lambda a: cl.make_layout(shape(a["shape"]), cl.LayoutRight),
     "make_ordered_layout": lambda a: cl.make_ordered_layout(shape(a["shape"]), value(a["order"])),
+    "make_layout_like": lambda a: cl.make_layout_like(layout(a["layout"])),
+    "make_fragment_like": lambda a: cl.make_fragment_like(layout(a["layout"])),
     "coalesce": lambda a: cl.coalesce(layout(a["layout"])),
     "coalesce_profile": lambda a: cl.coalesce(layout(a["layout"]), value(a["profile"])),
     "filter": lambda a: cl.filter(layout(a["layout"])),

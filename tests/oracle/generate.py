@@ -724,9 +724,31 @@ def gen_notes(rng):
     return out
 
 
+def gen_like(rng):
+    """make_layout_like and make_fragment_like: stride orders with ties, zeros, size-1 modes, negative and
+    dynamic strides, dynamic shapes (make_fragment_like's column-major fallback)."""
+    out = []
+    for op in ["make_layout_like", "make_fragment_like"]:
+        for i in range(300):
+            a = rand_layout(rng, max_size=rng.choice([16, 64, 256]), max_depth=rng.choice([1, 2, 3]),
+                            int_prob=0.08 if op == "make_fragment_like" else 0.12,
+                            kind=rng.choice(["left", "right", "perm", "gaps", "zeros", "zeros", "random"]))
+            if rng.random() < 0.15:  # negative strides
+                a = L(a.shape, unflatten([-v if rng.random() < 0.5 else v for v in flat(a.stride)], a.stride))
+            r = i % 10
+            if r in (6, 7):
+                a = make_dynamic(rng, a, p=0.35)
+            elif r == 8:  # dynamic strides only (a static shape keeps make_fragment_like's ordered branch)
+                a = L(a.shape, with_dyn(a.stride, {j for j in range(len(flat(a.stride))) if rng.random() < 0.5}))
+            elif r == 9:  # dynamic shapes only
+                a = L(with_dyn(a.shape, {j for j in range(len(flat(a.shape))) if rng.random() < 0.5} or {0}), a.stride)
+            out.append(C_layout_op(op, lambda n: "%s(%s)" % (op, n), a, pl=(rng.random() < 0.1)))
+    return out
+
+
 GENERATORS = [gen_make_layout, gen_coalesce, gen_filter, gen_composition, gen_complement, gen_inverse,
               gen_divide, gen_product, gen_common, gen_tile_to_shape, gen_cast, gen_slice, gen_swizzle,
-              gen_print_layout, gen_errors, gen_notes]
+              gen_print_layout, gen_errors, gen_notes, gen_like]
 
 
 # ----------------------------------------------------------------------------------------------
