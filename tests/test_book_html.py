@@ -445,3 +445,25 @@ def test_live_book(built, base_url, browser):
     print("live book timings:", timings)
     assert timings["first interaction, runtime cached (s)"] < 3, timings
     assert timings["32x32 layout redraw, median (ms)"] < 200, timings
+
+
+CHAPTERS = [p for p in PAGES if is_notebook(p)]
+
+
+@pytest.mark.parametrize("page", CHAPTERS)
+def test_live_chapter(page, built, base_url, browser):
+    """Every explorer of every chapter goes live and shows what cutelite computes in CPython."""
+    from cutelite.teach.live import view
+
+    facts = load(browser, base_url, page)
+    if not facts["live_panels"]:
+        assert facts["live_answers"] or "explorer" not in json.dumps(executed_notebook(page)), page
+        pytest.skip(f"{page} has no explorer")
+    browser.set_script_timeout(200)
+    result = browser.execute_async_script(_GO_LIVE.replace("p.dataset.draws", "document.querySelectorAll('.live-panel:not([data-draws])').length === 0"))
+    assert "error" not in result, result
+    shown = browser.execute_script(
+        "return Array.from(document.querySelectorAll('.live-panel')).map((p) => "
+        "({kind: p.dataset.kind, values: p.dataset.shown, text: p.querySelector('.live-text').textContent}));")
+    for panel in shown:
+        assert panel["text"] == json.loads(view(panel["kind"], panel["values"]))["text"], panel

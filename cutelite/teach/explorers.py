@@ -11,7 +11,7 @@ in Pyodide) both call these, so the same input shows the same text in both place
 Input errors never raise: cutelite's error text ("ValueError: composition: ...") becomes the text.
 """
 
-from ..atoms import fragment_of, make_mma_atom, owner_of, tile_shape
+from ..atoms import _copy_of, _copy_shift, fragment_of, make_mma_atom, owner_of, tile_shape
 from ..bank_conflicts import _widget_case
 from ..explain import OPS, UNARY, explain, operand_text
 from ..layout import Layout, LayoutLeft, LayoutRight, cosize, make_layout, rank, size
@@ -20,7 +20,7 @@ from ..printing import format_layout
 from ..swizzle import ComposedLayout
 
 __all__ = ["describe_layout", "layout_result", "algebra_result", "bank_result", "fragment_result",
-           "drawable", "OPS"]
+           "tiled_mma_result", "drawable", "OPS"]
 
 ERRORS = (ValueError, TypeError, IndexError, KeyError, ZeroDivisionError)
 
@@ -90,15 +90,15 @@ def bank_result(tile, pattern, B, M, S):
 
 
 def fragment_grid(atom, operand, lane=None, element=None):
-    """(labels, marked): labels[r][c] = "T{lane}.{v}", the owner of element (r, c) of the operand (for
-    SM70 atoms, within the product of `lane`'s quad-pair), and the set of cells to highlight: those `lane`
-    holds, or the one element = (row, col)."""
+    """(labels, marked): labels[r][c] = "T{lane}.{v}", the owner of element (r, c) of the operand (as
+    atoms.fragment_grids: within the product of `lane`'s copy of the atom), and the set of cells to
+    highlight: those `lane` holds, or the one element = (row, col)."""
     rows, cols = tile_shape(atom, operand)
-    q = (lane >> 2) & 3 if lane is not None and size(atom.ThrID) < 32 else 0
+    shift = 0 if lane is None else _copy_shift(atom, _copy_of(atom, lane))
     labels = [["" for _ in range(cols)] for _ in range(rows)]
     marked = set()
     for t in range(size(atom.ThrID)):
-        ln = atom.ThrID(t) + (4 * q if size(atom.ThrID) < 32 else 0)
+        ln = atom.ThrID(t) + shift
         for v, (r, c) in fragment_of(atom, operand, ln):
             labels[r][c] = f"T{ln}.{v}"
             if ln == lane:
@@ -129,3 +129,21 @@ def fragment_result(atom_name, mode="by lane", lane=0, operand="A", row=0, col=0
         return f"{operand}({r}, {c}) is held by lane {ln}, register v{v}\n", grids
     except ERRORS as e:
         return _error(e), None
+
+
+def tiled_mma_result(atom_name, thr_layout="(2,2,1)", tile="(32,32,16)", operand="C"):
+    """(text, (tv layout, tile shape) or None) for the TiledMMA explorer: str(TiledMMA) of
+    make_tiled_mma(make_mma_atom(atom), Layout(thr_layout), tile), and the operand's TV layout."""
+    from ..tiled import make_tiled_mma
+    try:
+        thr = parse_operand(thr_layout)
+        tiled = make_tiled_mma(make_mma_atom(atom_name), thr if isinstance(thr, Layout) else Layout(thr),
+                               parse_operand(tile) if tile.strip() else None)
+        tv = getattr(tiled, f"get_layout{operand}_TV")()
+        m, n, k = (tiled.tile_size_mnk(i) for i in range(3))
+        shape = {"A": (m, k), "B": (n, k), "C": (m, n)}[operand]
+    except ERRORS as e:
+        return _error(e), None
+    rows = {"A": "M x K", "B": "N x K", "C": "M x N"}[operand]
+    return f"{tiled}\nLayout{operand}_TV: {tv}\n  (thread, value) -> index into the {shape[0]}x{shape[1]} " \
+           f"tile ({rows}, column-major)\n", (tv, shape)

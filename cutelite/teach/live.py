@@ -23,7 +23,7 @@ from ..layout import Layout, make_layout
 from ..parse import parse_layout, parse_operand
 from ..swizzle import ComposedLayout, Swizzle
 from . import explorers as ex
-from .svg import bank_svg, grid_svg, layout_svg, thread_colour
+from .svg import bank_svg, grid_svg, layout_svg, tv_svg
 
 __all__ = ["announce", "announce_exercise", "view", "check", "read_answer"]
 
@@ -130,6 +130,9 @@ def _view(kind, v):
         text, grids = ex.fragment_result(v["atom"], v["mode"], v.get("lane", 0), v.get("operand", "A"),
                                          v.get("row", 0), v.get("col", 0))
         return text, _fragment_svg(grids) if grids else ""
+    if kind == "tiled_mma":
+        text, case = ex.tiled_mma_result(v["atom"], v.get("thr", "(2,2,1)"), v.get("tile", ""), v.get("operand", "C"))
+        return text, tv_svg(*case, title=f"Layout{v.get('operand', 'C')}_TV: thread colours") if case else ""
     raise ValueError(f"live: unknown explorer {kind!r}")
 
 
@@ -192,7 +195,7 @@ class _Cost:
 
 
 def _check(spec, text):
-    from .. import exercises
+    from . import exercises
     checker, name = spec["checker"], spec["name"]
     if checker == "swizzle":
         answer = read_answer(text)
