@@ -13,7 +13,7 @@ from cutelite.teach.widgets import AlgebraExplorer, LayoutExplorer
 
 
 def test_colours_are_matplotlibs():
-    for x in (0, 0.05, 0.37, 0.5, 0.93, 1):
+    for x in (0.0, 0.05, 0.37, 0.5, 0.93, 1.0):  # floats: matplotlib reads an int as a LUT index
         want = matplotlib.colormaps["viridis"](x)[:3]
         got = [int(viridis(x)[i:i + 2], 16) / 255 for i in (1, 3, 5)]
         assert max(abs(a - b) for a, b in zip(got, want)) < 16 / 255, x  # 11 stops, linear in between
