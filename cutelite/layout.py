@@ -272,6 +272,8 @@ def _shape_of(x):
         return x.shape
     if hasattr(x, "layout"):
         return x.layout.shape
+    if hasattr(x, "thr_layout"):  # TiledMMA / TiledCopy: their threads (C++ size(tiled_mma))
+        return x.thr_layout.shape
     return x
 
 
@@ -440,11 +442,19 @@ def slice_and_offset(coord, layout):
     the fixed ones. Post: layout(c) == offset + sub(c restricted to the free modes).
     """
     if hasattr(layout, "layout_b"):
+        from .swizzle import Swizzle, slice_swizzled
+        if _has_fixed(coord) and isinstance(layout.layout_a, Swizzle):
+            return slice_swizzled(coord, layout)
         sub_layout, off = slice_and_offset(coord, layout.layout_b)
         return layout.with_inner(sub_layout, add(layout.offset, off)), 0
     _check_slice(coord, layout.shape, layout)
     sub_layout = Layout._make(_slice(coord, layout.shape), _slice(coord, layout.stride))
     return sub_layout, crd2idx(coord, layout.shape, layout.stride)
+
+
+def _has_fixed(c):
+    """Whether a slicing coordinate fixes any mode (holds anything but _)."""
+    return any(_has_fixed(v) for v in c) if is_tuple(c) else not _is_free(c)
 
 
 def _check_slice(c, s, layout):

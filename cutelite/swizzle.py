@@ -5,7 +5,7 @@ them (the "yyy" mask) and XORs them into the B bits at M (the "zzz" mask). With 
 bits sit below the zzz bits. Because yyy and zzz must not overlap, CuTe requires abs(S) >= B.
 """
 
-from .int_tuple import add, fmt, is_int
+from .int_tuple import Dyn, add, fmt, is_int, is_tuple
 from .layout import Layout
 
 __all__ = ["Swizzle", "ComposedLayout"]
@@ -108,8 +108,143 @@ class ComposedLayout:
         return hash((self.layout_a, self.offset, self.layout_b))
 
     def __str__(self):
-        off = fmt(self.offset) if is_int(self.offset) else str(self.offset)
+        off = fmt(self.offset) if is_int(self.offset) and not isinstance(self.offset, MixedBits) else str(self.offset)
         return f"{self.layout_a} o {off} o {self.layout_b}"
 
     def __repr__(self):
         return f"ComposedLayout({self})"
+
+
+# ---- slicing a swizzled layout ------------------------------------------------------------------------
+# Slicing fixes some coordinates; their offset goes through the swizzle with the rest. When the sliced
+# layout cannot reach a Y bit and its Z partner both, CuTe folds the swizzle into the strides and the
+# pointer (the result is a plain Layout); otherwise it keeps the swizzle with the fixed bits as its offset.
+# A fixed coordinate that is only known at run time (a thread index) makes some of those bits dynamic:
+# MixedBits tracks which, exactly as C++ does, because it decides which strides print as static.
+
+class MixedBits(int):
+    """An int with static bits `s` and run-time bits `d` under the mask `f` (s & f == 0): C++ MixedBits."""
+
+    def __new__(cls, s, f, d):
+        obj = super().__new__(cls, s | d)
+        obj.s, obj.f, obj.d = s, f, d
+        return obj
+
+    def __str__(self):
+        return f"M_{self.s}|({self.d}&{self.f})={int(self)}"
+
+    __repr__ = __str__
+
+
+def _bits(x):
+    """(static bits, dynamic mask, dynamic value) of an int, Dyn or MixedBits."""
+    if isinstance(x, MixedBits):
+        return x.s, x.f, x.d
+    if type(x) is int:
+        return x, 0, 0
+    return 0, 0xFFFFFFFF, int(x) & 0xFFFFFFFF  # a plain run-time int: every bit is dynamic
+
+
+def _make_mixed(s, d, f):
+    """C++ make_mixed_bits: static s | (d & f), a plain int when no dynamic bit is left."""
+    f &= ~s
+    return s | (d & f) if f == 0 else MixedBits(s, f, d & f)
+
+
+def _xor(a, b):
+    s0, f0, d0 = _bits(a)
+    s1, f1, d1 = _bits(b)
+    return _make_mixed((~s0 & s1 & ~f0) | (s0 & ~s1 & ~f1), (s0 | d0) ^ (s1 | d1), f0 | f1)
+
+
+def _and(a, b):
+    s0, f0, d0 = _bits(a)
+    s1, f1, d1 = _bits(b)
+    return _make_mixed(s0 & s1, ((s1 & f0) & d0) | ((s0 & f1) & d1) | (d0 & d1),
+                       (s1 & f0) | (s0 & f1) | (f0 & f1))
+
+
+def _shift_right(a, n):
+    s, f, d = _bits(a)
+    return _make_mixed(s >> n, d >> n, f >> n) if n >= 0 else _make_mixed(s << -n, d << -n, f << -n)
+
+
+def _swizzle_bits(sw, x):
+    """sw(x) for an int or MixedBits (C++ Swizzle::apply with its MixedBits operators)."""
+    return _xor(x, _shift_right(_and(x, sw.yyy_msk), sw.shift))
+
+
+def _to_mixed_bits(layout, coord):
+    """XOR of coord_i * stride_i over the leaves of a power-of-two layout, static where coord_i is."""
+    from .int_tuple import idx2crd, flatten
+    shape, stride = flatten(layout.shape), flatten(layout.stride)
+    crd = flatten(idx2crd(coord, layout.shape))
+    out = 0
+    for s, d, c in zip(shape, stride, crd):
+        mask = (int(s) - 1) * int(d)
+        leaf = int(c) * int(d) & mask if type(c) is int else _make_mixed(0, int(c) * int(d), mask)
+        out = _xor(out, leaf)
+    return out
+
+
+def _dice(c, t):
+    """The sub-trees of t at the fixed (non-_) positions of c, flattened one level as C++ dice does."""
+    from .layout import _is_free
+    if is_tuple(c):
+        out = ()
+        for ci, ti in zip(c, t):
+            out += _dice(ci, ti) if is_tuple(ci) else (() if _is_free(ci) else (ti,))
+        return out
+    return () if _is_free(c) else t
+
+
+def _pick(cond, a, b):
+    """C++ conditional_return: static when the condition is, else a run-time int."""
+    if isinstance(cond, bool):
+        return a if cond else b
+    return Dyn(a if bool(cond) else b)
+
+
+def _is_zero(x):
+    """x == 0 as C++ decides it: a bool when x is static, else a run-time truth value (an int 0/1)."""
+    if type(x) is int:
+        return x == 0
+    return int(int(x) == 0)
+
+
+def _swizzle_strides(z_lower, z, y, offset, bits):
+    """The strides of the B bits of one swizzle field after slicing at `offset` (C++ make_swizzle_strides)."""
+    if z_lower:
+        return tuple(_pick(_is_zero(_and(offset, y << i)), z << i, -(z << i)) for i in range(bits))
+    return tuple(_pick(_is_zero(_and(offset, z << i)), (y + z) << i, (y - z) << i) for i in range(bits))
+
+
+def slice_swizzled(coord, layout):
+    """slice_and_offset for Swizzle o offset o L with some coordinates fixed (C++ swizzle_layout.hpp).
+
+    Post: for every coordinate c of the free modes, result_layout(c) + result_offset ==
+          layout(coord with its free modes set to c).
+    """
+    from .layout import Layout, _slice as slice_tuple, composition, make_layout, size
+    sw, inner = layout.layout_a, layout.layout_b
+    B, M, S = sw.bits, sw.base, abs(sw.shift)
+    shp = (1 << M, 1 << B, 1 << (S - B), 1 << B, 1)
+    anti_zy = Layout(shp, (1, 0, 1 << (M + B), 0, 1 << (M + B + S)))
+    only_zy = Layout(shp, (0, 1 << M, 0, 1 << (M + S), 0))
+    sliced = Layout._make(slice_tuple(coord, inner.shape), slice_tuple(coord, inner.stride))
+    diced = Layout._make(_dice(coord, inner.shape), _dice(coord, inner.stride))
+    diced_coord = _dice(coord, coord)
+    offset_only_zy = _xor(layout.offset, _to_mixed_bits(composition(only_zy, diced), diced_coord))
+    offset_anti_zy = composition(anti_zy, diced)(diced_coord)
+    sliced_zy = composition(only_zy, sliced)
+    active = sliced_zy(size(sliced_zy) - 1)
+    if active & ~sw(active):      # the sliced layout reaches a Y bit and its Z bit: keep the swizzle
+        return ComposedLayout(sw, offset_only_zy, sliced), int(offset_anti_zy)
+    z = sw.zzz_msk & -sw.zzz_msk
+    y = sw.yyy_msk & -sw.yyy_msk
+    lo = _swizzle_strides(z < y, z, y, offset_only_zy, B)
+    hi = _swizzle_strides(z > y, z, y, offset_only_zy, B)
+    field = (2,) * B if B > 1 else 2
+    folded = Layout((1 << M, field, 1 << (S - B), field, 1),
+                    (1, lo if B > 1 else lo[0], 1 << (M + B), hi if B > 1 else hi[0], 1 << (M + B + S)))
+    return composition(folded, sliced), int(_swizzle_bits(sw, offset_only_zy)) + int(offset_anti_zy)

@@ -14,7 +14,7 @@ their place gives back the partitioned Layout.
 
 from .atoms import MMA_Atom, tile_shape as atom_tile_shape
 from .copy_atoms import Copy_Atom
-from .int_tuple import crd2idx, fmt, is_int, is_static, is_tuple, product_each, mod
+from .int_tuple import crd2idx, dyn, fmt, is_int, is_static, is_tuple, product_each, mod
 from .layout import (
     Layout, _, append, complement, composition, coalesce, get, left_inverse, logical_divide,
     logical_product, make_layout, make_fragment_like, raked_product, rank, right_inverse, size, filter,
@@ -74,12 +74,14 @@ def _with_shape(layout, shape):
 
 
 def _thread_coord(layout, idx):
-    """The flat coordinate (one int per mode) at which `layout` takes the value idx (get_flat_coord)."""
+    """The flat coordinate (one int per mode) at which `layout` takes the value idx (get_flat_coord).
+    A thread index is a run-time value in CuTe, so the coordinate is dynamic (it shows in the strides
+    of a sliced swizzled layout)."""
     def hier(s, d):
         if is_tuple(s):
             return tuple(hier(si, di) for si, di in zip(s, d))
         return 0 if (s == 1 or d == 0) else (idx // d) % s
-    return tuple(int(crd2idx(hier(s, d), s)) for s, d in zip(layout.shape, layout.stride))
+    return tuple(dyn(int(crd2idx(hier(s, d), s))) for s, d in zip(layout.shape, layout.stride))
 
 
 def _check_thread(idx, n, what):
@@ -404,7 +406,7 @@ class TiledCopy:
 
     def get_slice(self, thr_idx):
         _check_thread(thr_idx, size(self.layout_tv, 0), "TiledCopy.get_slice")
-        return ThrCopy(self, thr_idx)
+        return ThrCopy(self, dyn(thr_idx))
 
     get_thread_slice = get_slice
 
@@ -435,8 +437,8 @@ def _check_divides(layout, tiler):
     for i, t in enumerate(tiler if is_tuple(tiler) else (tiler,)):
         n, m = size(shp[i]), size(t)
         if is_static(n) and mod(n, m) != 0:
-            raise ValueError(f"partition: mode {i} of the tensor {layout} has size {fmt(n)}, not a "
-                             f"multiple of the tile's {fmt(m)}")
+            raise ValueError(f"partition: mode {i} of the tensor {layout} has size {int(n)}, not a "
+                             f"multiple of the tile's {int(m)}")
 
 
 class ThrCopy:

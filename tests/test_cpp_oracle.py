@@ -53,10 +53,10 @@ def value(j):
 
 
 def tiler(j):
-    """A Layout, or a tuple of Layouts and (static) ints."""
+    """A Layout, or a tuple of Layouts, static ints and dynamic ints ({"value", "dyn"})."""
     if isinstance(j, dict):
         return layout(j)
-    return tuple(e if isinstance(e, int) else layout(e) for e in j)
+    return tuple(e if isinstance(e, int) else value(e) if "value" in e else layout(e) for e in j)
 
 
 def _order(j):

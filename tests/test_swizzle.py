@@ -4,7 +4,7 @@ article (each table entry recomputed here independently with NumPy bit arithmeti
 import numpy as np
 import pytest
 
-from cutelite import Layout, Swizzle, ComposedLayout, composition, format_layout, size, cosize, _
+from cutelite import Layout, Swizzle, ComposedLayout, composition, format_layout, size, cosize, _, dyn, slice_and_offset
 
 
 def reference_swizzle(offsets, b, m, s):
@@ -73,8 +73,17 @@ def test_print_layout_grid_format_of_the_article():
     assert len(lines) == 2 + 2 * 8 + 1
 
 
-def test_slicing_a_swizzled_layout_moves_the_offset():
+def test_slicing_a_swizzled_layout_folds_the_swizzle():
+    # C++ (CUTLASS 4.2, compiled): slice_and_offset(make_coord(_, Int<9>{}), Sw<3,3,3> o (8,64):(64,1))
+    # is ((_2,_4)):((_56,_144)) with offset 9; with a run-time 9 the strides are dynamic.
     composed = composition(Swizzle(3, 3, 3), Layout((8, 64), (64, 1)))
-    column = composed(_, 9)
-    assert str(column) == "Sw<3,3,3> o _9 o (_8):(_64)"
-    assert [column(i) for i in range(8)] == [composed(i, 9) for i in range(8)]
+    column, off = slice_and_offset((_, 9), composed)
+    assert (str(column), off) == ("((_2,_4)):((_56,_144))", 9)
+    assert [off + column(i) for i in range(8)] == [composed(i, 9) for i in range(8)]
+    column, off = slice_and_offset((_, dyn(9)), composed)
+    assert (str(column), off) == ("((_2,_2,_2)):((56,144,288))", 9)
+    # C++: Sw<2,2,3> o (16,32):(1,16) at (_, 3) -> ((_4,_2,_2)):((_1,-4,8)) | 52
+    col = composition(Swizzle(2, 2, 3), Layout((16, 32), (1, 16)))
+    sub, off = slice_and_offset((_, dyn(3)), col)
+    assert (str(sub), off) == ("((_4,_2,_2)):((_1,-4,8))", 52)
+    assert [off + sub(i) for i in range(16)] == [col(i, 3) for i in range(16)]

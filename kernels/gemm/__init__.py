@@ -15,6 +15,7 @@ import numpy as np
 from numba import cuda
 
 from ..capability import supports
+from .matmul import matmul  # noqa: F401
 from . import (simt_blocking1d, simt_blocking2d, simt_coalesced, simt_naive, simt_smem, simt_vectorized,
                simt_warptile, tc_sm75, tc_sm80)
 

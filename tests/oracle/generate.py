@@ -127,10 +127,10 @@ def tuple_json(t):
 
 
 def tiler_json(t):
-    """A tiler: a Layout, or a list whose entries are Layouts or ints."""
+    """A tiler: a Layout, or a list whose entries are Layouts, static ints, or dynamic ints ({"value", "dyn"})."""
     if isinstance(t, L):
         return t.json()
-    return [e.json() if isinstance(e, L) else int(e) for e in t]
+    return [e.json() if isinstance(e, L) else tuple_json(e) if isinstance(e, D) else int(e) for e in t]
 
 
 def tiler_cpp(t):
@@ -746,9 +746,203 @@ def gen_like(rng):
     return out
 
 
+def dynamize(rng, lay, how=None):
+    """lay with some integers dynamic: all of them, the shape's, the stride's, or a random few."""
+    how = how or rng.choice(["all", "shape", "stride", "some", "some"])
+    ns = len(flat(lay.shape))
+    pick = {"all": lambda: set(range(ns)), "shape": set, "stride": set,
+            "some": lambda: {i for i in range(ns) if rng.random() < 0.4}}
+    si = set(range(ns)) if how in ("all", "shape") else pick[how]()
+    di = set(range(ns)) if how in ("all", "stride") else (pick[how]() if how == "some" else set())
+    if not si and not di:
+        si = {rng.randrange(ns)}
+    return L(with_dyn(lay.shape, si), with_dyn(lay.stride, di))
+
+
+def maybe_dyn_tiler(rng, t):
+    """A tiler (Layout or list) with its layouts or ints made dynamic now and then."""
+    if isinstance(t, L):
+        return dynamize(rng, t) if rng.random() < 0.5 else t
+    return [(dynamize(rng, e) if isinstance(e, L) else D(e)) if rng.random() < 0.5 else e for e in t]
+
+
+def gen_dynamic(rng):
+    """Dynamic integers (C++ `int`) in every operation: layouts, tilers, orders, targets and cotargets."""
+    out = []
+
+    def unary(op, expr, a, **extra):
+        out.append(C_layout_op(op, lambda n: expr % n, a, extra_args=extra or None))
+
+    def rand_dyn(max_size=128, **kw):
+        return dynamize(rng, rand_layout(rng, max_size=max_size, max_depth=rng.choice([1, 2, 2, 3]), **kw))
+
+    for i in range(150):
+        unary("make_layout", "%s", rand_dyn())
+        s = rand_shape(rng, 128, max_depth=rng.choice([1, 2, 3]))
+        s = with_dyn(s, {j for j in range(len(flat(s))) if rng.random() < 0.6} or {0})
+        maker = rng.choice(["make_layout_left", "make_layout_right"])
+        out.append(Case(maker, {"shape": shape_json(s)},
+                        res("make_layout(%s%s)" % (cpp(s), ", LayoutRight{}" if maker == "make_layout_right" else ""))))
+        s = rand_shape(rng, 128, max_depth=rng.choice([1, 1, 2]), int_prob=0)
+        order = [rng.randrange(len(flat(s)) + 1) if rng.random() < 0.3 else k for k in range(len(flat(s)))]
+        rng.shuffle(order)
+        order = [D(o) if rng.random() < 0.4 else o for o in order]
+        if rng.random() < 0.5:
+            s = with_dyn(s, {j for j in range(len(flat(s))) if rng.random() < 0.5})
+        o = unflatten(order, s)
+        out.append(Case("make_ordered_layout", {"shape": shape_json(s), "order": tuple_json(o)},
+                        res("make_ordered_layout(%s, %s)" % (cpp(s), cpp(o, "make_step")))))
+    for i in range(200):
+        unary("coalesce", "coalesce(%s)", rand_dyn(kind=rng.choice(["left", "right", "perm", "gaps", "zeros", None])))
+        unary("filter", "filter(%s)", rand_dyn(kind=rng.choice(["zeros", "zeros", "random", "gaps", None])))
+    for i in range(120):
+        a = rand_layout(rng, max_size=128, max_depth=rng.choice([2, 3]), int_prob=0)
+        prof = tuple((tuple(1 for _ in m) if is_tuple(m) and rng.random() < 0.4 else 1)
+                     for m in list(a.shape)[:rng.randint(1, len(a.shape))])
+        unary("coalesce_profile", "coalesce(%%s, %s)" % cpp(prof, "make_tile"), dynamize(rng, a),
+              profile=tuple_json(prof))
+    for i in range(250):
+        a = rand_layout(rng, max_size=rng.choice([16, 64, 128, 256]), max_depth=rng.choice([1, 2, 3]))
+        b = rand_b_for(rng, a.size())
+        r = rng.random()
+        a, b = (dynamize(rng, a), b) if r < 0.4 else (a, dynamize(rng, b)) if r < 0.6 else (dynamize(rng, a), dynamize(rng, b))
+        out.append(Case("composition", {"a": a.json(), "b": b.json()},
+                        lay_in("a", a) + " " + lay_in("b", b) + " " + res("composition(a, b)")))
+    for i in range(200):
+        a = rand_layout(rng, max_size=rng.choice([64, 128, 256]), max_depth=rng.choice([1, 2]), int_prob=0)
+        t = rand_tuple_tiler(rng, a)
+        if rng.random() < 0.7:
+            a = dynamize(rng, a)
+        t = maybe_dyn_tiler(rng, t)
+        out.append(Case("composition_tiler", {"a": a.json(), "tiler": tiler_json(t)},
+                        lay_in("a", a) + " " + res("composition(a, %s)" % tiler_cpp(t))))
+    for i in range(200):
+        a = rand_injective(rng) if rng.random() < 0.85 else rand_layout(rng, 32)
+        unary("complement", "complement(%s)", dynamize(rng, a))
+        a = rand_injective(rng, 32)
+        cot = a.cosize() * rng.choice([1, 2, 3, 4]) if rng.random() < 0.7 else \
+            rand_shape(rng, 256, max_depth=1, max_rank=3, int_prob=0, min_size=4)
+        if rng.random() < 0.7:
+            a = dynamize(rng, a)
+        if rng.random() < 0.6:
+            cot = D(cot) if not is_tuple(cot) else with_dyn(cot, {j for j in range(len(cot)) if rng.random() < 0.5})
+        unary("complement_cotarget", "complement(%%s, %s)" % cpp(cot), a, cotarget=tuple_json(cot))
+    for op in ["right_inverse", "left_inverse"]:
+        for i in range(150):
+            a = rand_layout(rng, 128, kind=rng.choice(["left", "right", "perm", "perm", "zeros", "gaps"]),
+                            max_depth=rng.choice([1, 2]))
+            unary(op, op + "(%s)", dynamize(rng, a))
+    for op in DIVIDES:
+        for i in range(150):
+            if i % 2 == 0:
+                a = rand_layout(rng, max_size=rng.choice([32, 64, 128, 256]), max_depth=rng.choice([1, 2]))
+                t = rand_tile_for(rng, a.size()) if rng.random() < 0.6 else rand_b_for(rng, a.size())
+                kind = "layout"
+            else:
+                a = rand_layout(rng, max_size=rng.choice([64, 128, 256]), max_depth=rng.choice([1, 2]), int_prob=0)
+                t = rand_tuple_tiler(rng, a)
+                kind = "tuple"
+            if rng.random() < 0.75:
+                a = dynamize(rng, a)
+            t = maybe_dyn_tiler(rng, t)
+            case = Case(op, {"layout": a.json(), "tiler": tiler_json(t)},
+                        lay_in("a", a) + " " + res("%s(a, %s)" % (op, tiler_cpp(t))))
+            case.tag = kind
+            out.append(case)
+    for op in PRODUCTS + ["blocked_product", "raked_product"]:
+        for i in range(120):
+            a = rand_layout(rng, max_size=rng.choice([8, 16, 32]), max_depth=rng.choice([1, 2]),
+                            kind=rng.choice(["left", "right", "perm", "gaps", "zeros", None]))
+            if op in PRODUCTS and i % 2 == 1:
+                modes = list(a.shape) if is_tuple(a.shape) else [a.shape]
+                t = [rng.choice([1, 2, 3, 4]) if rng.random() < 0.5 else
+                     rand_layout(rng, 8, max_depth=1, max_rank=2, kind=rng.choice(["left", "right", "gaps"]))
+                     for _ in range(rng.randint(1, len(modes)))]
+                kind = "tuple"
+            else:
+                t = rand_layout(rng, max_size=max(1, 256 // a.size()) if a.size() <= 32 else 8,
+                                max_depth=rng.choice([1, 2]), max_rank=3,
+                                kind=rng.choice(["left", "right", "perm", "gaps", "zeros"]))
+                kind = "layout"
+            if rng.random() < 0.75:
+                a = dynamize(rng, a)
+            t = maybe_dyn_tiler(rng, t)
+            case = Case(op, {"layout": a.json(), "tiler": tiler_json(t)},
+                        lay_in("a", a) + " " + res("%s(a, %s)" % (op, tiler_cpp(t))))
+            case.tag = kind
+            out.append(case)
+    for op in ["max_common_vector", "max_common_layout"]:
+        for i in range(120):
+            s = rand_shape(rng, 128, max_depth=rng.choice([1, 2]))
+            a = L(s, rand_stride(rng, s, rng.choice(["left", "left", "right", "perm", "gaps"])))
+            b = L(s, a.stride if rng.random() < 0.4 else rand_stride(rng, s, rng.choice(["left", "right", "perm"])))
+            r = rng.random()
+            a, b = (dynamize(rng, a), b) if r < 0.4 else (a, dynamize(rng, b)) if r < 0.6 else (dynamize(rng, a), dynamize(rng, b))
+            body = lay_in("a", a) + " " + lay_in("b", b) + " "
+            body += "auto r = max_common_vector(a, b); ox_V(r);" if op == "max_common_vector" else res("max_common_layout(a, b)")
+            out.append(Case(op, {"a": a.json(), "b": b.json()}, body))
+    for i in range(200):
+        a = rand_layout(rng, 16, max_depth=rng.choice([1, 1, 2]), max_rank=3, int_prob=0.1,
+                        kind=rng.choice(["left", "right", "perm", "gaps"]))
+        ra = len(a.shape) if is_tuple(a.shape) else 1
+        r = max(ra, rng.choice([1, 2, 2, 3]))
+        blk = [prod(m) for m in (a.shape if is_tuple(a.shape) else (a.shape,))] + [1] * (r - ra)
+        trg = tuple(b * rng.choice([1, 2, 2, 3, 4]) for b in blk)
+        order = rng.choice([None, "right", "step"])
+        if order == "step":
+            o = list(range(len(trg)))
+            rng.shuffle(o)
+            order = tuple(D(x) if rng.random() < 0.3 else x for x in o)
+        ocpp = "" if order is None else (", LayoutRight{}" if order == "right" else ", " + cpp(order, "make_step"))
+        if rng.random() < 0.6:
+            a = dynamize(rng, a)
+        if rng.random() < 0.6:
+            trg = with_dyn(trg, {j for j in range(len(trg)) if rng.random() < 0.5})
+        args = {"block": a.json(), "shape": shape_json(trg),
+                "order": None if order is None else ("right" if order == "right" else tuple_json(order))}
+        out.append(Case("tile_to_shape", args, lay_in("a", a) + " " + res("tile_to_shape(a, %s%s)" % (cpp(trg), ocpp))))
+    for op in ["upcast", "downcast"]:
+        for i in range(120):
+            a = rand_layout(rng, 128, kind=rng.choice(["left", "right", "perm", "gaps", "zeros", "random"]),
+                            max_depth=rng.choice([1, 2]))
+            n = rng.choice([2, 2, 4, 4, 8, 16])
+            unary(op, "%s<%d>(%%s)" % (op, n), dynamize(rng, a), n=n)
+    for i in range(150):
+        a = dynamize(rng, rand_layout(rng, 128, max_depth=rng.choice([1, 2]), int_prob=0.0))
+        c = rand_coord(rng, a.shape)
+        if "_" in flat(c):
+            out.append(Case("slice", {"layout": a.json(), "coord": tuple_json(c)},
+                            lay_in("a", a) + " auto so = slice_and_offset(%s, a); auto r = get<0>(so); ox_R<true>(r, false); "
+                            "ox_P(\"offset\", get<1>(so)); ox_I(\"offset_value\", get<1>(so));" % cpp(c, "make_coord")))
+        a = dynamize(rng, rand_layout(rng, 128, max_depth=rng.choice([1, 2]), int_prob=0.1))
+        c = rand_coord(rng, a.shape, underscore_p=0.0, dyn_p=0.6)
+        out.append(Case("crd2idx", {"layout": a.json(), "coord": tuple_json(c)},
+                        lay_in("a", a) + " auto r = crd2idx(%s, a.shape(), a.stride()); ox_P(\"text\", r); ox_I(\"value\", r);"
+                        % cpp(c, "make_coord")))
+        s = rand_shape(rng, 128, max_depth=rng.choice([1, 2]))
+        s = with_dyn(s, {j for j in range(len(flat(s))) if rng.random() < 0.5} or {0})
+        idx = rng.randrange(prod(s))
+        idx = D(idx) if rng.random() < 0.6 else idx
+        out.append(Case("idx2crd", {"shape": shape_json(s), "index": tuple_json(idx)},
+                        "auto r = idx2crd(%s, %s); ox_P(\"text\", r);" % (cpp(idx), cpp(s))))
+    for i in range(100):
+        b, m, sh = rng.choice(SWIZZLES)
+        a = dynamize(rng, rand_layout(rng, rng.choice([64, 256, 512]), kind=rng.choice(["left", "right", "perm", "gaps"]),
+                                      max_depth=rng.choice([1, 2])))
+        out.append(Case("swizzle_layout", {"swizzle": [b, m, sh], "layout": a.json()},
+                        lay_in("a", a) + " auto r = composition(Swizzle<%d,%d,%d>{}, a); ox_R<false>(r, false);" % (b, m, sh)))
+    for i in range(100):
+        s0 = rand_shape(rng, 16, max_depth=rng.choice([1, 1, 2]), max_rank=2, int_prob=0)
+        s1 = rand_shape(rng, 16, max_depth=rng.choice([1, 1, 2]), max_rank=2, int_prob=0)
+        sh = (s0 if len(s0) > 1 else s0[0], s1 if len(s1) > 1 else s1[0])
+        a = dynamize(rng, L(sh, rand_stride(rng, sh)))
+        out.append(Case("print_layout", {"layout": a.json()}, lay_in("a", a) + " ox_PL(a);"))
+    return out
+
+
 GENERATORS = [gen_make_layout, gen_coalesce, gen_filter, gen_composition, gen_complement, gen_inverse,
               gen_divide, gen_product, gen_common, gen_tile_to_shape, gen_cast, gen_slice, gen_swizzle,
-              gen_print_layout, gen_errors, gen_notes, gen_like]
+              gen_print_layout, gen_errors, gen_notes, gen_like, gen_dynamic]
 
 
 # ----------------------------------------------------------------------------------------------

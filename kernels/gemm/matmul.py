@@ -1,0 +1,200 @@
+"""matmul(A, B, out=None, kernel="auto"): C = A @ B on the GPU (or in the simulator) with the ladder's
+best kernels.
+
+  * f32 inputs -> SIMT fp32 (simt_warptile); f16 / bf16 inputs -> f32 through tensor cores (tc_sm80 on
+    sm_80+, tc_sm75 on a T4; bf16 on sm_75 runs the SIMT kernel on exact f32 copies).
+  * Any M, N, K: shapes that are not multiples of the CTA tile are padded (zeros) into device copies,
+    and the result is cropped. Row- or column-major A and B: the tensor-core kernels read either in
+    place (ldmatrix or ldmatrix.trans); the SIMT kernel and odd strides get a row-major device copy.
+  * NumPy arrays are copied to the device and the result comes back as NumPy; device arrays (Numba,
+    CuPy, PyTorch: anything with __cuda_array_interface__) are used in place and a Numba device array
+    is returned (or `out`, when given).
+"""
+
+import numpy as np
+from numba import cuda
+
+from ..capability import CapabilityError, require
+from ..runtime import device_info, in_simulator
+from . import simt_warptile, tc_sm75, tc_sm80
+
+KERNELS = ("auto", "simt", "tc_sm75", "tc_sm80")
+_CACHE = {}
+
+
+def _bf16_dtype(x):
+    return getattr(getattr(x, "dtype", None), "name", str(getattr(x, "dtype", ""))).endswith("bfloat16")
+
+
+def _as_operand(x, name):
+    """(array the kernels can read: NumPy or Numba device, dtype tag 'f32'|'f16'|'bf16', on_device)."""
+    try:
+        import torch
+        if isinstance(x, torch.Tensor) and x.dtype == torch.bfloat16:
+            x = x.view(torch.int16)
+            return cuda.as_cuda_array(x).view(np.uint16), "bf16", True
+    except ImportError:
+        pass
+    on_device = hasattr(x, "__cuda_array_interface__")
+    if on_device:
+        a = x if _on_device(x) else cuda.as_cuda_array(x)
+    else:
+        a = np.asarray(x)
+    if a.ndim != 2:
+        raise ValueError("matmul: %s must be a matrix (2 dimensions), got shape %s" % (name, a.shape))
+    if _bf16_dtype(a):
+        return a.view(np.uint16), "bf16", on_device
+    tag = {np.dtype(np.float32): "f32", np.dtype(np.float16): "f16"}.get(np.dtype(a.dtype))
+    if tag is None:
+        raise TypeError("matmul: %s has dtype %s; supported: float32 (SIMT), float16 and bfloat16 (tensor "
+                        "cores, f32 result)" % (name, a.dtype))
+    return (a.view(np.uint16) if tag == "f16" else a), tag, on_device
+
+
+def _choose(kernel, dtype, cc):
+    if kernel not in KERNELS:
+        raise ValueError("matmul: kernel must be one of %s, got %r" % (", ".join(KERNELS), kernel))
+    if kernel == "auto":
+        if dtype == "f32":
+            return "simt"
+        if cc is None or cc >= (8, 0):
+            return "tc_sm80"
+        if dtype == "bf16":
+            return "simt"          # sm_75 has no bf16 mma: bf16 -> f32 is exact
+        require("mma.m16n8k8.f16", cc)
+        return "tc_sm75"
+    if kernel == "simt":
+        return kernel
+    if dtype == "f32":
+        raise TypeError("matmul: kernel %r takes float16/bfloat16 inputs, got float32 (use 'simt')" % kernel)
+    if kernel == "tc_sm75" and dtype == "bf16":
+        raise CapabilityError("matmul: tc_sm75 (mma.m16n8k8 on sm_75) has no bf16 inputs; use 'tc_sm80' or 'simt'")
+    if cc is not None:
+        for need in (("mma.m16n8k16.f16", "cp.async") if kernel == "tc_sm80" else ("mma.m16n8k8.f16", "ldmatrix")):
+            require(need, cc)
+    return kernel
+
+
+def _tc_kernel(which, dtype, a_kmajor, b_kmajor):
+    key = (which, dtype, a_kmajor, b_kmajor, in_simulator())
+    if key not in _CACHE:
+        small = dict(BM=64, BN=64, WARPS_M=2, WARPS_N=2) if in_simulator() else {}
+        if which == "tc_sm80":
+            _CACHE[key] = tc_sm80.make_kernel(a_kmajor=a_kmajor, b_kmajor=b_kmajor, dtype=dtype, **small)
+        else:
+            _CACHE[key] = tc_sm75.make_kernel(a_kmajor=a_kmajor, b_kmajor=b_kmajor, **small)
+    return _CACHE[key]
+
+
+@cuda.jit
+def _copy_pad(src, dst):
+    """dst[i, j] = src[i, j] inside src, 0 outside (any strides; f32 or 16-bit bits)."""
+    i, j = cuda.grid(2)
+    if i < dst.shape[0] and j < dst.shape[1]:
+        dst[i, j] = src[i, j] if i < src.shape[0] and j < src.shape[1] else 0
+
+
+@cuda.jit
+def _copy_crop(src, dst):
+    i, j = cuda.grid(2)
+    if i < dst.shape[0] and j < dst.shape[1]:
+        dst[i, j] = src[i, j]
+
+
+@cuda.jit
+def _bf16_to_f32(src, dst):
+    i, j = cuda.grid(2)
+    if i < dst.shape[0] and j < dst.shape[1]:
+        dst[i, j] = np.uint32(src[i, j]) << np.uint32(16)
+
+
+def _launch2(kernel, shape, *args):
+    grid = ((shape[0] + 15) // 16, (shape[1] + 15) // 16)
+    kernel[grid, (16, 16)](*args)
+
+
+def _on_device(a):
+    return hasattr(a, "copy_to_host")       # a Numba device array (or the simulator's stand-in)
+
+
+def _dev(a):
+    return a if _on_device(a) else cuda.to_device(np.ascontiguousarray(a))
+
+
+def _staged(a, rows, cols, dtype):
+    """A C-contiguous device copy of `a` padded with zeros to (rows, cols)."""
+    out = cuda.device_array((rows, cols), dtype)
+    _launch2(_copy_pad, (rows, cols), _dev(a), out)
+    return out
+
+
+def _fits_in_place(a, rows, cols, elem):
+    """Can a kernel read this (rows, cols) row-major operand in place: C-contiguous, exact shape,
+    16-byte aligned rows?"""
+    if not (_on_device(a) and a.is_c_contiguous() and a.shape == (rows, cols) and (cols * elem) % 16 == 0):
+        return False
+    ptr = getattr(a, "device_ctypes_pointer", None)
+    return ptr is None or (ptr.value or 0) % 16 == 0
+
+
+def _ceil(x, m):
+    return (x + m - 1) // m * m
+
+
+def matmul(A, B, out=None, kernel="auto"):
+    """C = A @ B: A (M, K), B (K, N) -> C (M, N) float32. See the module docstring."""
+    a, ta, dev_a = _as_operand(A, "A")
+    b, tb, dev_b = _as_operand(B, "B")
+    if ta != tb:
+        raise TypeError("matmul: A and B must have the same dtype, got %s and %s" % (ta, tb))
+    (M, K), (K2, N) = a.shape, b.shape
+    if K != K2:
+        raise ValueError("matmul: A is %dx%d and B is %dx%d: A's columns (%d) must equal B's rows (%d)"
+                         % (M, K, K2, N, K, K2))
+    info = device_info()
+    which = _choose(kernel, ta, None if info.simulator else info.cc)
+    if which == "simt" and ta == "bf16":      # exact upcast, then the fp32 kernel
+        a32, b32 = cuda.device_array((M, K), np.float32), cuda.device_array((K, N), np.float32)
+        _launch2(_bf16_to_f32, (M, K), _dev(a), a32)
+        _launch2(_bf16_to_f32, (K, N), _dev(b), b32)
+        a, b, ta = a32, b32, "f32"
+    if which == "simt":
+        T = simt_warptile
+        Mp, Np, Kp = _ceil(M, T.BM), _ceil(N, T.BN), _ceil(K, T.BK)
+        ag = a if _fits_in_place(a, Mp, Kp, 4) else _staged(a, Mp, Kp, np.float32)
+        bg = b if _fits_in_place(b, Kp, Np, 4) else _staged(b, Kp, Np, np.float32)
+        run = lambda C: T.gemm_simt_warptile[T.grid(Mp, Np)](ag, bg, C)  # noqa: E731
+    else:
+        # majorness: a column-major operand is its transpose, row-major, read with ldmatrix.trans
+        a_kmajor = not (a.strides[0] == a.itemsize and a.strides[1] != a.itemsize)
+        b_kmajor = b.strides[0] == b.itemsize and b.strides[1] != b.itemsize
+        k = _tc_kernel(which, ta, a_kmajor, b_kmajor)
+        c = k.config
+        Mp, Np, Kp = _ceil(M, c["BM"]), _ceil(N, c["BN"]), _ceil(K, c["BK"])
+        at = a if a_kmajor else a.T
+        bt = b.T if b_kmajor else b
+        ash = (Mp, Kp) if a_kmajor else (Kp, Mp)
+        bsh = (Np, Kp) if b_kmajor else (Kp, Np)
+        ag = at if _fits_in_place(at, *ash, 2) else _staged(at, *ash, np.uint16)
+        bg = bt if _fits_in_place(bt, *bsh, 2) else _staged(bt, *bsh, np.uint16)
+        run = lambda C: k[(Mp // c["BM"]) * (Np // c["BN"]), c["threads"]](ag, bg, C)  # noqa: E731
+    if out is not None:
+        o = cuda.as_cuda_array(out) if not isinstance(out, np.ndarray) else out
+        if o.shape != (M, N) or np.dtype(o.dtype) != np.float32:
+            raise ValueError("matmul: out must be a float32 (%d, %d) array, got %s %s" % (M, N, o.dtype, o.shape))
+    if out is not None and not isinstance(out, np.ndarray) and _fits_in_place(o, Mp, Np, 4):
+        run(o)
+        return out
+    C = cuda.device_array((Mp, Np), np.float32)
+    run(C)
+    if (Mp, Np) != (M, N):
+        Cc = cuda.device_array((M, N), np.float32)
+        _launch2(_copy_crop, (M, N), C, Cc)
+        C = Cc
+    if out is not None:
+        if isinstance(out, np.ndarray):
+            out[...] = C.copy_to_host()
+        else:
+            _launch2(_copy_crop, (M, N), C, o)
+        return out
+    return C if (dev_a or dev_b) else C.copy_to_host()
