@@ -26,12 +26,19 @@ endif
 export JUPYTER_PATH := $(abspath $(VENV))/share/jupyter$(if $(JUPYTER_PATH),:$(JUPYTER_PATH))
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
+# The live pages run cutelite in the reader's browser on Pyodide's core runtime, which is taken from the
+# npm registry's package `pyodide` (npm pack, no install) into _build/.pyodide and copied by the book's
+# extension (book/_ext/book_live.py) into _build/html/_static/live/. Only this step needs npm.
+PYODIDE_VERSION := 0.28.3
+PYODIDE := _build/.pyodide/$(PYODIDE_VERSION)
+export PYODIDE_DIR := $(abspath $(PYODIDE))/package
+
 # Executed chapters are cached in _build/.jupyter_cache, keyed on their code cells only. The library they
 # import is not part of that key, so the cache is dropped whenever a file of cutelite/ or kernels/ changes.
 PKG_SOURCES := $(shell find cutelite kernels -name '*.py' 2>/dev/null)
 PKG_STAMP := _build/.package-sources
 
-.PHONY: book test unit-test html-test install clean distclean help
+.PHONY: book test unit-test html-test install pyodide clean distclean help
 .DEFAULT_GOAL := help
 
 help:
@@ -53,11 +60,20 @@ $(STAMP): | $(BIN)/python
 	@rm -f $(VENV)/.installed-*
 	@touch $@
 
+pyodide: $(PYODIDE)/package/pyodide.asm.wasm
+
+$(PYODIDE)/package/pyodide.asm.wasm:
+	@command -v npm >/dev/null || { echo "npm is needed once to fetch Pyodide for the live pages (Node.js)"; exit 1; }
+	@mkdir -p $(PYODIDE)
+	cd $(PYODIDE) && npm pack --silent pyodide@$(PYODIDE_VERSION) >/dev/null && tar xzf pyodide-$(PYODIDE_VERSION).tgz
+	@rm -f $(PYODIDE)/pyodide-$(PYODIDE_VERSION).tgz
+	@touch $@
+
 $(PKG_STAMP): $(PKG_SOURCES)
 	@rm -rf _build/.jupyter_cache
 	@mkdir -p _build && touch $@
 
-book: $(STAMP) $(PKG_STAMP)
+book: $(STAMP) $(PKG_STAMP) pyodide
 	@echo "== building the book (NUMBA_ENABLE_CUDASIM=$${NUMBA_ENABLE_CUDASIM:-0})"
 	@start=$$(date +%s); \
 	$(BIN)/jupyter-book build . --all -W --keep-going; rc=$$?; \

@@ -13,7 +13,7 @@ from .layout import (
 )
 from .swizzle import Swizzle, ComposedLayout
 from .printing import format_layout, print_layout
-from .checks import check, check_close
+from .teach.checks import check, check_close
 from .tensor import (
     Tensor, make_tensor, is_tensor, local_tile, local_partition, inner_partition, outer_partition,
     tv_partition, owner_table, dice, get_flat_coord, offsets_of,

@@ -17,8 +17,6 @@ Post: str(atom) is the text C++ CuTe prints for `print(MMA_Atom<Op>{})` (tests/f
 
 from dataclasses import dataclass
 
-import numpy as np
-
 from .int_tuple import fmt, is_int
 from .layout import Layout, size
 
@@ -277,6 +275,7 @@ def owner_of(atom, operand, row, col, quadpair=0):
 # ---- the NumPy model of one instruction --------------------------------------------------------------------
 def _index_table(atom, operand):
     """(rows, cols) integer arrays of shape (T, V): where thread t's value v sits."""
+    import numpy as np  # NumPy only for fragment data: the atoms themselves need none
     tv = _tv(atom, operand)
     T, V = size(tv, 0), size(tv, 1)
     rc = np.array([[_row_col(atom, operand, tv(t, v)) for v in range(V)] for t in range(T)], dtype=np.int64)
@@ -286,6 +285,7 @@ def _index_table(atom, operand):
 def gather_fragments(atom, operand, matrix):
     """A whole operand matrix (PTX orientation) -> the fragments, an array (T, V): [t, v] is what logical
     thread t holds as value v."""
+    import numpy as np  # NumPy only for fragment data: the atoms themselves need none
     rows, cols = _index_table(atom, operand)
     matrix = np.asarray(matrix)
     if matrix.shape != tile_shape(atom, operand):
@@ -296,6 +296,7 @@ def gather_fragments(atom, operand, matrix):
 def scatter_fragments(atom, operand, frags):
     """The inverse of gather_fragments: fragments (T, V) -> the operand matrix. Every element must be
     written exactly once (a TV layout of an MMA operand is a bijection onto its tile)."""
+    import numpy as np  # NumPy only for fragment data: the atoms themselves need none
     rows, cols = _index_table(atom, operand)
     frags = np.asarray(frags)
     if frags.shape != rows.shape:
@@ -316,6 +317,7 @@ def mma_reference(atom, A, B, C):
     The model: scatter each operand's fragments into its matrix by its TV layout, D = A @ B + C (float64
     sums, rounded to C's dtype), gather D by LayoutC_TV.
     """
+    import numpy as np  # NumPy only for fragment data: the atoms themselves need none
     a = scatter_fragments(atom, "A", A).astype(np.float64)
     b = scatter_fragments(atom, "B", B).astype(np.float64)
     c = scatter_fragments(atom, "C", C)
@@ -329,6 +331,7 @@ def fragment_grids(atom, lane=None, element=None):
     for SM70 within quad-pair 0's product, lanes renumbered to the lane's own quad-pair or, for a one-thread
     atom, to the lane itself) and a boolean mask of
     the elements to highlight: those `lane` holds, or the one `element` = (operand, row, col) names."""
+    import numpy as np  # NumPy only for fragment data: the atoms themselves need none
     shift = 0 if lane is None else _copy_shift(atom, _copy_of(atom, lane))
     out = {}
     for op in _OPERANDS:
@@ -370,6 +373,11 @@ def fragment_widget(atom):
     """Core-ipywidgets explorer: pick a lane to see the A, B, C elements it holds (register v is shown as
     T{lane}.{v}); or pick an operand element to see its owner (lane, register)."""
     import ipywidgets as W
+    from .teach.live import announce, explorer_spec
+    announce(explorer_spec("fragments", ("atom", "atom", atom.name, list(MMA_ATOMS)),
+                           ("mode", "mode", "by lane", ["by lane", "by element"]), ("lane", "lane", "0", None),
+                           ("operand", "element of", "A", ["A", "B", "C"]), ("row", "row", "0", None),
+                           ("col", "col", "0", None)))
 
     lane = W.IntSlider(value=0, min=0, max=31, description="lane")
     op = W.Dropdown(options=["A", "B", "C"], value="A", description="element of")

@@ -36,7 +36,7 @@ from .int_tuple import idx2crd
 
 __all__ = ["NUM_BANKS", "BANK_BYTES", "bank_of", "lanes_per_phase", "BankReport",
            "wavefronts", "ldmatrix_wavefronts", "byte_addresses", "analyse", "analyse_ldmatrix",
-           "bank_grid", "lane_coords", "swizzle_for", "check_swizzle_answer",
+           "bank_grid", "lane_coords", "swizzle_for",
            "draw_banks", "bank_widget", "widget_redraw"]
 
 NUM_BANKS = 32
@@ -240,27 +240,6 @@ def swizzle_for(row_elems, elem_bytes, vector_bytes=16):
     return Swizzle(B, M, S)
 
 
-def check_swizzle_answer(answer, cost, name="swizzle"):
-    """Exercise check: `answer` is (B, M, S) or None; `cost(Swizzle)` returns the BankReport of the access.
-    Prints 'not answered yet', PASS (conflict-free), or the conflicts the answer leaves."""
-    from .swizzle import Swizzle
-    if answer is None:
-        print(f"{name}: not answered yet")
-        return False
-    try:
-        rep = cost(Swizzle(*answer))
-    except ValueError as e:
-        print(f"not yet {name}: {e}")
-        return False
-    if rep.conflicts == 0:
-        print(f"PASS {name}: Sw<{','.join(map(str, answer))}> gives {rep.wavefronts} wavefronts, no conflicts")
-        return True
-    print(f"not yet {name}: Sw<{','.join(map(str, answer))}> still needs {rep.wavefronts} wavefronts "
-          f"(ideal {rep.ideal}): the worst bank serves {rep.ways} words. Are the yyy bits the row bits, "
-          f"and are there enough of them to tell the rows of one phase apart?")
-    return False
-
-
 # ---- pictures and the widget (matplotlib and ipywidgets are imported only here) -----------------------
 def draw_banks(layout, elem_bytes=4, access=None, ax=None, title=None, numbers=True):
     """Draw a rank-2 layout as a grid of cells coloured by bank; outline the cells `access` touches
@@ -338,6 +317,10 @@ def bank_widget():
     import ipywidgets as w
     import matplotlib.pyplot as plt
     from IPython.display import display
+    from .teach.live import announce, explorer_spec
+    announce(explorer_spec("banks", ("tile", "tile", list(_TILES)[0], list(_TILES)),
+                           ("pattern", "access", _PATTERNS[0], list(_PATTERNS)),
+                           ("B", "B", "0", None), ("M", "M", "0", None), ("S", "S", "5", None)))
     tile = w.Dropdown(options=list(_TILES), description="tile")
     pattern = w.Dropdown(options=list(_PATTERNS), description="access")
     B, M, S = (w.IntSlider(value=v, min=lo, max=hi, description=n)

@@ -166,10 +166,10 @@ def _product_steps(op, a, t):
         return r, [f"complement of the block up to size(A) * cosize(B) = {n}: {c} (where copies can go)",
                    f"complement o B = {composition(c, t)}: B chooses which copies, in its order",
                    f"logical_product = (A, complement o B) = {r}"]
+    r = (blocked_product if op == "blocked_product" else raked_product)(a, t)  # its errors first
     rr = max(rank(a), rank(t))
     pa, pt = append(a, n=rr), append(t, n=rr)
     lp = logical_product(pa, pt)
-    r = (blocked_product if op == "blocked_product" else raked_product)(a, t)
     order = "(block_i, tiler_i): the block's elements stay together" if op == "blocked_product" else \
         "(tiler_i, block_i): the copies are interleaved, one element of each in turn"
     return r, [f"pad both to rank {rr}: {pa} and {pt}",

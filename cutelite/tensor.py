@@ -11,9 +11,8 @@ layout. Element c is ``engine[offset + layout(c)]``. Everything else is layout a
     tv_partition(t, tv, thread)                            composition(layout, tv), then slice (thread, _)
 
 No operation copies data: a view writes through to its engine, as in CuTe.
+The data is a NumPy array, imported where data is touched: on layouts, these functions need no NumPy.
 """
-
-import numpy as np
 
 from .int_tuple import is_int, is_tuple, wrap, product_each, crd2idx, idx2crd, flatten as flatten_tuple
 from .int_tuple import prefix_product
@@ -45,6 +44,7 @@ def offsets_of(layout):
     """layout(i) for i = 0 .. size-1, as an int64 array shaped product_each(shape), column-major:
     ``offsets_of(L)[m, n] == L(m, n)`` for a rank-2 layout (each index is a mode's 1-D coordinate).
     """
+    import numpy as np
     n = size(layout)
     i = np.arange(n, dtype=np.int64)
     if hasattr(layout, "layout_b"):  # swizzled: inner offsets, plus the offset, then the swizzle
@@ -70,6 +70,7 @@ class Tensor:
     __slots__ = ("engine", "layout", "offset")
 
     def __init__(self, engine, layout, offset=0):
+        import numpy as np
         if not isinstance(engine, np.ndarray) or engine.ndim != 1:
             raise TypeError(f"Tensor: the engine must be a 1-D NumPy array, got {type(engine).__name__}"
                             + (f" of shape {engine.shape}" if isinstance(engine, np.ndarray) else ""))
@@ -135,7 +136,7 @@ def is_tensor(x):
     return isinstance(x, Tensor)
 
 
-def make_tensor(array_or_layout, layout=None, dtype=np.float32):
+def make_tensor(array_or_layout, layout=None, dtype="float32"):
     """A Tensor over existing memory, or a new zero-filled one.
 
     make_tensor(array, layout): a view of `array`'s memory (a NumPy array of any shape, taken flat in
@@ -143,6 +144,7 @@ def make_tensor(array_or_layout, layout=None, dtype=np.float32):
     make_tensor(layout, dtype=...): owning: a fresh zero array just large enough for the layout.
     Raises if some coordinate maps outside the memory.
     """
+    import numpy as np
     if layout is None:
         lay = array_or_layout if _is_layout(array_or_layout) else make_layout(array_or_layout)
         return Tensor(np.zeros(int(offsets_of(lay).max()) + 1, dtype=dtype), lay)
@@ -302,6 +304,7 @@ def owner_table(tv_layout, tile_shape):
     leaves holes) are found by scanning. If several threads hold an element (a stride-0 thread mode),
     the one the inverse picks is shown.
     """
+    import numpy as np
     shp = product_each(tile_shape)
     n = int(np.prod(shp))
     nthr = size(tv_layout, 0)

@@ -189,7 +189,7 @@ def test_swizzle_for_gives_the_usual_gemm_swizzles():
 
 
 def test_check_swizzle_answer(capsys):
-    from cutelite.bank_conflicts import check_swizzle_answer
+    from cutelite.teach.exercises import check_swizzle_answer
     L = Layout((32, 32), (32, 1))
     cost = lambda sw: analyse(composition(sw, L), [(i, 0) for i in range(32)])  # noqa: E731
     assert not check_swizzle_answer(None, cost, "e")

@@ -194,6 +194,8 @@ return {
   widget_views: document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]').length,
   widgets_rendered: document.querySelectorAll('.widget-subarea').length,
   colab: colab,
+  live_panels: document.querySelectorAll('.live-panel').length,
+  live_answers: document.querySelectorAll('.live-answer').length,
 };
 """
 
@@ -299,3 +301,169 @@ def test_generated_page(page, built, base_url, browser):
         e.get("message", "") for e in facts["console"]
     )
     assert not facts["external"], f"{page}: loads from outside the book: {facts['external']}"
+
+
+# ---------------------------------------------------------------- the live book
+
+LIVE_LAYOUT_PAGE = "chapters/01_layouts"
+LIVE_ALGEBRA_PAGE = "chapters/02_layout_algebra"
+LIVE_TIMINGS = ROOT / "_build" / "live-timings.json"  # what the last run measured (book/LIVE_TIMINGS.md)
+
+# Layout explorer cases: (shape, stride); algebra explorer cases: (op, A, B). Each is typed into the page
+# and the page's text must equal what cutelite prints in CPython, error text included.
+LAYOUT_CASES = [
+    ("(4,8)", "(1,4)"), ("(4,(2,3))", "(2,(1,8))"), ("(2,2,2)", "(4,2,1)"), ("(4,8)", ""),
+    ("(8,4):(4,1)", ""), ("(4,8)", "(1,4,2)"), ("(4,8", "(1,4)"), ("(32,32)", "(1,32)"),
+]
+ALGEBRA_CASES = [
+    ("composition", "(4,8):(8,1)", "(2,2):(1,4)"),
+    ("composition", "(4,6):(1,8)", "3:2"),                # Shape Divisibility Condition: must raise
+    ("logical_divide", "(4,2,3):(2,1,8)", "4:2"),
+    ("zipped_divide", "(9,(4,8)):(59,(13,1))", "(3:3, (2,4):(1,8))"),
+    ("complement", "4:2", "16"),
+    ("coalesce", "(2,(1,6)):(1,(6,2))", ""),
+    ("right_inverse", "(4,8):(8,1)", ""),
+    ("blocked_product", "(2,2):(1,2)", "(3,4)"),
+    ("raked_product", "(2,2):(1,2)", "(3,4):(4,1)"),
+    ("flat_divide", "(8,8):(1,8)", "(2,4)"),
+]
+
+_GO_LIVE = """
+const done = arguments[arguments.length - 1];
+const t0 = performance.now();
+document.querySelector('.live-go').click();
+(function poll() {
+  const p = document.querySelector('.live-panel');
+  if (p && p.dataset.draws) done({ms: performance.now() - t0});
+  else if (performance.now() - t0 > 180000) done({error: document.querySelector('.live-status').textContent});
+  else setTimeout(poll, 20);
+})();
+"""
+
+# Set the fields of the first live panel of `kind`, wait until its text shows them; {text, ms}.
+_SET_FIELDS = """
+const [kind, values, done] = arguments;
+const panel = document.querySelector(`.live-panel[data-kind="${kind}"]`);
+const form = panel.querySelector('form');
+for (const [name, value] of Object.entries(values)) {
+  const input = form.elements[name];
+  input.value = value;
+  input.dispatchEvent(new Event('input', {bubbles: true}));
+}
+const want = JSON.stringify(Object.fromEntries(new FormData(form)));
+const t0 = performance.now();
+(function poll() {
+  if (panel.dataset.shown === want) {
+    done({text: panel.querySelector('.live-text').textContent, ms: Number(panel.dataset.ms),
+          svg: panel.querySelectorAll('.live-picture svg rect').length});
+  } else if (performance.now() - t0 > 30000) done({error: 'no redraw for ' + want});
+  else setTimeout(poll, 5);
+})();
+"""
+
+_ANSWER = """
+const [name, answer, done] = arguments;
+const form = Array.from(document.querySelectorAll('.live-answer'))
+  .find((f) => f.querySelector('.live-label').textContent === name + ': ');
+if (!form) { done({error: 'no answer box for ' + name}); return; }
+form.querySelector('input').value = answer;
+const verdict = form.querySelector('.live-verdict');
+verdict.textContent = '';
+form.querySelector('button').click();
+const t0 = performance.now();
+(function poll() {
+  if (/right|wrong/.test(verdict.className) || /failed/.test(verdict.textContent)) {
+    done({ok: verdict.classList.contains('right'), text: verdict.textContent});
+  } else if (performance.now() - t0 > 60000) done({error: 'no verdict: ' + verdict.textContent});
+  else setTimeout(poll, 20);
+})();
+"""
+
+
+def go_live(browser, base_url, page):
+    facts = load(browser, base_url, page)
+    assert facts["live_panels"], f"{page}: no live explorer on the page"
+    result = browser.execute_async_script(_GO_LIVE)
+    assert "error" not in result, f"{page}: the live runtime did not start: {result}"
+    return result["ms"]
+
+
+def test_live_book(built, base_url, browser):
+    """Make two chapters live, type layouts, algebra operations and answers; compare with CPython."""
+    from cutelite.teach.explorers import algebra_result, layout_result
+    from cutelite.teach.live import check
+
+    if not (built / "_static" / "live" / "manifest.json").exists():
+        pytest.fail("_static/live/manifest.json is missing: the build did not add Pyodide and cutelite's wheel")
+    browser.set_script_timeout(200)
+    timings = {"cold start (s)": go_live(browser, base_url, LIVE_LAYOUT_PAGE) / 1e3}
+
+    # A layout typed key by key, as a reader does, then the batch.
+    shape = browser.find_element("css selector", '.live-panel[data-kind="layout"] input[name="shape"]')
+    shape.clear()
+    shape.send_keys("(2,(2,2))")
+    stride = browser.find_element("css selector", '.live-panel[data-kind="layout"] input[name="stride"]')
+    stride.clear()
+    stride.send_keys("(1,(4,2))")
+    shown = browser.execute_async_script(_SET_FIELDS, "layout", {})
+    assert shown["text"] == layout_result("(2,(2,2))", "(1,(4,2))")[0]
+    for shape, stride in LAYOUT_CASES:
+        shown = browser.execute_async_script(_SET_FIELDS, "layout", {"shape": shape, "stride": stride})
+        assert "error" not in shown, shown
+        assert shown["text"] == layout_result(shape, stride)[0], (shape, stride)
+
+    # Redraws of a 32x32 layout: switch between two, so each one really recomputes.
+    redraws = []
+    for i in range(10):
+        stride = "(1,32)" if i % 2 else "(32,1)"
+        shown = browser.execute_async_script(_SET_FIELDS, "layout", {"shape": "(32,32)", "stride": stride})
+        assert shown["svg"] == 32 * 32
+        redraws.append(shown["ms"])
+    redraws.sort()
+    timings["32x32 layout redraw, median (ms)"] = redraws[len(redraws) // 2]
+    timings["32x32 layout redraw, worst (ms)"] = redraws[-1]
+
+    # The algebra explorer and the exercises of chapter 2; the runtime is cached by the browser by now.
+    timings["first interaction, runtime cached (s)"] = go_live(browser, base_url, LIVE_ALGEBRA_PAGE) / 1e3
+    for op, a, b in ALGEBRA_CASES:
+        shown = browser.execute_async_script(_SET_FIELDS, "algebra", {"op": op, "a": a, "b": b})
+        assert "error" not in shown, shown
+        assert shown["text"] == algebra_result(op, a, b)[0], (op, a, b)
+    shown = browser.execute_async_script(_SET_FIELDS, "algebra", {"op": "composition", "a": "(4,6):(1,8)", "b": "3:2"})
+    assert shown["text"].startswith("ValueError: composition:") and shown["svg"] == 0
+
+    spec = browser.execute_script(
+        "return Array.from(document.querySelectorAll('div.cutelite-live'))"
+        ".map((d) => d.dataset.live).find((s) => JSON.parse(s).name === 'exercise 1');")
+    for answer, right in (("(2,2):(8,1)", True), ("(2,2):(1,8)", False)):
+        verdict = browser.execute_async_script(_ANSWER, "exercise 1", answer)
+        assert "error" not in verdict, verdict
+        want = json.loads(check(spec, answer))
+        assert verdict["ok"] is right and want["ok"] is right
+        assert verdict["text"].endswith(want["message"]), (verdict, want)
+    LIVE_TIMINGS.write_text(json.dumps(timings, indent=1) + "\n")
+    print("live book timings:", timings)
+    assert timings["first interaction, runtime cached (s)"] < 3, timings
+    assert timings["32x32 layout redraw, median (ms)"] < 200, timings
+
+
+CHAPTERS = [p for p in PAGES if is_notebook(p)]
+
+
+@pytest.mark.parametrize("page", CHAPTERS)
+def test_live_chapter(page, built, base_url, browser):
+    """Every explorer of every chapter goes live and shows what cutelite computes in CPython."""
+    from cutelite.teach.live import view
+
+    facts = load(browser, base_url, page)
+    if not facts["live_panels"]:
+        assert facts["live_answers"] or "explorer" not in json.dumps(executed_notebook(page)), page
+        pytest.skip(f"{page} has no explorer")
+    browser.set_script_timeout(200)
+    result = browser.execute_async_script(_GO_LIVE.replace("p.dataset.draws", "document.querySelectorAll('.live-panel:not([data-draws])').length === 0"))
+    assert "error" not in result, result
+    shown = browser.execute_script(
+        "return Array.from(document.querySelectorAll('.live-panel')).map((p) => "
+        "({kind: p.dataset.kind, values: p.dataset.shown, text: p.querySelector('.live-text').textContent}));")
+    for panel in shown:
+        assert panel["text"] == json.loads(view(panel["kind"], panel["values"]))["text"], panel

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from cutelite import Layout, dyn
-from cutelite.exercises import check_layout_answer, check_offsets_answer, check_value
+from cutelite.teach.exercises import check_layout_answer, check_offsets_answer, check_value
 
 L = Layout((4, 8), (1, 4))
 

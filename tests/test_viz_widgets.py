@@ -11,9 +11,9 @@ import pytest  # noqa: E402
 from cutelite import Layout, Swizzle, composition, make_layout, LayoutRight  # noqa: E402
 from cutelite import logical_divide, blocked_product  # noqa: E402
 from cutelite.explain import OPS, explain  # noqa: E402
-from cutelite.viz import (draw_layout, draw_tiles, draw_tv_layout, draw_warp_access, layout_grid,  # noqa: E402
+from cutelite.teach.viz import (draw_layout, draw_tiles, draw_tv_layout, draw_warp_access, layout_grid,  # noqa: E402
                           segments_of)
-from cutelite.widgets import AlgebraExplorer, LayoutExplorer  # noqa: E402
+from cutelite.teach.widgets import AlgebraExplorer, LayoutExplorer  # noqa: E402
 
 
 def teardown_function():

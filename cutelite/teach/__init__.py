@@ -1,0 +1,13 @@
+"""The teaching layer: what the book shows on top of the engine (the modules of cutelite/ itself).
+
+The engine (int_tuple, layout, swizzle, printing, parse, atoms, copy_atoms, tiled, bank_conflicts, explain,
+tensor) imports with the standard library alone and runs in the reader's browser. Here:
+
+    checks      check / check_close: the PASS lines of the chapters (NumPy for arrays)
+    exercises   the exercise checkers (standard library; also run by the live page)
+    explorers   what each explorer computes from the text in its boxes (standard library)
+    svg         pictures as SVG text (standard library): what the live page draws
+    live        the live page's bridge: build-time announcements, browser-side view() and check()
+    viz         matplotlib figures of the notebooks
+    widgets     ipywidgets explorers of the notebooks
+"""

@@ -1,0 +1,258 @@
+"""Pictures of layouts (matplotlib): the book's figures, and what the widgets redraw.
+
+    draw_layout(L)                      grid of L(m, n), coloured by offset, labelled with the offset
+    draw_tv_layout(tv, (M, N))          which thread and value own each element of an M x N tile
+    draw_tiles(L, tiler)                a divide (or product) as coloured tiles
+    draw_warp_access(offsets)           which memory segments the 32 lanes of a warp touch
+
+Each function draws into `ax` (a new figure when None) and returns the axes. Grids read like
+print_layout: row m downwards, column n across, (0, 0) top left.
+"""
+
+import numpy as np
+
+from ..explain import operand_text
+from ..layout import make_layout, rank, size, zipped_divide, logical_product, blocked_product
+from ..layout import raked_product
+
+__all__ = ["layout_grid", "draw_layout", "draw_tv_layout", "draw_tiles", "segments_of", "draw_warp_access",
+           "layout_png"]
+
+MAX_LABELS = 16 * 16  # more cells than this: colours only (and text is slow to draw: ~0.5 ms a label)
+
+
+def _plt():
+    import matplotlib
+    import matplotlib.pyplot as plt  # noqa: F401  (imported here: `import cutelite` must stay light)
+    return matplotlib, plt
+
+
+def layout_grid(layout):
+    """The offsets of a rank-1 or rank-2 layout (plain or swizzled) as an array: grid[m, n] = L(m, n).
+
+    A rank-1 layout is one row: grid[0, n] = L(n).
+    """
+    r = rank(layout)
+    if r == 1:
+        return np.array([[layout(n) for n in range(size(layout))]], dtype=np.int64)
+    if r != 2:
+        raise ValueError(f"draw: needs a rank-1 or rank-2 layout, got {layout} of rank {r} "
+                         "(group modes, e.g. cutelite.group(L, 1), to draw it)")
+    rows, cols = size(layout, 0), size(layout, 1)
+    return np.array([[layout(m, n) for n in range(cols)] for m in range(rows)], dtype=np.int64)
+
+
+def _axes(ax, rows, cols, cell=0.42):
+    _, plt = _plt()
+    if ax is None:
+        width = min(14.0, max(2.5, cols * cell + 1.0))
+        height = min(14.0, max(1.2, rows * cell + 0.8))
+        _, ax = plt.subplots(figsize=(width, height))
+    return ax
+
+
+def _frame(ax, rows, cols, title):
+    """Axes limits, a few index ticks (m down the left, n along the top), cell borders, title.
+
+    Cell borders are one line collection and ticks are at most 16 per side: matplotlib ticks are costly,
+    and the widgets redraw a 32x32 layout in well under 100 ms only this way.
+    """
+    ax.set_xlim(-0.5, cols - 0.5)
+    ax.set_ylim(rows - 0.5, -0.5)
+    ax.set_xticks(range(0, cols, max(1, -(-cols // 16))))
+    ax.set_yticks(range(0, rows, max(1, -(-rows // 16))))
+    ax.xaxis.tick_top()
+    ax.tick_params(length=0, labelsize=7)
+    if rows * cols <= 64 * 64:
+        ax.vlines(np.arange(0.5, cols - 0.5), -0.5, rows - 0.5, colors="white", linewidth=0.6)
+        ax.hlines(np.arange(0.5, rows - 0.5), -0.5, cols - 0.5, colors="white", linewidth=0.6)
+    for spine in ax.spines.values():
+        spine.set_visible(False)
+    if title:
+        ax.set_title(title, fontsize=9)
+
+
+def _labels(ax, grid_text, colours, fontsize):
+    """Write grid_text[m][n] in each cell, black or white by the cell's brightness."""
+    rows, cols = len(grid_text), len(grid_text[0])
+    for m in range(rows):
+        for n in range(cols):
+            if grid_text[m][n] == "":
+                continue
+            r, g, b = colours[m, n, :3]
+            ink = "black" if 0.299 * r + 0.587 * g + 0.114 * b > 0.5 else "white"
+            ax.text(n, m, grid_text[m][n], ha="center", va="center", fontsize=fontsize, color=ink)
+
+
+def _fontsize(rows, cols, lines=1):
+    n = max(rows, cols)
+    return max(4.0, min(9.0, 120.0 / n)) / (1.0 if lines == 1 else 1.25)
+
+
+def draw_layout(layout, ax=None, title=None, labels=None, cmap="viridis"):
+    """Draw a rank-1 or rank-2 layout as a grid of cells coloured by offset, labelled with the offset.
+
+    Works for swizzled layouts (ComposedLayout) too. labels=None labels up to MAX_LABELS cells.
+    Returns the axes.
+    """
+    matplotlib, _ = _plt()
+    grid = layout_grid(layout)
+    rows, cols = grid.shape
+    ax = _axes(ax, rows, cols)
+    vmax = max(int(grid.max()), 1)
+    colours = matplotlib.colormaps[cmap](grid / vmax)
+    ax.imshow(colours, interpolation="nearest", aspect="equal")
+    if labels is None:
+        labels = rows * cols <= MAX_LABELS
+    if labels:
+        _labels(ax, [[str(v) for v in row] for row in grid], colours, _fontsize(rows, cols))
+    _frame(ax, rows, cols, str(layout) if title is None else title)
+    return ax
+
+
+def _thread_colours(n):
+    matplotlib, _ = _plt()
+    palette = list(matplotlib.colormaps["tab20"].colors) + list(matplotlib.colormaps["tab20b"].colors)
+    return [palette[(t * 3) % 40 if n > 20 else t % 20] for t in range(n)]
+
+
+def draw_tv_layout(tv_layout, tile_shape, ax=None, title=None):
+    """Draw a thread-value layout: tv(t, v) is an index into a tile of tile_shape = (M, N), column-major
+    (element (m, n) has index m + n*M). Each element shows "T{t}\\nV{v}", coloured by thread t.
+
+    Elements no (t, v) reaches stay blank; an element reached twice shows its first (t, v) and a "+".
+    Returns the axes.
+    """
+    M, N = (tile_shape, 1) if isinstance(tile_shape, int) else tuple(tile_shape)
+    threads, values = size(tv_layout, 0), size(tv_layout, 1) if rank(tv_layout) > 1 else 1
+    owner = -np.ones((M, N), dtype=np.int64)
+    text = [["" for _ in range(N)] for _ in range(M)]
+    for t in range(threads):
+        for v in range(values):
+            idx = tv_layout(t, v) if rank(tv_layout) > 1 else tv_layout(t)
+            if not 0 <= idx < M * N:
+                raise ValueError(f"draw_tv_layout: {tv_layout}({t},{v}) = {idx} is outside the "
+                                 f"{M}x{N} tile")
+            m, n = idx % M, idx // M
+            if owner[m, n] < 0:
+                owner[m, n] = t
+                text[m][n] = f"T{t}\nV{v}"
+            elif not text[m][n].endswith("+"):
+                text[m][n] += "+"
+    palette = _thread_colours(threads)
+    colours = np.ones((M, N, 4))
+    for m in range(M):
+        for n in range(N):
+            if owner[m, n] >= 0:
+                colours[m, n, :3] = palette[owner[m, n]]
+    ax = _axes(ax, M, N, cell=0.6)
+    ax.imshow(colours, interpolation="nearest", aspect="equal")
+    if M * N <= MAX_LABELS:
+        _labels(ax, text, colours, _fontsize(M, N, lines=2) * 0.8)
+    _frame(ax, M, N, f"{tv_layout} on a {M}x{N} tile" if title is None else title)
+    return ax
+
+
+_PRODUCTS = {"logical_product": logical_product, "blocked_product": blocked_product,
+             "raked_product": raked_product}
+
+
+def draw_tiles(layout, tiler, op="divide", ax=None, title=None):
+    """Draw a divide or a product as coloured tiles, each cell labelled with its offset.
+
+    op="divide": the grid of `layout` (rank 1 or 2), each cell coloured by the tile zipped_divide(layout,
+    tiler) puts it in. op="blocked_product" | "raked_product" | "logical_product": the grid of the
+    product of block `layout` by `tiler`, each cell coloured by the copy of the block it belongs to.
+    Returns the axes.
+    """
+    matplotlib, _ = _plt()
+    if op == "divide":
+        grid = layout_grid(layout)
+        # Divide the column-major *coordinate* layout of the same shape: its value at (tile i, rest j)
+        # is the index of the cell, so each cell learns its tile j.
+        coords = zipped_divide(make_layout(layout.shape), tiler)
+        tile_of = np.zeros(grid.size, dtype=np.int64)
+        for j in range(size(coords, 1)):
+            for i in range(size(coords, 0)):
+                tile_of[coords(i, j)] = j
+        rows, cols = grid.shape
+        tile = tile_of.reshape(cols, rows).T if rank(layout) == 2 else tile_of.reshape(1, -1)
+        name = f"zipped_divide({layout}, {operand_text(tiler)})"
+    elif op in _PRODUCTS:
+        product = _PRODUCTS[op]
+        result = product(layout, tiler)
+        grid = layout_grid(result)
+        # The same product of a compact block of the same shape: offset // size(block) is the copy.
+        compact = layout_grid(product(make_layout(layout.shape), tiler))
+        tile = compact // size(layout)
+        name = f"{op}({layout}, {operand_text(tiler)}) = {result}"
+    else:
+        raise ValueError(f"draw_tiles: op must be 'divide' or one of {sorted(_PRODUCTS)}, got {op!r}")
+    rows, cols = grid.shape
+    ax = _axes(ax, rows, cols)
+    palette = _thread_colours(int(tile.max()) + 1)
+    colours = np.array([[(*palette[t], 1.0) for t in row] for row in tile])
+    ax.imshow(colours, interpolation="nearest", aspect="equal")
+    if rows * cols <= MAX_LABELS:
+        _labels(ax, [[str(v) for v in row] for row in grid], colours, _fontsize(rows, cols))
+    _frame(ax, rows, cols, name if title is None else title)
+    return ax
+
+
+def segments_of(offsets, elem_bytes=4, segment_bytes=32):
+    """The distinct memory segments (32-byte sectors by default) that element offsets fall in, sorted.
+
+    A warp's load costs one transaction per sector it touches: 32 lanes reading 32 consecutive floats
+    touch 4 sectors; reading with a stride of 32 floats, 32 sectors.
+    """
+    return sorted({int(o) * elem_bytes // segment_bytes for o in offsets})
+
+
+def draw_warp_access(offsets, elem_bytes=4, segment_bytes=32, ax=None, title=None, span=None):
+    """Draw memory as a row of sectors and mark the element each lane of a warp touches.
+
+    offsets[lane] is the element offset lane reads. Touched sectors are shaded; each touched element is
+    coloured by its lane. Returns the axes.
+    """
+    _, plt = _plt()
+    offsets = [int(o) for o in offsets]
+    per_segment = segment_bytes // elem_bytes
+    span = span or (max(offsets) // per_segment + 1) * per_segment
+    touched = segments_of(offsets, elem_bytes, segment_bytes)
+    if ax is None:
+        _, ax = plt.subplots(figsize=(12, 1.6))
+    palette = _thread_colours(len(offsets))
+    for s in range(span // per_segment):
+        ax.add_patch(plt.Rectangle((s * per_segment, 0), per_segment, 1, fill=s in touched,
+                                   facecolor="0.85", edgecolor="0.3", linewidth=0.8))
+    for lane, o in enumerate(offsets):
+        ax.add_patch(plt.Rectangle((o, 0.15), 1, 0.7, facecolor=palette[lane], edgecolor="none"))
+    ax.set_xlim(0, span)
+    ax.set_ylim(0, 1)
+    ax.set_yticks([])
+    ax.set_xlabel(f"element offset ({elem_bytes}-byte elements; boxes are {segment_bytes}-byte sectors)",
+                  fontsize=8)
+    ax.tick_params(labelsize=7)
+    ax.set_title(title or f"{len(offsets)} lanes touch {len(touched)} sectors", fontsize=9)
+    return ax
+
+
+def layout_png(layout, cell=14, cmap="viridis"):
+    """The picture of draw_layout as PNG bytes, drawn straight from the offsets (no axes, no labels).
+
+    The widgets use it: a 32x32 layout takes a few milliseconds, where matplotlib takes ~100 ms.
+    """
+    import io
+
+    matplotlib, _ = _plt()
+    from PIL import Image
+
+    grid = layout_grid(layout)
+    vmax = max(int(grid.max()), 1)
+    rgb = (matplotlib.colormaps[cmap](grid / vmax)[..., :3] * 255).astype(np.uint8)
+    big = np.repeat(np.repeat(rgb, cell, axis=0), cell, axis=1)
+    big[::cell, :, :] = 255  # white cell borders
+    big[:, ::cell, :] = 255
+    buf = io.BytesIO()
+    Image.fromarray(big).save(buf, format="PNG")
+    return buf.getvalue()
