@@ -76,11 +76,11 @@ LADDER = [
     _simt(simt_vectorized, "simt 6: 128-bit loads"),
     _simt(simt_warptile, "simt 7: dbuf + warp tiles"),
     _tc(tc_sm75, "tc sm75 128x128x32", SM75),
-    _tc(tc_sm80, "tc sm80 128x128x32 3st", SM80),
+    _tc(tc_sm80, "tc sm80 128x128x32 3st", SM80, prefetch=False),
+    _tc(tc_sm80, "tc sm80 + frag prefetch", SM80),
 ]
 
 EXPLORE = [
-    _tc(tc_sm80, "tc sm80 prefetch", SM80, prefetch=True),
     _tc(tc_sm80, "tc sm80 prefetch 4st", SM80, prefetch=True, STAGES=4),
     _tc(tc_sm80, "tc sm80 BK64 2st", SM80, BK=64, STAGES=2),
     _tc(tc_sm80, "tc sm80 BK64 3st pf", SM80, BK=64, STAGES=3, prefetch=True),

@@ -166,8 +166,8 @@ def matmul(A, B, out=None, kernel="auto"):
         run = lambda C: T.gemm_simt_warptile[T.grid(Mp, Np)](ag, bg, C)  # noqa: E731
     else:
         # majorness: a column-major operand is its transpose, row-major, read with ldmatrix.trans
-        a_kmajor = not (a.strides[0] == a.itemsize and a.strides[1] != a.itemsize)
-        b_kmajor = b.strides[0] == b.itemsize and b.strides[1] != b.itemsize
+        a_kmajor = not (a.strides[0] == 2 and a.strides[1] != 2)
+        b_kmajor = b.strides[0] == 2 and b.strides[1] != 2
         k = _tc_kernel(which, ta, a_kmajor, b_kmajor)
         c = k.config
         Mp, Np, Kp = _ceil(M, c["BM"]), _ceil(N, c["BN"]), _ceil(K, c["BK"])

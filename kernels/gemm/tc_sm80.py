@@ -26,7 +26,7 @@ u16, f32 = np.uint16, np.float32
 
 
 def make_kernel(BM=128, BN=128, BK=32, WARPS_M=2, WARPS_N=4, STAGES=3, a_kmajor=True, b_kmajor=False,
-                dtype="f16", group=8, min_blocks=2, prefetch=False):
+                dtype="f16", group=8, min_blocks=2, prefetch=True):
     """Build the kernel k(A, B, C) for A (M, K), B (K, N) of uint16 bits (f16 or bf16), C (M, N) f32.
     M, N, K must be multiples of BM, BN, BK (kernels.gemm.matmul pads). Launch: grid (M/BM * N/BN,),
     block (32 * WARPS_M * WARPS_N,)."""
