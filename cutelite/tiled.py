@@ -49,8 +49,12 @@ def _view(x, layout):
     return type(x)(x.engine, layout, x.offset) if hasattr(x, "engine") else layout
 
 
-def _fragment(x, layout):
-    """A fresh register tensor with `layout`, of x's element type (x a Tensor), or the layout itself."""
+def _fragment(x, layout, what):
+    """A fresh register tensor with `layout`, of x's element type (x a Tensor), or the layout itself.
+    Registers are allocated at compile time, so C++ refuses a fragment of a run-time shape."""
+    if not is_static(layout.shape):
+        raise ValueError(f"{what}: the fragment {layout} has a run-time shape (C++: Dynamic owning tensors "
+                         "not supported); partition a tile of static shape")
     if not hasattr(x, "engine"):
         return layout
     from .tensor import make_tensor   # NumPy is needed only when there is data
@@ -233,18 +237,18 @@ class ThrMMA:
         """Registers for A's partition: make_fragment_like(partition_A(x)) (mode 0 compact first)."""
         p = self.partition_A(x)
         self._check_partitioned(p, self.tiled.atom.LayoutA_TV, "partition_fragment_A")
-        return _fragment(x, make_fragment_like(_layout_of(p, "partition_fragment_A")))
+        return _fragment(x, make_fragment_like(_layout_of(p, "partition_fragment_A")), "partition_fragment_A")
 
     def partition_fragment_B(self, x):
         p = self.partition_B(x)
         self._check_partitioned(p, self.tiled.atom.LayoutB_TV, "partition_fragment_B")
-        return _fragment(x, make_fragment_like(_layout_of(p, "partition_fragment_B")))
+        return _fragment(x, make_fragment_like(_layout_of(p, "partition_fragment_B")), "partition_fragment_B")
 
     def partition_fragment_C(self, x):
         """Accumulators for C's partition: always compact column-major of its shape."""
         p = self.partition_C(x)
         self._check_partitioned(p, self.tiled.atom.LayoutC_TV, "partition_fragment_C")
-        return _fragment(x, make_layout(_layout_of(p, "partition_fragment_C").shape))
+        return _fragment(x, make_layout(_layout_of(p, "partition_fragment_C").shape), "partition_fragment_C")
 
     def __str__(self):
         return f"ThrMMA\n  Thr VMNK: {fmt(self.thr_vmnk)}\n" + str(self.tiled)

@@ -203,3 +203,14 @@ def test_errors_name_the_operation_and_values():
         tc.get_slice(0).partition_S(make_tensor(Layout((40, 16)), dtype=np.float16))
     with pytest.raises(TypeError, match="partition_A: expected a Tensor or a Layout"):
         mma.get_slice(0).partition_A(np.zeros(4))
+
+
+def test_no_fragment_of_a_run_time_shape():
+    """C++ static_asserts "Dynamic owning tensors not supported": registers need a static shape."""
+    from cutelite import dyn
+    mma = make_tiled_mma(make_mma_atom(SEED_ATOM), Layout((2, 2, 1)))
+    g = make_tensor(Layout((dyn(64), 32), (dyn(32), 1)), dtype=np.float16)
+    # C++ (compiled): a (64,32):(32,1) tile with run-time 64 and 32
+    assert str(mma.get_slice(0).partition_A(g).layout) == "((_2,_2,_2),2,_2):((_1,256,_8),1024,_16)"
+    with pytest.raises(ValueError, match="Dynamic owning tensors not supported"):
+        mma.get_slice(0).partition_fragment_A(g)
