@@ -24,6 +24,7 @@ from .atoms import (
     MMA_Atom, MMA_ATOMS, make_mma_atom, print_atom, tile_shape, fragment_of, owner_of,
     gather_fragments, scatter_fragments, mma_reference, quadpair_lanes,
 )
+from .gmma import GMMA_Atom, make_gmma_atom, make_gmma_layout_atom, make_gmma_desc, gmma_desc_blocks, tile_to_smem
 from .copy_atoms import Copy_Atom, COPY_OPS, make_copy_atom
 from .tiled import (
     TiledMMA, ThrMMA, TiledCopy, ThrCopy, make_tiled_mma, make_tiled_copy, make_tiled_copy_A,

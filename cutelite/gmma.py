@@ -1,0 +1,346 @@
+"""Hopper's warpgroup MMA (GMMA, PTX `wgmma`): its atoms, its shared-memory layouts, its descriptors.
+
+A GMMA atom is one `wgmma.mma_async` instruction, issued by a *warpgroup* (4 warps, 128 threads) for a
+64 x N x 16 product (16-bit inputs). It differs from the warp-level atoms of atoms.py in three ways:
+  * ThrID is `_128:_1`: the 128 threads of the warpgroup;
+  * A and B of an `_SS` atom live in shared memory and are named by a 64-bit *descriptor*, not held by
+    threads: their TV layouts say "every thread sees the whole tile", (_128,(M,K)):(_0,(_1,M));
+    an `_RS` atom takes A from registers (laid out like C, two halves per register);
+  * the accumulator C (and D) is spread over the 128 threads as four m16 slabs, one per warp.
+
+The shared-memory layouts GMMA reads are fixed "canonical" forms: core matrices of 8 rows x 16 bytes,
+either packed (INTERLEAVE) or swizzled with 32-, 64- or 128-byte XOR patterns. `Layout_K_SW128_Atom(T)`
+and its siblings are the smallest such layouts; tile them to a whole tile with `tile_to_smem`. A
+descriptor (`make_gmma_desc`) reads the strides of a tile's canonical form back out: start address,
+leading- and stride-byte offsets (16-byte units), and the swizzle mode.
+
+Post: str(atom), str(layout atom) and every descriptor are what C++ CuTe prints for them
+(tests/fixtures/gmma_cpp.txt, made by tests/fixtures/gen_gmma.sh).
+"""
+
+import re
+from dataclasses import dataclass
+
+from .atoms import MMA_Atom, CPP_SCALARS
+from .int_tuple import congruent, is_int, is_static
+from .layout import Layout, LayoutLeft, get, logical_divide, rank, size, tile_to_shape, upcast, zipped_divide
+from .swizzle import ComposedLayout, Swizzle
+
+__all__ = ["GMMA_Atom", "GMMA_ATOMS", "make_gmma_atom", "GmmaSmemLayout", "make_gmma_layout_atom",
+           "Layout_K_INTER_Atom", "Layout_K_SW32_Atom", "Layout_K_SW64_Atom", "Layout_K_SW128_Atom",
+           "Layout_MN_INTER_Atom", "Layout_MN_SW32_Atom", "Layout_MN_SW64_Atom", "Layout_MN_SW128_Atom",
+           "tile_to_smem", "GmmaDescriptor", "make_gmma_desc", "gmma_desc_blocks", "LAYOUT_TYPES"]
+
+K, MN = "K", "MN"   # GMMA::Major: which mode of the (MN, K) operand tile is contiguous
+
+
+# ---- the atoms ---------------------------------------------------------------------------------------------
+def _clayout(n):
+    """(T128, V) -> (m, n) of the 64 x n accumulator: warp w holds rows 16w..16w+15, lane (g, t) = (lane//4,
+    lane%4) holds rows g and g+8, columns 2t, 2t+1 of every 8-column block (v = (col bit, row half, block))."""
+    return Layout(((4, 8, 4), (2, 2, n // 8)), ((128, 1, 16), (64, 8, 512)))
+
+
+ALAYOUT_64x16_RS = Layout(((4, 8, 4), (2, 2, 2)), ((128, 1, 16), (64, 8, 512)))   # A in registers, 16-bit
+
+
+def _smem_operand(m, k):
+    """An operand in shared memory: each of the 128 threads 'holds' the whole m x k tile (stride 0)."""
+    return Layout((128, (m, k)), (0, (1, m)))
+
+
+@dataclass(frozen=True)
+class GMMA_Atom(MMA_Atom):
+    """An MMA_Atom for one wgmma instruction, plus where A comes from ("SS": shared, "RS": registers) and
+    the majors of A and B (they change the descriptors, not the TV layouts)."""
+    source: str = "SS"
+    major_a: str = K
+    major_b: str = K
+
+    @property
+    def cpp_name(self):
+        """C++'s spelling of the operation, e.g. SM90::GMMA::MMA_64x128x16_F32F16F16_SS<GMMA::Major::K,
+        GMMA::Major::K>."""
+        return (f"SM90::GMMA::MMA_{self.name[len('SM90_'):]}"
+                f"<GMMA::Major::{self.major_a}, GMMA::Major::{self.major_b}>")
+
+    def __repr__(self):
+        return f"MMA_Atom<{self.name}<GMMA::Major::{self.major_a},GMMA::Major::{self.major_b}>>"
+
+
+_TYPES = {"F32F16F16": ("float32", "float16", "f32.f16.f16"),
+          "F32BF16BF16": ("float32", "bfloat16", "f32.bf16.bf16"),
+          "F16F16F16": ("float16", "float16", "f16.f16.f16")}
+GMMA_N = tuple(range(8, 257, 8))   # wgmma's N for 16-bit inputs: every multiple of 8 up to 256
+
+
+def _gmma_atom(n, types, source, major_a=K, major_b=K):
+    if n not in GMMA_N:
+        raise ValueError(f"make_gmma_atom: N = {n} is not a wgmma N for 16-bit inputs (a multiple of 8, 8..256)")
+    if types not in _TYPES:
+        raise ValueError(f"make_gmma_atom: unknown types {types!r}; known: {', '.join(_TYPES)}")
+    if source not in ("SS", "RS"):
+        raise ValueError(f"make_gmma_atom: source must be SS or RS, got {source!r}")
+    for m in (major_a, major_b):
+        if m not in (K, MN):
+            raise ValueError(f"make_gmma_atom: a major must be K or MN, got {m!r}")
+    if source == "RS" and major_a != K:
+        raise ValueError("make_gmma_atom: Register source operand A must have K major layout.")
+    acc, inp, ptx_types = _TYPES[types]
+    a = _smem_operand(64, 16) if source == "SS" else ALAYOUT_64x16_RS
+    return GMMA_Atom(f"SM90_64x{n}x16_{types}_{source}",
+                     f"wgmma.mma_async.sync.aligned.m64n{n}k16.{ptx_types}",
+                     (acc, inp, inp, acc), Layout(128, 1), (64, n, 16), a, _smem_operand(n, 16), _clayout(n),
+                     source, major_a, major_b)
+
+
+GMMA_ATOMS = {a.name: a for a in (_gmma_atom(n, t, s) for t in _TYPES for n in GMMA_N for s in ("SS", "RS"))}
+
+_ATOM_RE = re.compile(r"^(?:cute::)?(?:SM90::)?(?:GMMA::)?(?:SM90_|MMA_)64x(\d+)x16_([A-Z0-9]+)_(SS|RS)(?:<(.*)>)?$")
+
+
+def make_gmma_atom(name):
+    """The GMMA atom named `name`: our short name "SM90_64x128x16_F32F16F16_SS" or C++'s spelling
+    "SM90::GMMA::MMA_64x128x16_F32F16F16_SS<GMMA::Major::K, GMMA::Major::MN>" (majors default to K)."""
+    if not isinstance(name, str):
+        raise TypeError(f"make_gmma_atom: expected an atom's name (a str), got {name!r}")
+    m = _ATOM_RE.match("".join(name.split()))
+    if not m:
+        raise ValueError(f"make_gmma_atom: {name!r} is not an SM90 GMMA atom (e.g. SM90_64x128x16_F32F16F16_SS)")
+    majors = [K, K]
+    if m.group(4):
+        args = m.group(4).split(",")
+        if len(args) != 2:
+            raise ValueError(f"make_gmma_atom: expected two majors <GMMA::Major::K|MN, ...>, got {name!r}")
+        for i, arg in enumerate(args):
+            majors[i] = arg.split("::")[-1]
+    return _gmma_atom(int(m.group(1)), m.group(2), m.group(3), *majors)
+
+
+# ---- the shared-memory layout atoms ------------------------------------------------------------------------
+_BITS = {"half_t": 16, "bfloat16_t": 16, "float": 32, "tfloat32_t": 32, "int8_t": 8, "uint8_t": 8,
+         "float_e4m3_t": 8, "float_e5m2_t": 8, "int32_t": 32, "uint32_t": 32, "double": 64,
+         "float16": 16, "bfloat16": 16, "float32": 32, "tf32": 32, "int8": 8, "uint8": 8}
+_SWIZZLE_BITS = {"INTER": 0, "SW32": 1, "SW64": 2, "SW128": 3}
+
+
+def _bits_of(t):
+    if is_int(t):
+        return int(t)
+    if t not in _BITS:
+        raise ValueError(f"GMMA layout atom: unknown element type {t!r}; known: {', '.join(_BITS)}")
+    return _BITS[t]
+
+
+class GmmaSmemLayout(ComposedLayout):
+    """`Sw<B,4,3> o smem_ptr[bits b](unset) o L`: a shared-memory layout of `bits`-bit elements whose swizzle
+    acts on *byte* addresses (C++'s ComposedLayout with an smem_ptr_flag). L maps (mn, k) to an element
+    index; the swizzle is applied once the layout meets a pointer (`element_swizzle` gives it in elements).
+
+    The algebra (get, logical_divide, upcast, ...) acts on L and keeps the swizzle and the flag; note that
+    upcast/downcast keep `bits` here (C++ rescales the flag): recast through `make_gmma_layout_atom`.
+    """
+
+    __slots__ = ("bits",)
+
+    def __init__(self, swizzle, bits, layout_b):
+        super().__init__(swizzle, 0, layout_b)
+        self.bits = bits
+
+    def with_inner(self, layout_b, offset=None):
+        if not isinstance(layout_b, Layout):
+            return layout_b
+        if offset:   # a slice that moved the pointer: no longer an unset pointer
+            return ComposedLayout(self.element_swizzle(), offset, layout_b)
+        return GmmaSmemLayout(self.layout_a, self.bits, layout_b)
+
+    def element_swizzle(self):
+        """The swizzle in units of elements: Sw<B, 4 - log2(bytes per element), S> (C++'s
+        as_position_independent_swizzle_layout). Raises when the element is wider than 16 bytes."""
+        shift = (self.bits // 8).bit_length() - 1
+        sw = self.layout_a
+        if sw.base < shift:
+            raise ValueError(f"element_swizzle: {sw} cannot be recast to {self.bits}-bit elements")
+        return Swizzle(sw.bits, sw.base - shift, sw.shift)
+
+    def __eq__(self, other):
+        return isinstance(other, GmmaSmemLayout) and self.bits == other.bits and super().__eq__(other)
+
+    def __hash__(self):
+        return hash((self.layout_a, self.bits, self.layout_b))
+
+    def __str__(self):
+        return f"{self.layout_a} o smem_ptr[{self.bits}b](unset) o {self.layout_b}"
+
+
+def _layout_atom(major, swz, t):
+    """The GMMA layout atom in bits, upcast to elements of type t (C++: upcast<sizeof_bits<T>>)."""
+    b = _SWIZZLE_BITS[swz]
+    width = 128 << b                                 # bits in one swizzled row: 128, 256, 512, 1024
+    bits_layout = Layout((8, width), (width, 1)) if major == K else Layout((width, 8), (1, width))
+    bits = _bits_of(t)
+    return GmmaSmemLayout(Swizzle(b, 4, 3), bits, upcast(bits_layout, bits))
+
+
+def Layout_K_INTER_Atom(t): return _layout_atom(K, "INTER", t)      # noqa: E704  (C++'s names, one per atom)
+def Layout_K_SW32_Atom(t): return _layout_atom(K, "SW32", t)        # noqa: E704
+def Layout_K_SW64_Atom(t): return _layout_atom(K, "SW64", t)        # noqa: E704
+def Layout_K_SW128_Atom(t): return _layout_atom(K, "SW128", t)      # noqa: E704
+def Layout_MN_INTER_Atom(t): return _layout_atom(MN, "INTER", t)    # noqa: E704
+def Layout_MN_SW32_Atom(t): return _layout_atom(MN, "SW32", t)      # noqa: E704
+def Layout_MN_SW64_Atom(t): return _layout_atom(MN, "SW64", t)      # noqa: E704
+def Layout_MN_SW128_Atom(t): return _layout_atom(MN, "SW128", t)    # noqa: E704
+
+
+_LAYOUT_RE = re.compile(r"^(?:cute::)?(?:SM90::)?(?:GMMA::)?Layout_(K|MN)_(INTER|SW32|SW64|SW128)_Atom<(\w+)>$")
+
+
+def make_gmma_layout_atom(name):
+    """`make_gmma_layout_atom("GMMA::Layout_K_SW128_Atom<half_t>")` == Layout_K_SW128_Atom("half_t")."""
+    m = _LAYOUT_RE.match("".join(str(name).split()).replace("cutlass::", ""))
+    if not m:
+        raise ValueError(f"make_gmma_layout_atom: {name!r} is not a GMMA layout atom "
+                         "(e.g. GMMA::Layout_K_SW128_Atom<half_t>)")
+    return _layout_atom(m.group(1), m.group(2), m.group(3))
+
+
+def tile_to_smem(atom, shape, order=LayoutLeft):
+    """tile_to_shape for a swizzled atom: repeat the inner layout, keep swizzle and flag (as C++ does).
+
+    Post: result.layout_a == atom.layout_a; result.layout_b == tile_to_shape(atom.layout_b, shape, order).
+    """
+    if not hasattr(atom, "layout_b"):
+        return tile_to_shape(atom, shape, order)
+    return atom.with_inner(tile_to_shape(atom.layout_b, shape, order))
+
+
+# ---- the descriptor ------------------------------------------------------------------------------------------
+LAYOUT_TYPES = {0: "INTERLEAVE", 1: "B128", 2: "B64", 3: "B32"}   # the descriptor's 2-bit swizzle mode
+_TYPE_OF_SWIZZLE = {0: 0, 1: 3, 2: 2, 3: 1}                        # Sw<B,4,3> -> layout type
+
+
+@dataclass(frozen=True)
+class GmmaDescriptor:
+    """The 64-bit shared-memory matrix descriptor wgmma reads (PTX ISA, "Matrix Descriptor Format").
+
+    Fields in 16-byte units: start_address (bits 0-13), leading_byte_offset (16-29), stride_byte_offset
+    (32-45); base_offset (49-51); layout_type (62-63: 0 none, 1 128B, 2 64B, 3 32B swizzle).
+    """
+    start_address: int
+    leading_byte_offset: int
+    stride_byte_offset: int
+    base_offset: int
+    layout_type: int
+
+    @property
+    def desc(self):
+        """The descriptor as one 64-bit integer (the `l` operand of wgmma)."""
+        return (self.start_address | self.leading_byte_offset << 16 | self.stride_byte_offset << 32
+                | self.base_offset << 49 | self.layout_type << 62)
+
+    def __str__(self):
+        lbo, sbo = self.leading_byte_offset, self.stride_byte_offset
+        return (f"GmmaDescriptor: 0x{self.desc:016x}\n"
+                f"  start_addr :  0x{self.start_address:04x}\n"
+                f"  leading_off:  0x{lbo:04x} ({lbo})\n"
+                f"  stride_off :  0x{sbo:04x} ({sbo})\n"
+                f"  base_offset:  0x{self.base_offset:01x}\n"
+                f"  layout_type:  0x{self.layout_type:01x} ({LAYOUT_TYPES[self.layout_type]})\n")
+
+
+def _parts(layout, element_bits, what):
+    """(byte swizzle, element bits, inner layout) of a GMMA smem layout, a swizzled layout or a plain one."""
+    if isinstance(layout, GmmaSmemLayout):
+        return layout.layout_a, layout.bits, layout.layout_b
+    if element_bits is None:
+        raise ValueError(f"{what}: element_bits is needed for {layout} (only a GmmaSmemLayout carries it)")
+    if isinstance(layout, ComposedLayout):
+        if layout.offset:
+            raise ValueError(f"{what}: {layout} has a non-zero swizzle offset; pass the offset as the address")
+        return layout.layout_a, element_bits, layout.layout_b
+    if isinstance(layout, Layout):
+        return Swizzle(0, 4, 3), element_bits, layout
+    raise TypeError(f"{what}: expected a Layout or a swizzled layout, got {layout!r}")
+
+
+def _field(value, name, what):
+    if not is_int(value) or not 0 <= value < (1 << 14):
+        raise ValueError(f"{what}: {name} {value} (16-byte units) does not fit the descriptor's 14-bit field")
+    return int(value)
+
+
+def make_gmma_desc(major, layout, address=0, element_bits=None, base_offset=0):
+    """The descriptor of an (MN, K) operand tile in shared memory whose first element is at byte `address`.
+
+    `layout` is a GmmaSmemLayout (a layout atom tiled with tile_to_smem, or a slice of one), a swizzled
+    ComposedLayout Sw<B,4,3> o _0 o L (swizzle on bytes) or a plain Layout (no swizzle), with
+    `element_bits` for the latter two. The tile is recast to 16-byte units and divided into its canonical
+    form (C++ make_gmma_desc):
+      K-major:  ((8, m), 2) : ((W, SBO), LBO)        (LBO is 1 unless INTERLEAVE)
+      MN-major: ((W, m), (8, k)) : ((1, LBO), (W, SBO))  (INTERLEAVE: ((1,m),(8,k)):((.., SBO),(1, LBO)))
+    with W = 1, 2, 4, 8 for INTERLEAVE, 32B, 64B, 128B.
+    Raises ValueError, with C++'s static_assert text, for a tile no descriptor describes; also (where C++
+    would silently truncate) for an address or offset that does not fit its field.
+    """
+    what = "make_gmma_desc"
+    if major not in (K, MN):
+        raise ValueError(f"{what}: major must be 'K' or 'MN', got {major!r}")
+    sw, bits, inner = _parts(layout, element_bits, what)
+    if rank(inner) != 2:
+        raise ValueError(f"{what}: GMMA Descriptors can only be constructed on rank-2 tensors. (got {inner})")
+    if not (is_static(inner.shape) and is_static(inner.stride)):
+        raise ValueError(f"{what}: {inner} must be static")
+    if sw.base != 4 or sw.shift != 3 or not 0 <= sw.bits <= 3:
+        raise ValueError(f"{what}: Unsupported layout swizzle ({sw}; GMMA reads Sw<0..3,4,3> on bytes)")
+    if 128 % bits:
+        raise ValueError(f"{what}: {bits}-bit elements do not divide 16 bytes")
+    if not is_int(address) or address < 0 or address % 16:
+        raise ValueError(f"{what}: address {address} must be a non-negative multiple of 16 bytes")
+    layout_type = _TYPE_OF_SWIZZLE[sw.bits]
+    w = 1 << sw.bits
+    u128 = upcast(inner, 128 // bits)
+    if major == K:
+        if size(u128, 0) % 8:
+            raise ValueError(f"{what}: Not a canonical GMMA_K Layout: Expected MN-size multiple of 8. ({inner})")
+        if size(u128, 1) not in (2, 4):
+            raise ValueError(f"{what}: Not a canonical GMMA_K Layout: Expected K-size 2 for dense or 4 for sparse "
+                             f"(in units of uint128_t). ({inner} is {u128} in 16-byte units)")
+        canon = logical_divide(u128, (Layout(8, 1), Layout(2, 1)))
+    else:
+        if size(u128, 1) not in (256 // bits, 128 // bits, 512 // bits):
+            raise ValueError(f"{what}: Not a canonical GMMA_MN Layout: Expected K-size 256/sizeof_bits<T> for "
+                             f"dense or (128|512)/sizeof_bits<T> for sparse. ({inner})")
+        canon = logical_divide(u128, (Layout(w, 1), Layout(8, 1)))
+    kind = "GMMA_K" if major == K else "GMMA_MN"
+    if not congruent(canon.shape, ((1, 1), (1, 1))):
+        raise ValueError(f"{what}: Not a canonical {kind} Layout: Expected profile failure. "
+                         f"({canon} in 16-byte units)")
+    (s00, s01), (s10, s11) = canon.stride
+    inter = layout_type == 0
+    if major == K:
+        ok = s00 == w and (inter or s10 == 1)
+        sbo, lbo = s01, s10
+    else:
+        ok = (inter or s00 == 1) and s10 == w
+        sbo, lbo = (s01, s11) if inter else (s11, s01)
+    if not ok:
+        raise ValueError(f"{what}: Not a canonical {kind} Layout: Expected stride failure. "
+                         f"({canon} in 16-byte units; {LAYOUT_TYPES[layout_type]} needs W = {w})")
+    return GmmaDescriptor(_field(address >> 4, "start address", what), _field(lbo, "leading byte offset", what),
+                          _field(sbo, "stride byte offset", what), base_offset, layout_type)
+
+
+def gmma_desc_blocks(major, smem_layout, tile, address=0, element_bits=None):
+    """The descriptors of the tiles `tile` = (MN, K) along K of an smem layout (C++: make_gmma_desc of
+    local_tile(smem, tile, (0, b)) for each b), the smem tensor starting at byte `address`.
+
+    Post: one GmmaDescriptor per K block; block b starts b * (its offset in elements) * bits / 8 bytes in.
+    """
+    sw, bits, inner = _parts(smem_layout, element_bits, "gmma_desc_blocks")
+    z = zipped_divide(inner, tile)
+    tile_layout, rest = get(z, 0), get(z, 1)
+    out = []
+    for b in range(size(rest, 1)):
+        offset = rest(0, b) * bits // 8
+        out.append(make_gmma_desc(major, GmmaSmemLayout(sw, bits, tile_layout), address + offset))
+    return out
