@@ -1,0 +1,278 @@
+"""A first Hopper GEMM: TMA loads on an mbarrier pipeline, wgmma from shared memory, warp-specialised.
+
+    C (M x N, float32) = A (M x K, fp16, row-major) @ Bt (N x K, fp16, row-major).T
+
+Both operands are K-major, the layout wgmma reads without transposing. One block computes a
+(64 * CONSUMERS) x BN tile of C with 1 + CONSUMERS warpgroups:
+  * warpgroup 0, the producer: one thread waits until a stage is free ("empty" mbarrier), announces the
+    bytes to come (`arrive.expect_tx` on the stage's "full" mbarrier) and issues two TMA copies (a BM x 64
+    slab of A and a BN x 64 slab of Bt) that the copy engine writes 128-byte swizzled;
+  * warpgroups 1.., the consumers: each waits for the stage to be full, runs 4 wgmma m64nBNk16 over its
+    64 rows (descriptors from cutelite.gmma: K-major, 128-byte swizzle, SBO 1024 B), keeps one wgmma group
+    in flight, and frees the previous stage (one arrival per warp on its "empty" mbarrier).
+With `regs` set, the producer gives registers back (setmaxnreg.dec) and the consumers take them.
+
+`python -m kernels.hopper_gemm` checks against NumPy (outputs poisoned first) and times against cuBLAS.
+"""
+
+import ctypes
+import sys
+
+import numpy as np
+
+BK = 64          # K per stage: 64 halves = 128 bytes, one 128-byte swizzle row
+_F16, _BF16 = 6, 9     # CUtensorMapDataType
+_SWIZZLE_128B, _L2_256B = 3, 3
+
+
+def smem_descriptor_hi(rows):
+    """The constant part of the wgmma descriptor of a (rows x 64) K-major fp16 stage with the 128-byte
+    swizzle, from cutelite (start address 0: the kernel ORs in address >> 4)."""
+    from cutelite.gmma import Layout_K_SW128_Atom, gmma_desc_blocks, tile_to_smem
+    descs = gmma_desc_blocks("K", tile_to_smem(Layout_K_SW128_Atom("half_t"), (rows, BK)), (64 if rows >= 64 else rows, 16))
+    assert all(d.desc == descs[0].desc + 2 * i for i, d in enumerate(descs)), "k-blocks must be 32 bytes apart"
+    return descs[0].desc
+
+
+def make_tensor_map(arr, box_rows, dtype=_F16):
+    """A CUtensorMap (128 bytes, as a uint64 device array of 16) for the 2-D row-major device array `arr`,
+    boxes of box_rows x 64 elements, 128-byte swizzle (cuTensorMapEncodeTiled through libcuda)."""
+    from numba import cuda
+    rows, cols = arr.shape
+    lib = ctypes.CDLL("libcuda.so.1")
+    raw = np.zeros(32, dtype=np.uint64)
+    start = (-raw.ctypes.data % 64) // 8
+    tm = raw[start:start + 16]
+    u64, u32 = ctypes.c_uint64, ctypes.c_uint32
+    rc = lib.cuTensorMapEncodeTiled(
+        ctypes.c_void_p(tm.ctypes.data), ctypes.c_int(dtype), u32(2),
+        ctypes.c_void_p(arr.__cuda_array_interface__["data"][0]), (u64 * 2)(cols, rows),
+        (u64 * 1)(cols * arr.dtype.itemsize), (u32 * 2)(BK, box_rows), (u32 * 2)(1, 1),
+        ctypes.c_int(0), ctypes.c_int(_SWIZZLE_128B), ctypes.c_int(_L2_256B), ctypes.c_int(0))
+    if rc != 0:
+        raise RuntimeError("cuTensorMapEncodeTiled failed with CUresult %d (shape %s, box %d x %d)"
+                           % (rc, arr.shape, box_rows, BK))
+    return cuda.to_device(tm.copy())
+
+
+def make_gemm_ws(BN=128, stages=4, consumers=2, regs=None):
+    """The kernel for a (64 * consumers) x BN tile; `regs` = (producer, consumer) register counts for
+    setmaxnreg (the kernel is then capped at 65536 / threads registers). Returns (kernel, threads, smem
+    bytes)."""
+    from numba import cuda, uint16, uint64, int64
+    from .hopper import (fence_mbarrier_init, mbarrier_arrive, mbarrier_arrive_expect_tx, mbarrier_init,
+                         mbarrier_try_wait, setmaxnreg_dec, setmaxnreg_inc, shared_address, store_acc_f32,
+                         tma_load_2d, tma_prefetch_desc, wgmma, wgmma_commit, wgmma_fence, wgmma_wait,
+                         wgmma_uninit)
+    BM = 64 * consumers
+    A_ELEMS, B_ELEMS = BM * BK, BN * BK
+    STAGE = A_ELEMS + B_ELEMS
+    TX = 2 * STAGE
+    threads = 128 * (1 + consumers)
+    smem_bytes = 2 * STAGE * stages + 1024
+    P_REGS, C_REGS = regs if regs else (0, 0)
+    EMPTY_ARRIVALS = 4 * consumers
+    NBARS = 2 * stages
+    opts = {"max_registers": (65536 // threads) // 8 * 8} if regs else {}
+
+    @cuda.jit(**opts)
+    def gemm_ws(tmA, tmB, C, N, K, desc_a_hi, desc_b_hi):
+        smem = cuda.shared.array(0, uint16)      # the stages, as raw 16-bit elements
+        bars = cuda.shared.array(NBARS, uint64)     # [0, stages): full; [stages, 2 stages): empty
+        tid = cuda.threadIdx.x
+        wg = tid // 128
+        base = int64(shared_address(smem, 0))
+        pad = ((1024 - (base & 1023)) & 1023) // 2       # elements up to the next 1024-byte boundary
+        bn = cuda.blockIdx.x
+        bm = cuda.blockIdx.y
+        ktiles = K // BK
+        if tid == 0:
+            tma_prefetch_desc(tmA)
+            tma_prefetch_desc(tmB)
+            for s in range(stages):
+                mbarrier_init(bars, s, 1)
+                mbarrier_init(bars, stages + s, EMPTY_ARRIVALS)
+            fence_mbarrier_init()
+        cuda.syncthreads()
+        if wg == 0:
+            if P_REGS:
+                setmaxnreg_dec(P_REGS)
+            if tid == 0:
+                for kt in range(ktiles):
+                    s = kt % stages
+                    if kt >= stages:
+                        while mbarrier_try_wait(bars, stages + s, ((kt // stages) + 1) & 1) == 0:
+                            pass
+                    mbarrier_arrive_expect_tx(bars, s, TX)
+                    off = pad + s * STAGE
+                    tma_load_2d(smem, off, tmA, bars, s, kt * BK, bm * BM)
+                    tma_load_2d(smem, off + A_ELEMS, tmB, bars, s, kt * BK, bn * BN)
+        else:
+            if C_REGS:
+                setmaxnreg_inc(C_REGS)
+            c = wg - 1
+            acc = wgmma_uninit(BN)
+            for kt in range(ktiles):
+                s = kt % stages
+                while mbarrier_try_wait(bars, s, (kt // stages) & 1) == 0:
+                    pass
+                a0 = base + 2 * (pad + s * STAGE + c * 64 * BK)
+                b0 = base + 2 * (pad + s * STAGE + A_ELEMS)
+                da = desc_a_hi | ((a0 >> 4) & 0x3FFF)
+                db = desc_b_hi | ((b0 >> 4) & 0x3FFF)
+                acc = wgmma_fence(acc)
+                for kb in range(BK // 16):
+                    acc = wgmma(acc, da + 2 * kb, db + 2 * kb, (kt | kb) != 0, "f32.f16.f16", 0)
+                wgmma_commit()
+                acc = wgmma_wait(acc, 1)
+                if kt > 0 and tid % 32 == 0:
+                    mbarrier_arrive(bars, stages + (kt - 1) % stages)
+            acc = wgmma_wait(acc, 0)
+            lane = tid % 32
+            row0 = bm * BM + c * 64 + 16 * ((tid % 128) // 32) + lane // 4
+            col0 = bn * BN + 2 * (lane % 4)
+            store_acc_f32(C, row0, col0, N, acc)
+
+    return gemm_ws, threads, smem_bytes
+
+
+def set_dynamic_shared(kernel, args, nbytes):
+    """Compile `kernel` for `args` and allow it `nbytes` of dynamic shared memory (above 48 KB needs the
+    attribute set on the function; numba-cuda does not do it)."""
+    from numba.cuda.cudadrv.driver import binding, driver
+    compiled = kernel.compile(tuple(_typeof(a) for a in args))
+    cufunc = compiled._codelibrary.get_cufunc()
+    attr = binding.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+    driver.cuKernelSetAttribute(attr, nbytes, cufunc.handle, cufunc.device.id)
+    return compiled
+
+
+def _typeof(a):
+    from numba import typeof
+    return typeof(a)
+
+
+class HopperGemm:
+    """A configured kernel with its tensor maps: call(a_dev, bt_dev, c_dev)."""
+
+    def __init__(self, BN=128, stages=4, consumers=2, regs=None):
+        self.BN, self.stages, self.consumers, self.regs = BN, stages, consumers, regs
+        self.BM = 64 * consumers
+        self.kernel, self.threads, self.smem = make_gemm_ws(BN, stages, consumers, regs)
+        self.desc_a, self.desc_b = smem_descriptor_hi(self.BM), smem_descriptor_hi(BN)
+        self._ready = False
+        self._maps = {}
+
+    def __call__(self, a, bt, c):
+        M, K = a.shape
+        N = bt.shape[0]
+        if M % self.BM or N % self.BN or K % BK:
+            raise ValueError("HopperGemm: M, N, K = %d, %d, %d must be multiples of %d, %d, %d"
+                             % (M, N, K, self.BM, self.BN, BK))
+        key = (id(a), id(bt))
+        if key not in self._maps:
+            self._maps[key] = (make_tensor_map(a, self.BM), make_tensor_map(bt, self.BN))
+        tma, tmb = self._maps[key]
+        args = (tma, tmb, c, np.int64(N), np.int64(K), np.int64(self.desc_a), np.int64(self.desc_b))
+        if not self._ready:
+            set_dynamic_shared(self.kernel, args, self.smem)
+            self._ready = True
+        self.kernel[(N // self.BN, M // self.BM), self.threads, 0, self.smem](*args)
+
+    def sass_counts(self):
+        """Counts of HGMMA / UTMALDG / local-memory instructions in the compiled SASS (needs nvdisasm)."""
+        try:
+            sass = "\n".join(self.kernel.inspect_sass().values()) if isinstance(self.kernel.inspect_sass(), dict) \
+                else self.kernel.inspect_sass()
+        except Exception as e:  # noqa: BLE001
+            return {"error": str(e)[:200]}
+        return {k: sass.count(k) for k in ("HGMMA", "UTMALDG", "LDL", "STL", "HMMA")}
+
+
+def _median_ms(fn, sync, event, reps=30):
+    fn()
+    sync()
+    times = []
+    for _ in range(reps):
+        t0, t1 = event(), event()
+        t0.record()
+        fn()
+        t1.record()
+        t1.synchronize()
+        times.append(t0.elapsed_time(t1) if hasattr(t0, "elapsed_time") else __import__("numba").cuda.event_elapsed_time(t0, t1))
+    return float(np.median(times))
+
+
+def main(argv=None):
+    """Check every variant on this GPU (NumPy reference, outputs poisoned with NaN first), then time it at
+    4096^3 against cuBLAS through torch in the same process; print a table."""
+    import kernels
+    kernels.setup()
+    from numba import cuda
+    rng = np.random.default_rng(7)
+    variants = [("ws BN128 st4", dict(BN=128, stages=4)),
+                ("ws BN256 st4 setmaxnreg", dict(BN=256, stages=4, regs=(40, 232))),
+                ("ws BN256 st3 setmaxnreg", dict(BN=256, stages=3, regs=(40, 232)))]
+    if argv:
+        variants = [v for v in variants if any(a in v[0] for a in argv)] or variants
+    S = 4096
+    flops = 2.0 * S ** 3
+    a = (rng.standard_normal((S, S)) * 0.5).astype(np.float16)
+    bt = (rng.standard_normal((S, S)) * 0.5).astype(np.float16)
+    ref_big = a.astype(np.float32) @ bt.astype(np.float32).T
+    da, dbt = cuda.to_device(a), cuda.to_device(bt)
+    rows = []
+    for name, cfg in variants:
+        g = HopperGemm(**cfg)
+        ok, ms = True, float("nan")
+        for (M, N, K) in ((256, 512, 320), (S, S, S)):
+            if (M, N, K) == (S, S, S):
+                x, y, ref = da, dbt, ref_big
+            else:
+                xa = (rng.standard_normal((M, K)) * 0.5).astype(np.float16)
+                xb = (rng.standard_normal((N, K)) * 0.5).astype(np.float16)
+                ref = xa.astype(np.float32) @ xb.astype(np.float32).T
+                x, y = cuda.to_device(xa), cuda.to_device(xb)
+            dc = cuda.to_device(np.full((M, N), np.nan, dtype=np.float32))
+            try:
+                g(x, y, dc)
+                cuda.synchronize()
+            except Exception as e:  # noqa: BLE001
+                print("%s: FAILED at %s: %s" % (name, (M, N, K), str(e)[:1500]), flush=True)
+                ok = False
+                break
+            out = dc.copy_to_host()
+            written = bool(np.isfinite(out).all())
+            err = float(np.linalg.norm(np.nan_to_num(out - ref, nan=1e30)) / np.linalg.norm(ref))
+            print("%s %s: rel err %.2e, every output written: %s" % (name, (M, N, K), err, written), flush=True)
+            ok = ok and written and err < 1e-5
+        if ok:
+            dc = cuda.device_array((S, S), dtype=np.float32)
+            ms = _median_ms(lambda: g(da, dbt, dc), cuda.synchronize, cuda.event)
+        rows.append((name, ok, ms, g.sass_counts() if ok else {}))
+        print("%s: %s, %.3f ms, %.1f TFLOP/s, SASS %s" % (name, "PASS" if ok else "FAIL", ms, flops / ms / 1e9,
+                                                          rows[-1][3]), flush=True)
+    import torch
+    ta, tbt = torch.from_numpy(a).cuda(), torch.from_numpy(bt).cuda()
+    ev = lambda: torch.cuda.Event(enable_timing=True)  # noqa: E731
+    base = {}
+    base["cuBLAS fp16->fp16 (torch.mm)"] = _median_ms(lambda: torch.mm(ta, tbt.T), torch.cuda.synchronize, ev)
+    try:
+        base["cuBLAS fp16->fp32 (torch.mm out_dtype)"] = _median_ms(
+            lambda: torch.mm(ta, tbt.T, out_dtype=torch.float32), torch.cuda.synchronize, ev)
+    except Exception as e:  # noqa: BLE001
+        print("torch.mm out_dtype=float32 unavailable:", str(e)[:200])
+    ref_name = list(base)[-1]
+    print("\n| kernel (4096^3, fp16 in, fp32 accumulate) | ms | TFLOP/s | / %s |" % ref_name)
+    print("|---|---|---|---|")
+    for n, t in base.items():
+        print("| %s | %.3f | %.1f | %.2f |" % (n, t, flops / t / 1e9, base[ref_name] / t))
+    for name, ok, ms, sass in rows:
+        print("| %s | %s | %s | %s |" % (name, "%.3f" % ms if ok else "FAIL", "%.1f" % (flops / ms / 1e9) if ok else "-",
+                                        "%.2f" % (base[ref_name] / ms) if ok else "-"))
+    print("torch", torch.__version__, "device", torch.cuda.get_device_name())
+    return rows
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
