@@ -85,7 +85,8 @@ def _thread_coord(layout, idx):
         if is_tuple(s):
             return tuple(hier(si, di) for si, di in zip(s, d))
         return 0 if (s == 1 or d == 0) else (idx // d) % s
-    return tuple(dyn(int(crd2idx(hier(s, d), s))) for s, d in zip(layout.shape, layout.stride))
+    return tuple(0 if size(s) == 1 else dyn(int(crd2idx(hier(s, d), s)))     # a size-1 mode: static _0
+                 for s, d in zip(layout.shape, layout.stride))
 
 
 def _check_thread(idx, n, what):
@@ -180,8 +181,10 @@ class TiledMMA:
 
     # -- threads
     def get_slice(self, thr_idx):
-        """Thread thr_idx's view of the tiled MMA (ThrMMA)."""
-        _check_thread(thr_idx, size(self.thr_layout_vmnk), "TiledMMA.get_slice")
+        """Thread thr_idx's view of the tiled MMA (ThrMMA). As in C++, an index past the last thread
+        wraps around (its coordinate is taken modulo each thread mode)."""
+        if not is_int(thr_idx) or thr_idx < 0:
+            raise TypeError(f"TiledMMA.get_slice: thread index must be an int >= 0, got {thr_idx!r}")
         return ThrMMA(self, _thread_coord(self.thr_layout_vmnk, thr_idx))
 
     get_thread_slice = get_slice

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from cutelite import (
-    Layout, Swizzle, _, composition, make_copy_atom, make_fragment_like, make_mma_atom, make_tensor,
+    Layout, Swizzle, _, composition, dyn, make_copy_atom, make_fragment_like, make_mma_atom, make_tensor,
     make_tiled_copy, make_tiled_copy_A, make_tiled_copy_B, make_tiled_copy_C, make_tiled_mma,
     partition_shape_C, size, tile_shape,
 )
@@ -27,8 +27,24 @@ def tup(x):
     return tuple(tup(v) for v in x) if isinstance(x, list) else x
 
 
+def with_dyn(t, positions):
+    """t with the leaves at the given flat (depth-first) positions made run-time ints."""
+    count = [-1]
+
+    def go(x):
+        if isinstance(x, tuple):
+            return tuple(go(v) for v in x)
+        count[0] += 1
+        return dyn(x) if count[0] in positions else x
+    return go(t)
+
+
 def layout_of(spec):
-    lay = Layout(tup(spec["shape"])) if spec["stride"] is None else Layout(tup(spec["shape"]), tup(spec["stride"]))
+    if spec["stride"] is None:
+        lay = Layout(tup(spec["shape"]))
+    else:
+        d = spec.get("dyn") or {"shape": [], "stride": []}
+        lay = Layout(with_dyn(tup(spec["shape"]), d["shape"]), with_dyn(tup(spec["stride"]), d["stride"]))
     if spec.get("swizzle"):
         lay = composition(Swizzle(*spec["swizzle"]), lay)
     return lay
@@ -51,7 +67,7 @@ def compute_mma(case):
     got = {}
     mma = make_tiled_mma(make_mma_atom(case["atom"]), layout_of(case["thr_layout"]),
                          tuple(perm_of(p) for p in case["perm"]))
-    got["print"] = str(mma)
+    got["print"] = str(mma)   # (an mma_copy case expects only its copy's keys)
     got["A_TV"], got["B_TV"], got["C_TV"] = (str(mma.get_layoutA_TV()), str(mma.get_layoutB_TV()),
                                              str(mma.get_layoutC_TV()))
     got["tile_shape"] = fmt(tile_shape(mma))
@@ -72,17 +88,20 @@ def compute_mma(case):
     got["threads"] = {}
     for thr_idx in case["threads"]:
         thr = mma.get_slice(thr_idx)
-        g = got["threads"][str(thr_idx)] = {}
-        for op in "ABC":
+        g = got["threads"][str(thr_idx)] = {"thr_print": str(thr)}
+        static = {op: not case["tensors"][op].get("dyn") for op in "ABC"}   # C++ owns only static fragments
+        for op in "ABC" if case["kind"] == "mma" else "":
             g["p" + op] = view(getattr(thr, "partition_" + op)(t[op]))
-            g["f" + op] = str(getattr(thr, "partition_fragment_" + op)(t[op]).layout)
+            if static[op]:
+                g["f" + op] = str(getattr(thr, "partition_fragment_" + op)(t[op]).layout)
         for key, op, tc in copies:
             s = tc.get_slice(thr_idx)
-            frag = getattr(thr, "partition_fragment_" + op)(t[op])
             g[key + "_S"] = view(s.partition_S(t[op]))
             g[key + "_D"] = view(s.partition_D(t[op]))
-            g[key + "_retile_D"] = str(s.retile_D(frag).layout)
-            g[key + "_retile_S"] = str(s.retile_S(frag).layout)
+            if static[op]:
+                frag = getattr(thr, "partition_fragment_" + op)(t[op])
+                g[key + "_retile_D"] = str(s.retile_D(frag).layout)
+                g[key + "_retile_S"] = str(s.retile_S(frag).layout)
     return got
 
 
@@ -97,14 +116,16 @@ def compute_copy(case):
     for thr_idx in case["threads"]:
         s = tc.get_slice(thr_idx)
         d = s.partition_D(g_t)
-        got["threads"][str(thr_idx)] = {"S": view(s.partition_S(g_t)), "D": view(d),
-                                        "retile_D": str(s.retile_D(make_fragment_like(d)).layout)}
+        got["threads"][str(thr_idx)] = g = {"S": view(s.partition_S(g_t)), "D": view(d)}
+        if not case["tensor"].get("dyn"):
+            g["retile_D"] = str(s.retile_D(make_fragment_like(d)).layout)
+            g["retile_S"] = str(s.retile_S(make_fragment_like(s.partition_S(g_t))).layout)
     return got
 
 
 def compare(case):
     """[(key, expected, got)] for every key that differs; C++'s rejections must raise."""
-    fn = compute_mma if case["kind"] == "mma" else compute_copy
+    fn = compute_copy if case["kind"] == "copy" else compute_mma
     if "error" in case:
         try:
             fn(case)

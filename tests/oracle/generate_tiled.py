@@ -25,7 +25,7 @@ from generate import BUILD, find_cuda_include, find_cutlass_include  # noqa: E40
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "tiled_cases.json")
-SEED = 20261123
+SEED = 20261124
 CHUNK = 12
 
 # atom -> (element type of A/B tensors, of C tensors, bits of A/B elements)
@@ -73,8 +73,24 @@ def cpp_layout(lay):
     return "Layout<%s,%s>{}" % (cpp_tuple(shape, "Shape"), cpp_tuple(stride, "Stride"))
 
 
+def cpp_int(x, dynamic):
+    return "int(%d)" % x if dynamic else "Int<%d>{}" % x
+
+
+def cpp_make(t, head, dyn_positions, counter):
+    if isinstance(t, tuple):
+        return "%s(%s)" % (head, ", ".join(cpp_make(x, head, dyn_positions, counter) for x in t))
+    i = counter[0]
+    counter[0] += 1
+    return cpp_int(t, i in dyn_positions)
+
+
 def cpp_tensor_layout(t):
-    lay = cpp_layout(t)
+    if t.get("dyn"):
+        lay = "make_layout(%s, %s)" % (cpp_make(t["shape"], "make_shape", t["dyn"]["shape"], [0]),
+                                       cpp_make(t["stride"], "make_stride", t["dyn"]["stride"], [0]))
+    else:
+        lay = cpp_layout(t)
     if t.get("swizzle"):
         return "composition(Swizzle<%d,%d,%d>{}, %s)" % (*t["swizzle"], lay)
     return lay
@@ -99,8 +115,15 @@ def lay(shape, stride=None):
 
 
 def tensors_for(rows, cols, rng):
-    """Layouts of a rows x cols tile: column-major, row-major, padded row-major, swizzled row-major."""
-    out = [lay((rows, cols), (1, rows)), lay((rows, cols), (cols, 1)), lay((rows, cols), (cols + 8, 1))]
+    """Layouts of a rows x cols tile: column-major, row-major, padded row-major, swizzled row-major,
+    with a third mode (a stack of tiles), and with run-time (dynamic) shapes or strides."""
+    out = [lay((rows, cols), (1, rows)), lay((rows, cols), (cols, 1)), lay((rows, cols), (cols + 8, 1)),
+           lay((rows, cols, 3), (cols, 1, rows * cols))]
+    dyn_rm = lay((rows, cols), (cols, 1))
+    dyn_rm["dyn"] = {"shape": [0], "stride": [0]}          # (M, K) with M and the row pitch known at run time
+    dyn_cm = lay((rows, cols), (1, rows))
+    dyn_cm["dyn"] = {"shape": [0, 1], "stride": [1]}
+    out += [dyn_rm, dyn_cm]
     if cols % 8 == 0 and rows % 8 == 0:
         b = rng.choice([1, 2, 3])
         sw = lay((rows, cols), (cols, 1))
@@ -131,7 +154,7 @@ def mma_cases(rng):
         atom = cutelite.make_mma_atom(atom_name)
         em, en, ek = atom.Shape_MNK
         layouts = FMA_LAYOUTS if atom_name.startswith("Universal") else ATOM_LAYOUTS
-        n_cfg = 8 if atom_name.startswith("SM80_16x8x16_F16") else 3
+        n_cfg = 8 if atom_name.startswith("SM80_16x8x16_F16") else 4
         for _ in range(n_cfg):
             shp, std = rng.choice(layouts)
             full = tuple(shp) + (1,) * (3 - len(shp))
@@ -154,11 +177,13 @@ def mma_cases(rng):
                 copies = rng.sample(COPY_OPS_16, 2) + [rng.choice(UNIVERSAL[:4])]
             else:
                 copies = [rng.choice(["UniversalCopy<uint32_t>", "UniversalCopy<uint64_t>", "UniversalCopy<uint128_t>"])]
-            cases.append({"kind": "mma", "atom": atom_name, "types": [tab, tc],
-                          "thr_layout": lay(tuple(shp), std), "perm": perm,
-                          "tensors": {"A": tA, "B": tB, "C": tC}, "threads": threads,
-                          "copies": [{"op": op, "operand": rng.choice("AB") if "LDSM" in op else rng.choice("ABC")}
-                                     for op in copies]})
+            case = {"kind": "mma", "atom": atom_name, "types": [tab, tc], "thr_layout": lay(tuple(shp), std),
+                    "perm": perm, "tensors": {"A": tA, "B": tB, "C": tC}, "threads": threads, "copies": []}
+            cases.append(case)
+            # each TiledCopy of this MMA is its own case, so that one C++ rejects does not hide the others
+            for op in copies:
+                operand = rng.choice("AB") if "LDSM" in op else rng.choice("ABC")
+                cases.append(dict(case, kind="mma_copy", copies=[{"op": op, "operand": operand}]))
     return cases
 
 
@@ -168,7 +193,7 @@ def copy_cases(rng):
                    lay((4, 8), None), lay((16, 8), (8, 1)), lay((8, 4), (4, 1)), lay((128,), None)]
     val_layouts = [lay((4, 1), None), lay((1, 4), None), lay((8, 1), None), lay((1, 8), None), lay((2, 2), None),
                    lay((1, 1), None), lay((2, 1), None), lay((1, 2), None), lay((4,), None)]
-    for _ in range(40):
+    for _ in range(60):
         op = rng.choice(UNIVERSAL)
         vt = rng.choice(["half_t", "float"])
         thr = rng.choice(thr_layouts)
@@ -215,17 +240,20 @@ template <class T> void PL(const char* k, T const& t) { printf("@%s ", k); print
 def mma_cpp(i, c):
     tab, tc = c["types"]
     perm = c["perm"] + ["_"] * (3 - len(c["perm"]))
+    main = c["kind"] == "mma"
     lines = ["void case_%d() {" % i, '  printf("@@BEGIN %d\\n");' % i,
              "  auto mma = make_tiled_mma(MMA_Atom<%s>{}, %s, Tile<%s>{});"
-             % (c["atom"], cpp_layout(c["thr_layout"]), ",".join(cpp_perm(p) for p in perm)),
-             '  printf("@print\\n"); print(mma); printf("@end\\n");',
-             '  P("A_TV", mma.get_layoutA_TV()); P("B_TV", mma.get_layoutB_TV()); P("C_TV", mma.get_layoutC_TV());',
-             '  P("tile_shape", tile_shape(mma)); P("size", size(mma));']
+             % (c["atom"], cpp_layout(c["thr_layout"]), ",".join(cpp_perm(p) for p in perm))]
+    if main:
+        lines += ['  printf("@print\\n"); print(mma); printf("@end\\n");',
+                  '  P("A_TV", mma.get_layoutA_TV()); P("B_TV", mma.get_layoutB_TV()); P("C_TV", mma.get_layoutC_TV());',
+                  '  P("tile_shape", tile_shape(mma)); P("size", size(mma));']
     for op_, T in (("A", tab), ("B", tab), ("C", tc)):
         t = c["tensors"][op_]
         lines.append("  static %s buf%s[%d];" % (T, op_, cosize_of(t)))
         lines.append("  auto s%s = make_tensor(&buf%s[0], %s);" % (op_, op_, cpp_tensor_layout(t)))
-    lines.append('  P("pshape_C", partition_shape_C(mma, shape(sC)));')
+    if main:
+        lines.append('  P("pshape_C", partition_shape_C(mma, shape(sC)));')
     for j, cp in enumerate(c["copies"]):
         fn = "make_tiled_copy_%s" % cp["operand"]
         T = tc if cp["operand"] == "C" else tab
@@ -236,16 +264,21 @@ def mma_cpp(i, c):
     lines.append("  for (int t : {%s}) {" % ",".join(str(t) for t in c["threads"]))
     lines.append('    printf("@thread %d\\n", t);')
     lines.append("    auto thr = mma.get_slice(t);")
-    for op_ in "ABC":
+    for op_ in "ABC" if main else "":
         lines.append('    PT("p%s", thr.partition_%s(s%s), &buf%s[0]);' % (op_, op_, op_, op_))
-        lines.append('    PL("f%s", thr.partition_fragment_%s(s%s));' % (op_, op_, op_))
+        if not c["tensors"][op_].get("dyn"):    # C++ has no owning tensor of a run-time shape
+            lines.append('    PL("f%s", thr.partition_fragment_%s(s%s));' % (op_, op_, op_))
+    if main:
+        lines.append('    printf("@thr_print\\n"); print(thr); printf("@end\\n");')
     for j, cp in enumerate(c["copies"]):
         o = cp["operand"]
         lines.append("    { auto s = tc%d.get_slice(t);" % j)
         lines.append('      PT("copy%d_S", s.partition_S(s%s), &buf%s[0]);' % (j, o, o))
         lines.append('      PT("copy%d_D", s.partition_D(s%s), &buf%s[0]);' % (j, o, o))
-        lines.append('      PL("copy%d_retile_D", s.retile_D(thr.partition_fragment_%s(s%s)));' % (j, o, o))
-        lines.append('      PL("copy%d_retile_S", s.retile_S(thr.partition_fragment_%s(s%s))); }' % (j, o, o))
+        if not c["tensors"][o].get("dyn"):
+            lines.append('      PL("copy%d_retile_D", s.retile_D(thr.partition_fragment_%s(s%s)));' % (j, o, o))
+            lines.append('      PL("copy%d_retile_S", s.retile_S(thr.partition_fragment_%s(s%s)));' % (j, o, o))
+        lines.append("    }")
     lines.append("  }")
     lines += ['  printf("@@END %d\\n");' % i, "}"]
     return lines
@@ -264,7 +297,9 @@ def copy_cpp(i, c):
              '    printf("@thread %d\\n", t);',
              "    auto s = tc.get_slice(t);",
              '    PT("S", s.partition_S(g), &buf[0]); PT("D", s.partition_D(g), &buf[0]);',
+             ] + ([] if t.get("dyn") else [
              '    PL("retile_D", s.retile_D(make_fragment_like(s.partition_D(g))));',
+             '    PL("retile_S", s.retile_S(make_fragment_like(s.partition_S(g))));']) + [
              "  }",
              '  printf("@@END %d\\n");' % i, "}"]
     return lines
@@ -294,7 +329,7 @@ def run_chunk(idx, cases, incs, key):
         src = [CPP_HEAD]
         ranges = {}
         for i, c in todo.items():
-            body = mma_cpp(i, c) if c["kind"] == "mma" else copy_cpp(i, c)
+            body = copy_cpp(i, c) if c["kind"] == "copy" else mma_cpp(i, c)
             start = sum(s.count("\n") for s in src) + 1
             src.append("\n".join(body) + "\n")
             ranges[i] = (start, start + len(body))
@@ -381,7 +416,7 @@ def main():
     cases = mma_cases(rng) + copy_cases(rng)
     print("%d cases" % len(cases), file=sys.stderr)
     chunks = [list(enumerate(cases))[k:k + CHUNK] for k in range(0, len(cases), CHUNK)]
-    key = "tiled-v1"
+    key = "tiled-v3"
     results = {}
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as ex:
         futs = [ex.submit(run_chunk, n, ch, incs, key) for n, ch in enumerate(chunks)]
