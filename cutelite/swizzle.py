@@ -225,7 +225,7 @@ def slice_swizzled(coord, layout):
     Post: for every coordinate c of the free modes, result_layout(c) + result_offset ==
           layout(coord with its free modes set to c).
     """
-    from .layout import Layout, _slice as slice_tuple, composition, make_layout, size
+    from .layout import Layout, _slice as slice_tuple, composition, size
     sw, inner = layout.layout_a, layout.layout_b
     B, M, S = sw.bits, sw.base, abs(sw.shift)
     shp = (1 << M, 1 << B, 1 << (S - B), 1 << B, 1)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from cutelite import (
-    Layout, Swizzle, _, composition, make_copy_atom, make_mma_atom, make_tensor, make_tiled_copy,
+    Layout, Swizzle, composition, make_copy_atom, make_mma_atom, make_tensor, make_tiled_copy,
     make_tiled_copy_A, make_tiled_copy_B, make_tiled_copy_C, make_tiled_mma, size, tile_shape,
 )
 from cutelite.int_tuple import fmt

@@ -129,7 +129,7 @@ def compare(case):
     if "error" in case:
         try:
             fn(case)
-        except (ValueError, TypeError) as e:
+        except (ValueError, TypeError):
             return []
         return [("error", case["error"], "no error")]
     try:
