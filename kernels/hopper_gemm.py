@@ -55,9 +55,10 @@ def make_tensor_map(arr, box_rows, dtype=_F16):
     return cuda.to_device(tm.copy())
 
 
-def make_gemm_ws(BN=128, stages=4, consumers=2, regs=None):
+def make_gemm_ws(BN=128, stages=4, consumers=2, regs=None, group=0):
     """The kernel for a (64 * consumers) x BN tile; `regs` = (producer, consumer) register counts for
-    setmaxnreg (the kernel is then capped at 65536 / threads registers). Returns (kernel, threads, smem
+    setmaxnreg (the kernel is then capped at 65536 / threads registers); `group` > 0: a 1-D grid walked in
+    groups of `group` row-tiles (L2 reuse of B). Returns (kernel, threads, smem
     bytes)."""
     from numba import cuda, uint16, uint64, int64
     from .hopper import (fence_mbarrier_init, mbarrier_arrive, mbarrier_arrive_expect_tx, mbarrier_init,
@@ -72,19 +73,29 @@ def make_gemm_ws(BN=128, stages=4, consumers=2, regs=None):
     smem_bytes = 2 * STAGE * stages + 1024
     P_REGS, C_REGS = regs if regs else (0, 0)
     EMPTY_ARRIVALS = 4 * consumers
+    GROUP = group
     NBARS = 2 * stages
     opts = {"max_registers": (65536 // threads) // 8 * 8} if regs else {}
 
     @cuda.jit(**opts)
-    def gemm_ws(tmA, tmB, C, N, K, desc_a_hi, desc_b_hi):
+    def gemm_ws(tmA, tmB, C, M, N, K, desc_a_hi, desc_b_hi):
         smem = cuda.shared.array(0, uint16)      # the stages, as raw 16-bit elements
         bars = cuda.shared.array(NBARS, uint64)     # [0, stages): full; [stages, 2 stages): empty
         tid = cuda.threadIdx.x
         wg = tid // 128
         base = int64(shared_address(smem, 0))
         pad = ((1024 - (base & 1023)) & 1023) // 2       # elements up to the next 1024-byte boundary
-        bn = cuda.blockIdx.x
-        bm = cuda.blockIdx.y
+        if GROUP:   # grouped raster: GROUP row-tiles of C share their B slabs while they are in L2
+            tiles_m = M // BM
+            pid = cuda.blockIdx.x
+            per_group = GROUP * (N // BN)
+            first = (pid // per_group) * GROUP
+            rows_here = min(tiles_m - first, GROUP)
+            bm = first + (pid % per_group) % rows_here
+            bn = (pid % per_group) // rows_here
+        else:
+            bn = cuda.blockIdx.x
+            bm = cuda.blockIdx.y
         ktiles = K // BK
         if tid == 0:
             tma_prefetch_desc(tmA)
@@ -155,10 +166,10 @@ def _typeof(a):
 class HopperGemm:
     """A configured kernel with its tensor maps: call(a_dev, bt_dev, c_dev)."""
 
-    def __init__(self, BN=128, stages=4, consumers=2, regs=None):
-        self.BN, self.stages, self.consumers, self.regs = BN, stages, consumers, regs
+    def __init__(self, BN=128, stages=4, consumers=2, regs=None, group=0):
+        self.BN, self.stages, self.consumers, self.regs, self.group = BN, stages, consumers, regs, group
         self.BM = 64 * consumers
-        self.kernel, self.threads, self.smem = make_gemm_ws(BN, stages, consumers, regs)
+        self.kernel, self.threads, self.smem = make_gemm_ws(BN, stages, consumers, regs, group)
         self.desc_a, self.desc_b = smem_descriptor_hi(self.BM), smem_descriptor_hi(BN)
         self._ready = False
         self._maps = {}
@@ -173,11 +184,12 @@ class HopperGemm:
         if key not in self._maps:
             self._maps[key] = (make_tensor_map(a, self.BM), make_tensor_map(bt, self.BN))
         tma, tmb = self._maps[key]
-        args = (tma, tmb, c, np.int64(N), np.int64(K), np.int64(self.desc_a), np.int64(self.desc_b))
+        args = (tma, tmb, c, np.int64(M), np.int64(N), np.int64(K), np.int64(self.desc_a), np.int64(self.desc_b))
         if not self._ready:
             set_dynamic_shared(self.kernel, args, self.smem)
             self._ready = True
-        self.kernel[(N // self.BN, M // self.BM), self.threads, 0, self.smem](*args)
+        grid = ((M // self.BM) * (N // self.BN),) if self.group else (N // self.BN, M // self.BM)
+        self.kernel[grid, self.threads, 0, self.smem](*args)
 
     def sass_counts(self):
         """Counts of HGMMA / UTMALDG / local-memory instructions in the compiled SASS (needs nvdisasm)."""
@@ -212,7 +224,9 @@ def main(argv=None):
     rng = np.random.default_rng(7)
     variants = [("ws BN128 st4", dict(BN=128, stages=4)),
                 ("ws BN256 st4 setmaxnreg", dict(BN=256, stages=4, regs=(40, 232))),
-                ("ws BN256 st3 setmaxnreg", dict(BN=256, stages=3, regs=(40, 232)))]
+                ("ws BN256 st4 setmaxnreg group8", dict(BN=256, stages=4, regs=(40, 232), group=8)),
+                ("ws BN256 st4 setmaxnreg group16", dict(BN=256, stages=4, regs=(40, 232), group=16)),
+                ("ws BN256 st4 no-setmaxnreg group8", dict(BN=256, stages=4, group=8))]
     if argv:
         variants = [v for v in variants if any(a in v[0] for a in argv)] or variants
     S = 4096

@@ -1,0 +1,163 @@
+"""kernels.hopper offline: every Hopper intrinsic compiled by numba for sm_90a in a tiny kernel, then
+assembled by `ptxas -arch=sm_90a`; the GEMM kernels too (and ptxas must not serialize their wgmma).
+Refused for sm_80 by our target check. In the simulator: the ordering-only intrinsics are no-ops and
+wgmma/TMA raise a clear "needs sm_90a". No GPU needed; numba must run without the simulator, so with
+the simulator on in this process this file reruns itself in a fresh one (as test_kernels_ptx.py)."""
+import re
+import subprocess
+import tempfile
+import os
+from unittest import mock
+
+import pytest
+
+from kernels._testing import numba_mode, run_in_subprocess
+import shutil
+
+PTXAS = shutil.which("ptxas") or next((os.path.join(h, "bin", "ptxas") for h in (os.environ.get("CUDA_HOME"),
+                                       os.environ.get("CUDA_PATH")) if h and os.path.exists(os.path.join(h, "bin", "ptxas"))), None)
+needs_ptxas = pytest.mark.skipif(PTXAS is None, reason="ptxas not found (install the CUDA toolkit's nvcc)")
+
+
+def _ptxas_ptx_version():
+    """The newest PTX ISA this ptxas knows (numba may stamp a newer .version than it accepts)."""
+    out = subprocess.run([PTXAS, "--version"], capture_output=True, text=True).stdout
+    m = re.search(r"release (\d+)\.(\d+)", out)
+    major, minor = (int(m.group(1)), int(m.group(2))) if m else (12, 8)
+    return "9.%d" % minor if major == 13 else "8.%d" % min(minor, 8)
+
+IN_PROCESS = numba_mode(simulator=False)
+here = pytest.mark.skipif(not IN_PROCESS, reason="numba runs the simulator in this process: "
+                          "test_hopper_suite_in_subprocess ran these")
+
+
+@pytest.mark.skipif(IN_PROCESS, reason="ran in this process")
+def test_hopper_suite_in_subprocess():
+    rc, out = run_in_subprocess(__file__, simulator=False)
+    assert rc == 0, out[-4000:]
+
+
+class _FakeDevice:
+    compute_capability = (9, 0)
+
+
+def _compile(fn, sig, cc=(9, 0, "a")):
+    from numba import cuda
+    from numba.cuda import dispatcher as _dispatcher
+    with mock.patch.object(_dispatcher, "get_current_device", lambda: _FakeDevice()):
+        ptx, _ = cuda.compile_ptx(fn, sig, cc=cc)
+    return ptx
+
+
+def _ptxas(ptx, extra=()):
+    ptx = re.sub(r"^\.version \S+", ".version " + _ptxas_ptx_version(), ptx, flags=re.M)
+    with tempfile.TemporaryDirectory() as d:
+        src = os.path.join(d, "k.ptx")
+        open(src, "w").write(ptx)
+        r = subprocess.run([PTXAS, "-arch=sm_90a", "-v", src, "-o", os.path.join(d, "k.cubin"), *extra],
+                           capture_output=True, text=True)
+    return r.returncode, r.stderr
+
+
+if IN_PROCESS:
+    from numba import cuda
+    from numba.cuda import types as T
+    from kernels import hopper as H
+
+    def k_wgmma(a, out):
+        s = cuda.shared.array(4096, T.uint16)
+        acc = H.wgmma_uninit(64)
+        acc = H.wgmma_fence(acc)
+        d = a[0] | ((H.shared_address(s, 0) >> 4) & 0x3FFF)
+        acc = H.wgmma(acc, d, d, 0, "f32.f16.f16", 0)
+        acc = H.wgmma(acc, d, d, 1, "f32.bf16.bf16", 3)
+        H.wgmma_commit()
+        acc = H.wgmma_wait(acc, 0)
+        H.store_acc_f32(out, 0, 0, 64, acc)
+
+    def k_mbarrier_tma(tm, out):
+        s = cuda.shared.array(8192, T.uint16)
+        bars = cuda.shared.array(2, T.uint64)
+        H.mbarrier_init(bars, 0, 1)
+        H.fence_mbarrier_init()
+        H.tma_prefetch_desc(tm)
+        H.mbarrier_arrive_expect_tx(bars, 0, 16384)
+        H.tma_load_2d(s, 0, tm, bars, 0, 0, 0)
+        while H.mbarrier_try_wait(bars, 0, 0) == 0:
+            pass
+        H.mbarrier_arrive(bars, 1)
+        H.fence_proxy_async()
+        out[0] = s[5]
+
+    def k_regs_stmatrix(out):
+        s = cuda.shared.array(1024, T.uint16)
+        if cuda.threadIdx.x < 128:
+            H.setmaxnreg_dec(40)
+        else:
+            H.setmaxnreg_inc(232)
+        H.stmatrix_x4(s, 8 * (cuda.threadIdx.x % 32), (1, 2, 3, 4))
+        out[0] = s[3]
+
+    CASES = {
+        "wgmma": (k_wgmma, (T.int64[::1], T.float32[::1]),
+                  ["wgmma.fence.sync.aligned", "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16",
+                   "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16", "p, 1, 1, 1, 1;",
+                   "wgmma.commit_group.sync.aligned", "wgmma.wait_group.sync.aligned 0", "st.global.v2.f32"]),
+        "mbarrier+tma": (k_mbarrier_tma, (T.uint64[::1], T.uint16[::1]),
+                         ["mbarrier.init.shared::cta.b64", "mbarrier.arrive.expect_tx.shared::cta.b64",
+                          "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
+                          "mbarrier.try_wait.parity.shared::cta.b64", "mbarrier.arrive.shared::cta.b64",
+                          "fence.proxy.async.shared::cta", "prefetch.tensormap", "fence.mbarrier_init"]),
+        "setmaxnreg+stmatrix": (k_regs_stmatrix, (T.uint16[::1],),
+                                ["setmaxnreg.dec.sync.aligned.u32 40", "setmaxnreg.inc.sync.aligned.u32 232",
+                                 "stmatrix.sync.aligned.m8n8.x4.shared.b16"]),
+    }
+else:
+    CASES = {}
+
+
+@here
+@needs_ptxas
+@pytest.mark.parametrize("name", list(CASES) or ["none"])
+def test_intrinsic_assembles_for_sm90a(name):
+    fn, sig, expect = CASES[name]
+    ptx = _compile(fn, sig)
+    assert ".target sm_90a" in ptx
+    for text in expect:
+        assert text in ptx, text
+    rc, err = _ptxas(ptx)
+    assert rc == 0, err
+
+
+@here
+@pytest.mark.parametrize("name", list(CASES) or ["none"])
+def test_refused_below_sm90a(name):
+    from kernels.capability import CapabilityError
+    fn, sig, _ = CASES[name]
+    with pytest.raises(Exception) as e:
+        _compile(fn, sig, cc=(8, 0))
+    assert isinstance(e.value, CapabilityError) or "needs sm_90a" in str(e.value)
+
+
+@here
+@needs_ptxas
+@pytest.mark.parametrize("cfg", [dict(BN=128), dict(BN=256, regs=(40, 232), group=8)])
+def test_gemm_assembles_without_serialized_wgmma(cfg):
+    from kernels.hopper_gemm import make_gemm_ws
+    kernel, threads, _ = make_gemm_ws(**cfg)
+    sig = (T.uint64[::1], T.uint64[::1], T.float32[:, ::1]) + (T.int64,) * 5
+    ptx = _compile(kernel.py_func, sig)
+    assert ptx.count("wgmma.mma_async") == 4 and ptx.count("cp.async.bulk.tensor") == 2
+    extra = ["-maxrregcount=%d" % ((65536 // threads) // 8 * 8)] if cfg.get("regs") else []
+    rc, err = _ptxas(ptx, extra)
+    assert rc == 0, err
+    assert "C7515" not in err and "serialized" not in err, err      # wgmma pipeline intact
+    assert "C7508" not in err, err                                   # setmaxnreg honoured
+    assert "0 bytes spill stores" in err, err
+
+
+def test_descriptor_constant_comes_from_cutelite():
+    """The kernel's descriptor: K-major, 128-byte swizzle, SBO = 1024 B (64 x 16 B), LBO 1, start 0."""
+    from kernels.hopper_gemm import smem_descriptor_hi
+    for rows in (128, 256):
+        assert smem_descriptor_hi(rows) == (1 << 62) | (64 << 32) | (1 << 16)

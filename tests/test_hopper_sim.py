@@ -1,0 +1,43 @@
+"""kernels.hopper in Numba's CUDA simulator: the ordering-only intrinsics are no-ops (a kernel using them
+runs), and wgmma / TMA refuse with a clear "needs sm_90a" (no twin can stand in for the async engines)."""
+import numpy as np
+import pytest
+
+from kernels._testing import numba_mode, run_in_subprocess
+
+IN_SIM = numba_mode(simulator=True)
+if IN_SIM:
+    from numba import cuda
+    from kernels import hopper as H
+    from kernels.capability import CapabilityError
+
+
+@pytest.mark.skipif(IN_SIM, reason="ran in this process")
+def test_hopper_sim_in_subprocess():
+    rc, out = run_in_subprocess(__file__, simulator=True)
+    assert rc == 0, out[-4000:]
+
+
+@pytest.mark.skipif(not IN_SIM, reason="needs the simulator in this process")
+def test_sim_noops_and_refusals():
+    @cuda.jit
+    def k(out):
+        bars = cuda.shared.array(2, np.uint64)
+        H.mbarrier_init(bars, 0, 1)
+        H.fence_mbarrier_init()
+        cuda.syncthreads()
+        H.mbarrier_arrive_expect_tx(bars, 0, 128)
+        while H.mbarrier_try_wait(bars, 0, 0) == 0:
+            pass
+        H.fence_proxy_async()
+        acc = H.wgmma_wait(H.wgmma_fence(H.wgmma_zero(16)), 0)
+        H.wgmma_commit()
+        out[cuda.threadIdx.x] = len(acc) + acc[0]
+
+    out = np.zeros(4, np.float32)
+    k[1, 4](out)
+    assert (out == 8).all()
+    with pytest.raises(CapabilityError, match="needs sm_90a"):
+        H.wgmma((0.0,) * 8, 0, 0, 1, "f32.f16.f16", 0)
+    with pytest.raises(CapabilityError, match="needs sm_90a"):
+        H.tma_load_2d(None, 0, None, None, 0, 0, 0)
