@@ -21,7 +21,7 @@ Post: str(atom), str(layout atom) and every descriptor are what C++ CuTe prints 
 import re
 from dataclasses import dataclass
 
-from .atoms import MMA_Atom, CPP_SCALARS
+from .atoms import MMA_Atom
 from .int_tuple import congruent, is_int, is_static
 from .layout import Layout, LayoutLeft, get, logical_divide, rank, size, tile_to_shape, upcast, zipped_divide
 from .swizzle import ComposedLayout, Swizzle
