@@ -913,8 +913,10 @@ def raked_product(block, tiler):
 def tile_to_shape(block, target_shape, order=LayoutLeft):
     """Repeat block (blocked_product) until it covers target_shape; tiles ordered by `order`.
 
-    Post: product_each(shape(result)) == product_each(target_shape).
+    Post: product_each(shape(result)) == product_each(target_shape). A swizzled block keeps its swizzle.
     """
+    if hasattr(block, "layout_b"):
+        return block.with_inner(tile_to_shape(block.layout_b, target_shape, order))
     r_target = int_tuple.rank(target_shape)
     if rank(block) > r_target:
         raise ValueError(f"tile_to_shape: rank of {block} exceeds the rank of {fmt(target_shape)}")

@@ -87,3 +87,10 @@ def test_slicing_a_swizzled_layout_folds_the_swizzle():
     sub, off = slice_and_offset((_, dyn(3)), col)
     assert (str(sub), off) == ("((_4,_2,_2)):((_1,-4,8))", 52)
     assert [off + sub(i) for i in range(16)] == [col(i, 3) for i in range(16)]
+
+
+def test_tile_to_shape_keeps_the_swizzle():
+    # C++ (compiled): tile_to_shape(Sw<3,3,3> o (8,64):(64,1), Shape<_128,_64>)
+    from cutelite import tile_to_shape
+    tiled = tile_to_shape(composition(Swizzle(3, 3, 3), Layout((8, 64), (64, 1))), (128, 64))
+    assert str(tiled) == "Sw<3,3,3> o _0 o ((_8,_16),(_64,_1)):((_64,_512),(_1,_0))"
