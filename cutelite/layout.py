@@ -556,6 +556,9 @@ def _compose(ls, ld, rs, rd, a, b):
     result_shape, result_stride = [], []
     rest_shape, rest_stride = rs, rd
     for cur_shape, cur_stride in zip(ls[:-1], ld[:-1]):
+        if not is_static(rest_stride) and rest_stride == 0:
+            raise ValueError(f"composition: B = {b} has a dynamic stride 0, which C++ divides by at run time "
+                             f"(A = {a} has several modes)")
         if is_static(cur_shape) and is_static(rest_stride):
             if not (mod(rest_stride, cur_shape) == 0 or rest_stride < cur_shape):
                 raise ValueError(

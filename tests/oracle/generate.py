@@ -940,9 +940,59 @@ def gen_dynamic(rng):
     return out
 
 
+def odd_dynamic(rng, lay):
+    """dynamize, then now and then a dynamic 1 for a shape, a dynamic 0 or a negative value for a stride:
+    the values C++ cannot recognise as special when they are not static."""
+    lay = dynamize(rng, lay)
+    shp, std = flat(lay.shape), flat(lay.stride)
+    for i in range(len(shp)):
+        r = rng.random()
+        if r < 0.15:
+            shp[i] = D(1)
+        elif r < 0.3:
+            std[i] = D(0)
+        elif r < 0.4:
+            std[i] = type(std[i])(-int(std[i]))
+    return L(unflatten(shp, lay.shape), unflatten(std, lay.stride))
+
+
+def gen_dynamic_edges(rng):
+    """Dynamic 1s, dynamic 0 strides and negative strides in the algebra, with dynamic tilers."""
+    out = []
+    for i in range(150):
+        for op in ["coalesce", "filter", "right_inverse", "left_inverse", "complement", "make_layout_like",
+                   "make_fragment_like"]:
+            a = odd_dynamic(rng, rand_layout(rng, 64, max_depth=rng.choice([1, 2, 3]),
+                                             kind=rng.choice(["left", "perm", "gaps", "zeros", None])))
+            out.append(C_layout_op(op, lambda n: "%s(%s)" % (op, n), a))
+        a = rand_layout(rng, max_size=rng.choice([16, 64, 128]), max_depth=rng.choice([1, 2, 3]))
+        b = odd_dynamic(rng, rand_b_for(rng, a.size()))
+        a = odd_dynamic(rng, a) if rng.random() < 0.6 else a
+        out.append(Case("composition", {"a": a.json(), "b": b.json()},
+                        lay_in("a", a) + " " + lay_in("b", b) + " " + res("composition(a, b)")))
+        for op in DIVIDES + PRODUCTS:
+            small = op in PRODUCTS
+            a = rand_layout(rng, max_size=16 if small else 128, max_depth=rng.choice([1, 2]), int_prob=0)
+            if small and rng.random() < 0.5:
+                t = [rng.choice([1, 2, 3]) if rng.random() < 0.4 else rand_layout(rng, 8, max_depth=1, max_rank=2)
+                     for _ in range(rng.randint(1, len(a.shape)))]
+            elif small:
+                t = rand_layout(rng, 8, max_depth=rng.choice([1, 2]), max_rank=2)
+            else:
+                t = rand_tuple_tiler(rng, a) if rng.random() < 0.6 else rand_tile_for(rng, a.size())
+            a = odd_dynamic(rng, a) if rng.random() < 0.8 else a
+            t = maybe_dyn_tiler(rng, t)
+            case = Case(op, {"layout": a.json(), "tiler": tiler_json(t)},
+                        lay_in("a", a) + " " + res("%s(a, %s)" % (op, tiler_cpp(t))))
+            case.tag = "layout" if isinstance(t, L) else "tuple"
+            out.append(case)
+    return out
+
+
 GENERATORS = [gen_make_layout, gen_coalesce, gen_filter, gen_composition, gen_complement, gen_inverse,
               gen_divide, gen_product, gen_common, gen_tile_to_shape, gen_cast, gen_slice, gen_swizzle,
-              gen_print_layout, gen_errors, gen_notes, gen_like, gen_dynamic]
+              gen_print_layout, gen_errors, gen_notes, gen_like, gen_dynamic,
+              gen_dynamic_edges]
 
 
 # ----------------------------------------------------------------------------------------------
