@@ -29,7 +29,8 @@ from .swizzle import ComposedLayout, Swizzle
 __all__ = ["GMMA_Atom", "GMMA_ATOMS", "make_gmma_atom", "GmmaSmemLayout", "make_gmma_layout_atom",
            "Layout_K_INTER_Atom", "Layout_K_SW32_Atom", "Layout_K_SW64_Atom", "Layout_K_SW128_Atom",
            "Layout_MN_INTER_Atom", "Layout_MN_SW32_Atom", "Layout_MN_SW64_Atom", "Layout_MN_SW128_Atom",
-           "tile_to_smem", "GmmaDescriptor", "make_gmma_desc", "gmma_desc_blocks", "LAYOUT_TYPES"]
+           "tile_to_smem", "GmmaDescriptor", "make_gmma_desc", "gmma_desc_blocks", "LAYOUT_TYPES",
+           "gmma_fragment_of"]
 
 K, MN = "K", "MN"   # GMMA::Major: which mode of the (MN, K) operand tile is contiguous
 
@@ -115,6 +116,25 @@ def make_gmma_atom(name):
         for i, arg in enumerate(args):
             majors[i] = arg.split("::")[-1]
     return _gmma_atom(int(m.group(1)), m.group(2), m.group(3), *majors)
+
+
+def gmma_fragment_of(atom, operand, thread):
+    """The elements thread `thread` (0..127 of the warpgroup) holds of operand "C" (D too) or, for an RS
+    atom, "A": a list of (register, (row, col)) in register order, read from the atom's TV layout
+    (column-major index into the 64 x N, or 64 x 16, tile).
+
+    Post: the lists of the 128 threads cover every element of the tile exactly once.
+    """
+    if not is_int(thread) or not 0 <= thread < 128:
+        raise ValueError(f"gmma_fragment_of: thread must be an int in 0..127, got {thread!r}")
+    if operand in ("C", "D"):
+        tv, rows = atom.LayoutC_TV, atom.Shape_MNK[0]
+    elif operand == "A" and atom.source == "RS":
+        tv, rows = atom.LayoutA_TV, atom.Shape_MNK[0]
+    else:
+        raise ValueError(f"gmma_fragment_of: {atom.name} has no register fragment for operand {operand!r} "
+                         "(A and B of an SS atom are in shared memory)")
+    return [(v, (tv(thread, v) % rows, tv(thread, v) // rows)) for v in range(size(tv, 1))]
 
 
 # ---- the shared-memory layout atoms ------------------------------------------------------------------------

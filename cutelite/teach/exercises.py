@@ -14,7 +14,7 @@ from ..int_tuple import fmt, is_int, is_tuple
 from ..layout import Layout, coalesce, rank, size, get
 
 __all__ = ["check_value", "check_layout_answer", "check_offsets_answer", "check_swizzle_answer", "layout_hint",
-           "offsets_hint"]
+           "offsets_hint", "check_lbo_sbo_answer", "check_expect_tx_answer", "check_phase_answer"]
 
 
 def _report(name, ok, hint=None):
@@ -228,3 +228,32 @@ def check_swizzle_answer(answer, cost, name="swizzle"):
           f"(ideal {rep.ideal}): the worst bank serves {rep.ways} words. Are the yyy bits the row bits, "
           f"and are there enough of them to tell the rows of one phase apart?")
     return False
+
+
+# ---- chapter 8 (Hopper): checkers with the likely mistakes spelled out as hints --------------------------
+def check_lbo_sbo_answer(answer, expected, name="(LBO, SBO)"):
+    """(leading, stride) byte offsets of a GMMA descriptor, in 16-byte units, as a pair. Hints for the pair
+    swapped, for bytes instead of 16-byte units, and for elements instead of 16-byte units."""
+    lbo, sbo = expected
+    hints = {(sbo, lbo): "swapped: LBO is the leading (K) direction, SBO the step between 8-row core-matrix groups",
+             (16 * lbo, 16 * sbo): "those are bytes; the descriptor counts 16-byte units (bytes >> 4)",
+             (8 * lbo, 8 * sbo): "those are 16-bit elements; the descriptor counts 16-byte units (8 halves)"}
+    return check_value(tuple(answer) if isinstance(answer, list) else answer, tuple(expected), name, hints)
+
+
+def check_expect_tx_answer(answer, expected, box_a_bytes, name="expect_tx bytes"):
+    """The bytes a stage's TMA copies announce. Hints for one box only, for elements instead of bytes."""
+    hints = {box_a_bytes: "that is the A box only: both copies of the stage complete on the same mbarrier",
+             expected - box_a_bytes: "that is the B box only: both copies of the stage complete on the same mbarrier",
+             expected // 2: "that counts elements; expect_tx counts bytes (2 per fp16)",
+             expected * 8: "that counts bits; expect_tx counts bytes"}
+    return check_value(answer, expected, name, hints)
+
+
+def check_phase_answer(answer, expected, name="(stage, parity)"):
+    """(stage, parity) a consumer waits on. Hints for the flipped parity and for a stage off by the
+    pipeline depth."""
+    stage, parity = expected
+    hints = {(stage, 1 - parity): "right stage, flipped parity: the first fill of a stage completes phase 0, "
+                                  "so its consumer waits on parity 0; parity alternates with each reuse"}
+    return check_value(tuple(answer) if isinstance(answer, list) else answer, tuple(expected), name, hints)

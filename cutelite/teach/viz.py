@@ -4,6 +4,7 @@
     draw_tv_layout(tv, (M, N))          which thread and value own each element of an M x N tile
     draw_tiles(L, tiler)                a divide (or product) as coloured tiles
     draw_warp_access(offsets)           which memory segments the 32 lanes of a warp touch
+    draw_pipeline(run)                  a timeline of a simulated producer/consumer pipeline (cutelite.pipeline)
 
 Each function draws into `ax` (a new figure when None) and returns the axes. Grids read like
 print_layout: row m downwards, column n across, (0, 0) top left.
@@ -16,7 +17,7 @@ from ..layout import make_layout, rank, size, zipped_divide, logical_product, bl
 from ..layout import raked_product
 
 __all__ = ["layout_grid", "draw_layout", "draw_tv_layout", "draw_tiles", "segments_of", "draw_warp_access",
-           "layout_png"]
+           "draw_pipeline", "layout_png"]
 
 MAX_LABELS = 16 * 16  # more cells than this: colours only (and text is slow to draw: ~0.5 ms a label)
 
@@ -234,6 +235,41 @@ def draw_warp_access(offsets, elem_bytes=4, segment_bytes=32, ax=None, title=Non
                   fontsize=8)
     ax.tick_params(labelsize=7)
     ax.set_title(title or f"{len(offsets)} lanes touch {len(touched)} sectors", fontsize=9)
+    return ax
+
+
+def draw_pipeline(run, ax=None, title=None):
+    """Draw a PipelineRun (cutelite.pipeline.simulate_pipeline) as a timeline: one row for the producer's
+    TMA copies, one per consumer's wgmmas, each bar labelled with its k-tile and coloured by its stage;
+    waits are grey hatched bars, mbarrier phase completions ticks under the axis. Returns the axes.
+    """
+    _, plt = _plt()
+    rows = run.rows()
+    if ax is None:
+        _, ax = plt.subplots(figsize=(12, 0.7 * len(rows) + 1.2))
+    palette = _thread_colours(max(run.stages, 2))
+    for row, start, end, kind, kt in run.intervals:
+        y = len(rows) - 1 - row
+        if kind == "wait":
+            ax.add_patch(plt.Rectangle((start, y + 0.3), end - start, 0.4, facecolor="0.92", edgecolor="0.6",
+                                       hatch="///", linewidth=0.5))
+            continue
+        ax.add_patch(plt.Rectangle((start, y + 0.1), end - start, 0.8, facecolor=palette[kt % run.stages],
+                                   edgecolor="0.2", linewidth=0.6))
+        ax.text((start + end) / 2, y + 0.5, f"k{kt}", ha="center", va="center", fontsize=7)
+    for t, name, phase in run.phases:
+        if name.startswith("empty"):
+            ax.plot([t, t], [-0.35, -0.05], color="0.3", linewidth=0.8)
+    end = max([e for _, _, e, _, _ in run.intervals] + [1])
+    ax.set_xlim(0, end * 1.01)
+    ax.set_ylim(-0.45, len(rows))
+    ax.set_yticks([len(rows) - 1 - i + 0.5 for i in range(len(rows))])
+    ax.set_yticklabels(rows, fontsize=8)
+    ax.set_xlabel("time (one unit = one k-tile's wgmmas of one consumer); ticks below: an empty[s] phase "
+                  "completes (a stage is free again)", fontsize=8)
+    ax.tick_params(labelsize=7)
+    ax.set_title(title or f"{run.stages} stages, {run.consumers} consumers, {run.ktiles} k-tiles: colour = "
+                 "stage, grey = waiting on an mbarrier", fontsize=9)
     return ax
 
 

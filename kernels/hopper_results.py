@@ -1,0 +1,31 @@
+"""Recorded H100 figures of the Hopper GEMM (benchmarks/gemm/RESULTS_HOPPER.md), kept in the package so
+that chapter 8 can show them where it cannot run the kernel (another GPU, the simulator, or a pip install
+without the benchmarks/ folder). tests/test_pipeline.py asserts every row here is in RESULTS_HOPPER.md.
+
+Each run: date, device, command, and rows (kernel, ms, TFLOP/s, ratio to cuBLAS fp16 -> fp32), all at
+M = N = K = 4096, fp16 inputs, fp32 accumulation and output.
+"""
+
+__all__ = ["RECORDED_RUNS", "recorded_table"]
+
+RECORDED_RUNS = [
+    {"date": "2026-11-23", "device": "NVIDIA H100 80GB HBM3 (sm_90)", "run": "run 2",
+     "command": "PYTHONUNBUFFERED=1 python3 -m kernels.hopper_gemm",
+     "rows": [("cuBLAS fp16->fp16 (torch.mm)", 0.207, 664.4, 1.04),
+              ("cuBLAS fp16->fp32 (torch.mm out_dtype=float32)", 0.216, 637.6, 1.00),
+              ("ws BN128 st4", 0.359, 383.2, 0.60),
+              ("ws BN256 st4 setmaxnreg", 0.317, 433.4, 0.68),
+              ("ws BN256 st4 setmaxnreg group8", 0.314, 437.1, 0.69),
+              ("ws BN256 st4 no-setmaxnreg group8", 0.363, 379.1, 0.59)]},
+]
+
+
+def recorded_table(run=None):
+    """A recorded run as a Markdown table, headed by its date, device and command (the latest run by
+    default)."""
+    r = RECORDED_RUNS[-1] if run is None else run
+    out = [f"Recorded {r['date']} on {r['device']} ({r['run']} of benchmarks/gemm/RESULTS_HOPPER.md), "
+           f"`{r['command']}`, 4096^3:", "",
+           "| kernel | ms | TFLOP/s | / cuBLAS fp16->fp32 |", "|---|---|---|---|"]
+    out += [f"| {k} | {ms:.3f} | {tf:.1f} | {ratio:.2f} |" for k, ms, tf, ratio in r["rows"]]
+    return "\n".join(out)
