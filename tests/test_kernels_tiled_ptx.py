@@ -1,0 +1,86 @@
+"""kernels.tiled_copy / kernels.tiled_mma as real PTX, offline: the sm75 TiledMMA GEMM and the 128-bit
+ld.global.v4 copy assemble with `ptxas -arch=sm_75` (T4-legal); the cp.async variants are refused for
+sm_75 and assemble for sm_80. Reruns itself without the simulator when needed."""
+
+import pytest
+
+from kernels._testing import numba_mode, run_in_subprocess
+
+IN_PROCESS = numba_mode(simulator=False)
+here = pytest.mark.skipif(not IN_PROCESS, reason="ran in a subprocess")
+
+
+@pytest.mark.skipif(IN_PROCESS, reason="ran in this process")
+def test_tiled_ptx_suite_in_subprocess():
+    rc, out = run_in_subprocess(__file__, simulator=False)
+    assert rc == 0, out[-4000:]
+
+
+if IN_PROCESS:
+    from unittest import mock
+
+    from numba import cuda
+    from numba.cuda import dispatcher as _dispatcher
+    try:
+        from numba.cuda import types as T
+        T.UniTuple  # noqa: B018
+    except (ImportError, AttributeError):
+        from numba.core import types as T
+
+    from kernels.tiled_copy import make_copy_kernel
+    from kernels.tiled_mma import make_gemm_kernel
+    from test_kernels_ptx import PTXAS, ptxas, toolchain  # noqa: F401  (the fixture)
+
+    GEMM_SIG = (T.uint16[::1], T.uint16[::1], T.float32[::1])
+    COPY_SIG = (T.float32[::1], T.float32[::1])
+
+    class _FakeDevice:
+        def __init__(self, cc):
+            self.compute_capability = cc
+
+    def compile_ptx(kernel, sig, cc):
+        with mock.patch.object(_dispatcher, "get_current_device", lambda: _FakeDevice(cc)):
+            return cuda.compile_ptx(kernel.py_func, sig, cc=cc)[0]
+else:
+    PTXAS = None
+
+needs_ptxas = pytest.mark.skipif(PTXAS is None, reason="ptxas not found")
+
+
+@here
+@needs_ptxas
+def test_sm75_tiled_gemm_is_t4_legal(toolchain):  # noqa: F811
+    ptx = compile_ptx(make_gemm_kernel("sm75", 64, 64), GEMM_SIG, (7, 5))
+    assert "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32" in ptx
+    assert "ldmatrix.sync.aligned.m8n8.x4.shared.b16" in ptx
+    assert "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16" in ptx
+    assert "ld.global.v4.b32" in ptx and "cp.async" not in ptx and "m16n8k16" not in ptx
+    rc, err = ptxas(ptx, "sm_75")
+    assert rc == 0, err
+
+
+@here
+@needs_ptxas
+def test_sm80_tiled_gemm_needs_sm80(toolchain):  # noqa: F811
+    with pytest.raises(Exception, match="needs sm_80"):
+        compile_ptx(make_gemm_kernel("sm80", 64, 64), GEMM_SIG, (7, 5))
+    ptx = compile_ptx(make_gemm_kernel("sm80", 64, 64), GEMM_SIG, (8, 0))
+    assert "cp.async.cg.shared.global" in ptx and "m16n8k16" in ptx and "ldmatrix" in ptx
+    rc, err = ptxas(ptx, "sm_80")
+    assert rc == 0, err
+
+
+@here
+@needs_ptxas
+@pytest.mark.parametrize("bits,path,cc,want", [
+    (128, "ldg", (7, 5), "ld.global.v4.f32"),
+    (32, "ldg", (7, 5), "ld.global.f32"),
+    (128, "cp.async", (8, 0), "cp.async.cg.shared.global"),
+])
+def test_tiled_copy_assembles(toolchain, bits, path, cc, want):  # noqa: F811
+    ptx = compile_ptx(make_copy_kernel(bits, 256, path), COPY_SIG, cc)
+    assert want in ptx
+    if bits == 32:
+        assert "v4" not in ptx
+    rc, err = ptxas(ptx, "sm_%d%d" % cc)
+    assert rc == 0, err
