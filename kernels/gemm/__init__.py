@@ -17,7 +17,7 @@ from numba import cuda
 from ..capability import supports
 from .matmul import matmul  # noqa: F401
 from . import (simt_blocking1d, simt_blocking2d, simt_coalesced, simt_naive, simt_smem, simt_vectorized,
-               simt_warptile, tc_sm75, tc_sm80)
+               simt_warptile, tc_sm75, tc_sm80, tc_sm80_large)
 
 
 @dataclass
@@ -55,6 +55,12 @@ def _tc(module, name, needs, **cfg):
     return Rung(name, "f16", k, launch, (c["BM"], c["BN"], c["BK"]), needs)
 
 
+def _tc_large(module, name, needs, **cfg):
+    k = module.make_kernel(**cfg)
+    c = k.config
+    return Rung(name, "f16", k, lambda A, B, C: module.launch(k, A, B, C), (c["BM"], c["BN"], c["BK"]), needs)
+
+
 def _simt(module, name):
     k = getattr(module, "gemm_" + module.__name__.rsplit(".", 1)[1])
 
@@ -78,6 +84,7 @@ LADDER = [
     _tc(tc_sm75, "tc sm75 128x128x32", SM75),
     _tc(tc_sm80, "tc sm80 128x128x32 3st", SM80, prefetch=False),
     _tc(tc_sm80, "tc sm80 + frag prefetch", SM80),
+    _tc_large(tc_sm80_large, "tc sm80 large 128x256x32", SM80),
 ]
 
 EXPLORE = [
@@ -87,4 +94,9 @@ EXPLORE = [
     _tc(tc_sm80, "tc sm80 w4x2 pf", SM80, WARPS_M=4, WARPS_N=2, prefetch=True),
     _tc(tc_sm80, "tc sm80 1blk pf", SM80, min_blocks=1, prefetch=True),
     _tc(tc_sm75, "tc sm75 w4x2", SM75, WARPS_M=4, WARPS_N=2),
+    _tc_large(tc_sm80_large, "tc sm80 large 4st", SM80, STAGES=4),
+    _tc_large(tc_sm80_large, "tc sm80 large 256x128", SM80, BM=256, BN=128, WARPS_M=4, WARPS_N=2),
+    _tc_large(tc_sm80_large, "tc sm80 large BK64", SM80, BK=64, STAGES=3),
+    _tc_large(tc_sm80_large, "tc sm80 large 128x128 2blk", SM80, BN=128, WARPS_N=2, min_blocks=2),
+    _tc_large(tc_sm80_large, "tc sm80 large g16", SM80, group=16),
 ]

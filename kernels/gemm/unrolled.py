@@ -1,0 +1,108 @@
+"""Straight-line device functions for a warp's register tile, written out as Python source.
+
+Numba keeps a local array in registers only when every index is a constant once LLVM has unrolled the
+loops around it; a 64x64 warp tile (32 mma per k-step, 128 accumulators) is past LLVM's unrolling budget,
+and the accumulators then live in local memory. So, as `kernels.layout_codegen` does for layouts, we
+write the unrolled code out as source: accumulators and fragments are tuples, every index is a literal,
+and nothing can end up in memory.
+
+    >>> print(mma_tile_source(1, 2, "mma"))
+    def mma_tile(fa, fb, acc):
+        d0 = mma((fa[0], fa[1], fa[2], fa[3]), (fb[0], fb[1]), (acc[0], acc[1], acc[2], acc[3]))
+        d1 = mma((fa[0], fa[1], fa[2], fa[3]), (fb[2], fb[3]), (acc[4], acc[5], acc[6], acc[7]))
+        return (d0[0], d0[1], d0[2], d0[3], d1[0], d1[1], d1[2], d1[3])
+
+Each function's source is kept in `.source` (the chapter prints them).
+"""
+
+import linecache
+
+from numba import cuda
+
+_count = [0]
+
+
+def _compile(src, name, env):
+    """exec `src` (defining `name`) with `env` as globals; a device function inlined into its caller."""
+    _count[0] += 1
+    filename = "<unrolled %s #%d>" % (name, _count[0])
+    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
+    namespace = dict(env)
+    exec(compile(src, filename, "exec"), namespace)
+    fn = cuda.jit(device=True, inline="always")(namespace[name])
+    fn.source = src
+    return fn
+
+
+def _tuple(items):
+    return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+
+
+def zeros_source(n):
+    return "def zeros():\n    z = float32(0.0)\n    return %s\n" % _tuple(["z"] * n)
+
+
+def zeros(n):
+    """zeros() -> a tuple of n float32 zeros (the accumulators' start)."""
+    import numpy as np
+    return _compile(zeros_source(n), "zeros", {"float32": np.float32})
+
+
+def mma_tile_source(MT, NT, mma_name="mma", ka=4, kb=2, steps=1):
+    """mma_tile(fa, fb, acc): the MT x NT m16n8 tiles of a warp, acc[4 (NT mt + nt) + j] +=
+    A fragment mt (ka registers) x B fragment nt (kb registers), in `steps` k-slices per fragment
+    (steps=2 with m16n8k8: registers ka/2 of A and kb/2 of B per slice)."""
+    lines = ["def mma_tile(fa, fb, acc):"]
+    cur = ["acc[%d]" % i for i in range(4 * MT * NT)]
+    d = 0
+    sa, sb = ka // steps, kb // steps
+    for h in range(steps):
+        for mt in range(MT):
+            for n in range(NT):
+                nt = n if mt % 2 == 0 else NT - 1 - n       # serpentine: neighbours share a fragment
+                o = 4 * (NT * mt + nt)
+                a = _tuple(["fa[%d]" % (ka * mt + sa * h + j) for j in range(sa)])
+                b = _tuple(["fb[%d]" % (kb * nt + sb * h + j) for j in range(sb)])
+                lines.append("    d%d = %s(%s, %s, %s)" % (d, mma_name, a, b, _tuple(cur[o:o + 4])))
+                cur[o:o + 4] = ["d%d[%d]" % (d, j) for j in range(4)]
+                d += 1
+    lines.append("    return " + _tuple(cur))
+    return "\n".join(lines) + "\n"
+
+
+def mma_tile(mma, MT, NT, ka=4, kb=2, steps=1):
+    """The device function of mma_tile_source, calling the intrinsic `mma`."""
+    return _compile(mma_tile_source(MT, NT, "mma", ka, kb, steps), "mma_tile", {"mma": mma})
+
+
+def load_frags_source(n, fop, step, sop):
+    """load(arr, base, fo, s): n ldmatrix.x4, fragment i at element offset base + ((fo `fop` step * i)
+    `sop` s), their registers concatenated. fo: this lane's offset of fragment 0 at k-step 0; s: the
+    k-step's term. `fop`, `sop`: "+" or "^" (a swizzled tile moves by XOR inside one 128-byte row)."""
+    lines = ["def load(arr, base, fo, s):"]
+    for i in range(n):
+        o = "fo" if i == 0 else "(fo %s %d)" % (fop, step * i)
+        lines.append("    f%d = ld(arr, base + (%s %s s))" % (i, o, sop))
+    lines.append("    return " + _tuple(["f%d[%d]" % (i, j) for i in range(n) for j in range(4)]))
+    return "\n".join(lines) + "\n"
+
+
+def load_frags(ld, n, fop, step, sop):
+    return _compile(load_frags_source(n, fop, step, sop), "load", {"ld": ld})
+
+
+def store_c_source(MT, NT):
+    """store(C, r, c, acc): lane's accumulators of the MT x NT m16n8 tiles to C (f32): value j of tile
+    (mt, nt) is element (r + 16 mt + 8 (j // 2), c + 8 nt + j % 2), r and c this lane's first row and
+    column (the m16n8 C fragment: row lane // 4, column 2 (lane % 4))."""
+    lines = ["def store(C, r, c, acc):"]
+    for mt in range(MT):
+        for nt in range(NT):
+            for j in range(4):
+                lines.append("    C[r + %d, c + %d] = acc[%d]" % (16 * mt + 8 * (j // 2), 8 * nt + j % 2,
+                                                                  4 * (NT * mt + nt) + j))
+    return "\n".join(lines) + "\n"
+
+
+def store_c(MT, NT):
+    return _compile(store_c_source(MT, NT), "store", {})
