@@ -1,0 +1,124 @@
+"""Chapter 6's kernels on this machine's GPU: the TiledCopy kernels (128-bit vs 32-bit) and the TiledMMA
+GEMM tile (sm75 and sm80 paths), each checked against NumPy, with SASS evidence, registers and timings.
+
+    python -m kernels.tiled_check                 # checks, SASS counts, registers, copy timings, a table
+    python -m kernels.tiled_check --sass-dir D    # also write each kernel's SASS to D
+
+Without a GPU it runs the checks in the simulator at tiny sizes (no SASS, no timings). Exit status 0 when
+every check passed.
+"""
+
+import argparse
+import os
+import sys
+
+MARKERS = ("LDG.E.128", "LDG.E ", "LDGSTS", "STS.128", "LDS.128", "STG.E.128", "LDSM.16.M88.4",
+           "LDSM.16.MT88.4", "HMMA")
+
+
+def sass_counts(kernel):
+    """{opcode marker: count} over the kernel's compiled SASS (all overloads), and the text."""
+    texts = kernel.inspect_sass()
+    text = "\n".join(texts.values()) if isinstance(texts, dict) else str(texts)
+    lines = [ln for ln in text.splitlines() if "/*" in ln]
+    counts = {m: sum(1 for ln in lines if m in ln) for m in MARKERS}
+    return {m: n for m, n in counts.items() if n}, text
+
+
+def regs(kernel):
+    r = kernel.get_regs_per_thread()
+    return max(r.values()) if isinstance(r, dict) else r
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sass-dir", default=None)
+    parser.add_argument("--reps", type=int, default=20)
+    args = parser.parse_args(argv)
+
+    from . import runtime
+    info = runtime.setup(verbose=True)
+    import numpy as np
+    from numba import cuda
+    from . import tiled_copy as TC, tiled_mma as TM
+    from .capability import supports
+    gpu = not info.simulator
+    cc = None if info.simulator else info.cc
+    rng = np.random.default_rng(0)
+    rows, failed = [], 0
+
+    def report(name, ok, note, kernel):
+        nonlocal failed
+        failed += not ok
+        sass, nreg = {}, None
+        if gpu:
+            sass, text = sass_counts(kernel)
+            nreg = regs(kernel)
+            if args.sass_dir:
+                os.makedirs(args.sass_dir, exist_ok=True)
+                with open(os.path.join(args.sass_dir, name.replace(" ", "_").replace(".", "") + ".sass"), "w") as f:
+                    f.write(text)
+        rows.append([name, "PASS" if ok else "FAIL", note, nreg, sass, None])
+        print("%-28s %s  %s  regs=%s  %s" % (name, "PASS" if ok else "FAIL", note, nreg,
+                                           ", ".join("%s x%d" % kv for kv in sass.items())), flush=True)
+
+    # -- the copies: correctness (poisoned output), then timing at a size that fills the GPU
+    shape = (4096, 8192) if gpu else (64, 128)
+    src = rng.standard_normal(shape).astype(np.float32)
+    copies = [(128, "ldg"), (32, "ldg")] + ([(128, "cp.async")] if cc is None or supports("cp.async", cc) else [])
+    for bits, path in copies:
+        out, _ = TC.run_tiled_copy(src, bits, path)
+        ok = bool(np.isfinite(out).all() and np.array_equal(out, src))
+        report("copy %d-bit %s" % (bits, path), ok, "exact" if ok else "%d differ" % np.sum(out != src),
+               TC.make_copy_kernel(bits, shape[1], path))
+
+    # -- the GEMM tile, both paths
+    M, N, K = (256, 256, 512) if gpu else (32, 64, 64)
+    A = rng.standard_normal((M, K)).astype(np.float16)
+    B = rng.standard_normal((K, N)).astype(np.float16)
+    want = A.astype(np.float64) @ B.astype(np.float64)
+    for path in ("sm75", "sm80"):
+        if cc is not None and not supports("cp.async", cc) and path == "sm80":
+            continue
+        C = TM.run_warp_gemm(A, B, path)
+        err = float(np.max(np.abs(C - want)) / max(1.0, np.abs(want).max()))
+        ok = bool(np.isfinite(C).all() and err < 1e-5)
+        report("gemm %s %dx%dx%d" % (path, M, N, K), ok, "rel err %.1e" % err, TM.make_gemm_kernel(path, K, N))
+
+    if gpu:   # timings: 1 GiB in, 1 GiB out; CUDA events, 3 warm-up launches, median of reps
+        big = (16384, 16384)
+        d_src = cuda.to_device(rng.standard_normal(big).astype(np.float32))
+        nbytes = 2 * d_src.size * 4
+        print("\ncopy of %dx%d float32 (%.2f GiB read + written), median of %d runs:" % (big + (nbytes / 2**30, args.reps)))
+        for bits, path in copies:
+            out, ms = TC.run_tiled_copy(d_src, bits, path, reps=args.reps)
+            ok = bool(np.array_equal(out[::997, ::991], d_src.copy_to_host()[::997, ::991]))
+            row = next(r for r in rows if r[0] == "copy %d-bit %s" % (bits, path))
+            row[5] = (ms, nbytes / ms / 1e6)
+            failed += not ok
+            print("  %-20s %8.3f ms  %7.1f GB/s  %s" % ("%d-bit %s" % (bits, path), ms, nbytes / ms / 1e6,
+                                                        "ok" if ok else "WRONG"), flush=True)
+        M = N = K = 2048
+        A = rng.standard_normal((M, K)).astype(np.float16)
+        B = rng.standard_normal((K, N)).astype(np.float16)
+        for path in ("sm75", "sm80"):
+            if path == "sm80" and not supports("cp.async", cc):
+                continue
+            C, ms = TM.run_warp_gemm(A, B, path, reps=args.reps)
+            row = next(r for r in rows if r[0].startswith("gemm " + path))
+            row[5] = (ms, 2 * M * N * K / ms / 1e9)
+            print("  gemm %s 2048^3: %8.3f ms  %7.2f TFLOP/s" % (path, ms, 2 * M * N * K / ms / 1e9), flush=True)
+
+    print("\n| kernel | check | registers | SASS | time (copy 16384^2 f32, gemm 2048^3) | rate |\n|---|---|---|---|---|---|")
+    for name, status, note, nreg, sass, t in rows:
+        rate = "" if t is None else ("%.1f GB/s" % t[1] if name.startswith("copy") else "%.2f TFLOP/s" % t[1])
+        print("| %s | %s (%s) | %s | %s | %s | %s |" % (
+            name, status, note, nreg if nreg is not None else "-",
+            ", ".join("%s x%d" % kv for kv in sass.items()) or "-",
+            "-" if t is None else "%.3f ms" % t[0], rate or "-"))
+    print("\n%d checks, %d failed on %s" % (len(rows), failed, info.name))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
