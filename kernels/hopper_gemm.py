@@ -55,6 +55,15 @@ def make_tensor_map(arr, box_rows, dtype=_F16):
     return cuda.to_device(tm.copy())
 
 
+def pipeline_constants(BN=128, stages=4, consumers=2):
+    """The kernel's pipeline constants, from cutelite.pipeline (the model chapter 8 simulates): the bytes
+    one stage's two TMA boxes announce (expect_tx) and the arrival count of an "empty" barrier."""
+    from cutelite.pipeline import empty_arrivals, expect_tx_bytes
+    BM = 64 * consumers
+    return {"BM": BM, "BN": BN, "BK": BK, "stages": stages, "box_A": (BM, BK), "box_B": (BN, BK),
+            "expect_tx": expect_tx_bytes([(BM, BK), (BN, BK)], 16), "empty_arrivals": empty_arrivals(consumers)}
+
+
 def make_gemm_ws(BN=128, stages=4, consumers=2, regs=None, group=0):
     """The kernel for a (64 * consumers) x BN tile; `regs` = (producer, consumer) register counts for
     setmaxnreg (the kernel is then capped at 65536 / threads registers); `group` > 0: a 1-D grid walked in
@@ -65,14 +74,16 @@ def make_gemm_ws(BN=128, stages=4, consumers=2, regs=None, group=0):
                          mbarrier_try_wait, setmaxnreg_dec, setmaxnreg_inc, shared_address, store_acc_f32,
                          tma_load_2d, tma_prefetch_desc, wgmma, wgmma_commit, wgmma_fence, wgmma_wait,
                          wgmma_uninit)
-    BM = 64 * consumers
+    k = pipeline_constants(BN, stages, consumers)
+    BM = k["BM"]
     A_ELEMS, B_ELEMS = BM * BK, BN * BK
     STAGE = A_ELEMS + B_ELEMS
-    TX = 2 * STAGE
+    TX = k["expect_tx"]
+    assert TX == 2 * STAGE
     threads = 128 * (1 + consumers)
     smem_bytes = 2 * STAGE * stages + 1024
     P_REGS, C_REGS = regs if regs else (0, 0)
-    EMPTY_ARRIVALS = 4 * consumers
+    EMPTY_ARRIVALS = k["empty_arrivals"]
     GROUP = group
     NBARS = 2 * stages
     opts = {"max_registers": (65536 // threads) // 8 * 8} if regs else {}
@@ -213,6 +224,52 @@ def _median_ms(fn, sync, event, reps=30):
         t1.synchronize()
         times.append(t0.elapsed_time(t1) if hasattr(t0, "elapsed_time") else __import__("numba").cuda.event_elapsed_time(t0, t1))
     return float(np.median(times))
+
+
+def time_vs_cublas(gemm, size=4096, reps=20):
+    """Time `gemm` (a HopperGemm or anything called as gemm(a, bt, c)) at size^3 against cuBLAS through
+    torch or CuPy, whichever is installed; the result is checked against cuBLAS first (C poisoned with
+    NaN). Returns a Markdown table (device, date) for a notebook."""
+    import datetime
+    from numba import cuda
+    rng = np.random.default_rng(11)
+    a = (rng.standard_normal((size, size)) * 0.5).astype(np.float16)
+    bt = (rng.standard_normal((size, size)) * 0.5).astype(np.float16)
+    da, dbt = cuda.to_device(a), cuda.to_device(bt)
+    dc = cuda.to_device(np.full((size, size), np.nan, np.float32))
+    ms = _median_ms(lambda: gemm(da, dbt, dc), cuda.synchronize, cuda.event, reps)
+    flops = 2.0 * size ** 3
+    lines = []
+    try:
+        import torch
+        ta, tbt = torch.from_numpy(a).cuda(), torch.from_numpy(bt).cuda()
+        ref = torch.mm(ta.float(), tbt.float().T).cpu().numpy()
+        ev = lambda: torch.cuda.Event(enable_timing=True)  # noqa: E731
+        base = _median_ms(lambda: torch.mm(ta, tbt.T), torch.cuda.synchronize, ev, reps)
+        lib = "cuBLAS fp16 (torch %s)" % torch.__version__
+    except ImportError:
+        try:
+            import cupy
+            ca, cbt = cupy.asarray(a), cupy.asarray(bt)
+            ref = cupy.asnumpy(ca.astype(cupy.float32) @ cbt.astype(cupy.float32).T)
+            base = _median_ms(lambda: ca @ cbt.T, cupy.cuda.Device().synchronize, cupy.cuda.Event, reps)
+            lib = "cuBLAS fp16 (CuPy %s)" % cupy.__version__
+        except ImportError:
+            ref, base, lib = None, None, None
+    out = dc.copy_to_host()
+    head = "Measured %s on %s, %d^3, median of %d runs" % (datetime.date.today(), cuda.get_current_device().name.decode()
+                                                            if isinstance(cuda.get_current_device().name, bytes)
+                                                            else cuda.get_current_device().name, size, reps)
+    lines += [head, "", "| kernel | ms | TFLOP/s | / cuBLAS |", "|---|---|---|---|"]
+    if base is not None:
+        err = float(np.linalg.norm(np.nan_to_num(out - ref, nan=1e30)) / np.linalg.norm(ref))
+        if not (np.isfinite(out).all() and err < 1e-3):
+            raise AssertionError("time_vs_cublas: the kernel's C differs from cuBLAS (rel err %.2e)" % err)
+        lines.append("| %s | %.3f | %.1f | 1.00 |" % (lib, base, flops / base / 1e9))
+    lines.append("| this kernel | %.3f | %.1f | %s |" % (ms, flops / ms / 1e9, "%.2f" % (base / ms) if base else "-"))
+    if base is None:
+        lines.append("\n(no torch or CuPy here: no cuBLAS to compare with)")
+    return "\n".join(lines)
 
 
 def main(argv=None):

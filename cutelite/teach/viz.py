@@ -251,12 +251,12 @@ def draw_pipeline(run, ax=None, title=None):
     for row, start, end, kind, kt in run.intervals:
         y = len(rows) - 1 - row
         if kind == "wait":
-            ax.add_patch(plt.Rectangle((start, y + 0.3), end - start, 0.4, facecolor="0.92", edgecolor="0.6",
+            ax.add_patch(plt.Rectangle((start, y + 0.02), end - start, 0.2, facecolor="0.92", edgecolor="0.6",
                                        hatch="///", linewidth=0.5))
             continue
-        ax.add_patch(plt.Rectangle((start, y + 0.1), end - start, 0.8, facecolor=palette[kt % run.stages],
+        ax.add_patch(plt.Rectangle((start, y + 0.28), end - start, 0.67, facecolor=palette[kt % run.stages],
                                    edgecolor="0.2", linewidth=0.6))
-        ax.text((start + end) / 2, y + 0.5, f"k{kt}", ha="center", va="center", fontsize=7)
+        ax.text((start + end) / 2, y + 0.615, f"k{kt}", ha="center", va="center", fontsize=7)
     for t, name, phase in run.phases:
         if name.startswith("empty"):
             ax.plot([t, t], [-0.35, -0.05], color="0.3", linewidth=0.8)
@@ -269,7 +269,7 @@ def draw_pipeline(run, ax=None, title=None):
                   "completes (a stage is free again)", fontsize=8)
     ax.tick_params(labelsize=7)
     ax.set_title(title or f"{run.stages} stages, {run.consumers} consumers, {run.ktiles} k-tiles: colour = "
-                 "stage, grey = waiting on an mbarrier", fontsize=9)
+                 "stage, grey band = waiting on an mbarrier", fontsize=9)
     return ax
 
 
