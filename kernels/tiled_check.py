@@ -87,12 +87,13 @@ def main(argv=None):
 
     if gpu:   # timings: 1 GiB in, 1 GiB out; CUDA events, 3 warm-up launches, median of reps
         big = (16384, 16384)
-        d_src = cuda.to_device(rng.standard_normal(big).astype(np.float32))
+        h_src = rng.standard_normal(big, dtype=np.float32)
+        d_src = cuda.to_device(h_src)
         nbytes = 2 * d_src.size * 4
         print("\ncopy of %dx%d float32 (%.2f GiB read + written), median of %d runs:" % (big + (nbytes / 2**30, args.reps)))
         for bits, path in copies:
             out, ms = TC.run_tiled_copy(d_src, bits, path, reps=args.reps)
-            ok = bool(np.array_equal(out[::997, ::991], d_src.copy_to_host()[::997, ::991]))
+            ok = bool(np.array_equal(out, h_src))
             row = next(r for r in rows if r[0] == "copy %d-bit %s" % (bits, path))
             row[5] = (ms, nbytes / ms / 1e6)
             failed += not ok
