@@ -14,7 +14,8 @@ from ..int_tuple import fmt, is_int, is_tuple
 from ..layout import Layout, coalesce, rank, size, get
 
 __all__ = ["check_value", "check_layout_answer", "check_offsets_answer", "check_swizzle_answer", "layout_hint",
-           "offsets_hint", "check_lbo_sbo_answer", "check_expect_tx_answer", "check_phase_answer"]
+           "offsets_hint", "check_lbo_sbo_answer", "check_expect_tx_answer", "check_phase_answer",
+           "plain_shape", "check_partition_shape_answer", "check_copy_atom_answer", "check_tiled_mma_answer"]
 
 
 def _report(name, ok, hint=None):
@@ -257,3 +258,69 @@ def check_phase_answer(answer, expected, name="(stage, parity)"):
     hints = {(stage, 1 - parity): "right stage, flipped parity: the first fill of a stage completes phase 0, "
                                   "so its consumer waits on parity 0; parity alternates with each reuse"}
     return check_value(tuple(answer) if isinstance(answer, list) else answer, tuple(expected), name, hints)
+
+
+# ---- chapter 6 (TiledMMA, TiledCopy) -------------------------------------------------------------------
+def plain_shape(shape):
+    """A CuTe shape as nested tuples of plain ints (what a reader types: ((2, 2, 2), 4, 2))."""
+    return tuple(plain_shape(x) for x in shape) if is_tuple(shape) else int(shape)
+
+
+def _flat_ints(t):
+    return [v for x in t for v in _flat_ints(x)] if is_tuple(t) else [int(t)]
+
+
+def check_partition_shape_answer(answer, expected, name="partition shape", hints=None):
+    """The shape of a thread's partition_A/B/C, (MMA, MMA_M, MMA_K) as nested tuples of ints. `expected`
+    may be a CuTe shape. Built-in hints: the MMA mode flattened to a count, the last two modes swapped,
+    the whole shape flattened; `hints` adds more {wrong shape: hint}."""
+    expected = plain_shape(expected)
+    mma, rest = expected[0], expected[1:]
+    n_mma = 1
+    for v in _flat_ints(mma):
+        n_mma *= v
+    found = {(n_mma,) + rest: f"right counts, but the MMA mode keeps the atom's value shape {mma}, "
+                              "not just its size",
+             (mma,) + tuple(reversed(rest)): "the last two modes are swapped: (MMA, MMA_M, MMA_K) for A, "
+                                             "(MMA, MMA_N, MMA_K) for B, (MMA, MMA_M, MMA_N) for C",
+             tuple(_flat_ints(expected)): "flattened: the first mode is one mode, (MMA), holding the atom's "
+                                          "values as a nested shape"}
+    found.update({plain_shape(k): v for k, v in (hints or {}).items()})
+    found.pop(expected, None)
+    return check_value(plain_shape(answer) if is_tuple(answer) else answer, expected, name, found)
+
+
+_COPY_HINTS = {
+    "SM75_U32x4_LDSM_N": "ldmatrix without .trans gives each lane a pair of neighbours along a 16-byte row; "
+                         "in an M-major tile those rows run along M, and the MMA wants K pairs",
+    "SM75_U16x8_LDSM_T": "with .trans each lane gets two elements of one column of an 8x8 matrix: right for "
+                         "rows that run along M, wrong when the rows already run along K",
+    "UniversalCopy<uint128_t>": "a 128-bit copy moves 8 contiguous halves to ONE thread; the MMA fragment "
+                                "spreads them over 4 lanes, which only ldmatrix does in one instruction",
+    "UniversalCopy<uint16_t>": "that works, one half at a time: 8 loads where one ldmatrix row would do",
+    "SM75_U16x4_LDSM_T": "right direction, but .x2 loads two 8x8 matrices: half of what a warp's atom needs",
+    "SM75_U16x2_LDSM_T": "right direction, but .x1 loads one 8x8 matrix: a quarter of what a warp's atom needs",
+}
+
+
+def check_copy_atom_answer(answer, expected, name="copy atom"):
+    """A copy op's name, as C++ writes it ("SM75_U16x8_LDSM_T"). Hints for the usual wrong choices."""
+    if isinstance(answer, str):
+        answer = answer.strip().removeprefix("cute::")
+    return check_value(answer, expected, name, {k: v for k, v in _COPY_HINTS.items() if k != expected})
+
+
+def check_tiled_mma_answer(answer, expected, atom_threads, atom_mnk, atom_layout_mnk, name="threads and tile"):
+    """(threads, (M, N, K)) of a TiledMMA. Hints for counting atoms instead of threads, and for the tile
+    without the permutation (atom extent x atom layout)."""
+    threads, tile = expected
+    n_atoms = threads // atom_threads
+    no_perm = tuple(a * b for a, b in zip(atom_mnk, atom_layout_mnk))
+    hints = {(n_atoms, tuple(tile)): f"{n_atoms} is the number of atoms; each atom is {atom_threads} threads",
+             (threads, no_perm): "that is atom shape x atom layout; the permutation (Tile) sets the tile "
+                                 "when it is larger",
+             (threads, tuple(atom_mnk)): "that is one atom's shape; the TiledMMA covers more"}
+    hints.pop((threads, tuple(tile)), None)
+    if isinstance(answer, list):
+        answer = tuple(tuple(x) if isinstance(x, list) else x for x in answer)
+    return check_value(answer, (threads, tuple(tile)), name, hints)

@@ -14,6 +14,7 @@ Input errors never raise: cutelite's error text ("ValueError: composition: ...")
 from ..atoms import _copy_of, _copy_shift, fragment_of, make_mma_atom, owner_of, tile_shape
 from ..bank_conflicts import _widget_case
 from ..explain import OPS, UNARY, explain, operand_text
+from ..int_tuple import fmt
 from ..layout import Layout, LayoutLeft, LayoutRight, cosize, make_layout, rank, size
 from ..parse import parse_operand
 from ..printing import format_layout
@@ -131,19 +132,30 @@ def fragment_result(atom_name, mode="by lane", lane=0, operand="A", row=0, col=0
         return _error(e), None
 
 
-def tiled_mma_result(atom_name, thr_layout="(2,2,1)", tile="(32,32,16)", operand="C"):
-    """(text, (tv layout, tile shape) or None) for the TiledMMA explorer: str(TiledMMA) of
-    make_tiled_mma(make_mma_atom(atom), Layout(thr_layout), tile), and the operand's TV layout."""
+def tiled_mma_result(atom_name, thr_layout="(2,2,1)", perm="(32,32,16)", thread="0"):
+    """(text, (TiledMMA, thread) or None) for the TiledMMA explorer: str(TiledMMA) of
+    make_tiled_mma(make_mma_atom(atom), atom layout, permutation), its thread count and tile, the three
+    TV layouts, and thread `thread`'s coordinate and partitions of column-major A, B, C tiles twice the
+    TiledMMA's tile in M, N and K. An empty permutation means none (each mode: atom x atoms)."""
     from ..tiled import make_tiled_mma
     try:
         thr = parse_operand(thr_layout)
-        tiled = make_tiled_mma(make_mma_atom(atom_name), thr if isinstance(thr, Layout) else Layout(thr),
-                               parse_operand(tile) if tile.strip() else None)
-        tv = getattr(tiled, f"get_layout{operand}_TV")()
-        m, n, k = (tiled.tile_size_mnk(i) for i in range(3))
-        shape = {"A": (m, k), "B": (n, k), "C": (m, n)}[operand]
+        p = parse_operand(perm) if perm.strip() else None
+        tiled = make_tiled_mma(make_mma_atom(atom_name), thr if isinstance(thr, Layout) else Layout(thr), p)
+        t = int(thread)
+        n = size(tiled.thr_layout_vmnk)
+        if not 0 <= t < n:
+            raise ValueError(f"thread {t} is out of range for {n} threads")
+        M, N, K = (tiled.tile_size_mnk(i) for i in range(3))
+        tv = {op: getattr(tiled, f"get_layout{op}_TV")() for op in "ABC"}
+        thr_mma = tiled.get_slice(t)
+        parts = (("A", "(MMA,MMA_M,MMA_K)", thr_mma.partition_A(make_layout((2 * M, 2 * K))), f"{2 * M}x{2 * K}"),
+                 ("B", "(MMA,MMA_N,MMA_K)", thr_mma.partition_B(make_layout((2 * N, 2 * K))), f"{2 * N}x{2 * K}"),
+                 ("C", "(MMA,MMA_M,MMA_N)", thr_mma.partition_C(make_layout((2 * M, 2 * N))), f"{2 * M}x{2 * N}"))
     except ERRORS as e:
         return _error(e), None
-    rows = {"A": "M x K", "B": "N x K", "C": "M x N"}[operand]
-    return f"{tiled}\nLayout{operand}_TV: {tv}\n  (thread, value) -> index into the {shape[0]}x{shape[1]} " \
-           f"tile ({rows}, column-major)\n", (tv, shape)
+    text = (f"{tiled}\n{n} threads, tile M x N x K = {M} x {N} x {K}\n"
+            + "".join(f"Layout{op}_TV: {tv[op]}\n" for op in "ABC")
+            + f"\nthread {t}: (V,M,N,K) coordinate {fmt(thr_mma.thr_vmnk)} (outlined)\n"
+            + "".join(f"  partition_{op} of a {tile} tile {modes}: {lay}\n" for op, modes, lay, tile in parts))
+    return text, (tiled, t)

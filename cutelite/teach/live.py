@@ -23,7 +23,7 @@ from ..layout import Layout, make_layout
 from ..parse import parse_layout, parse_operand
 from ..swizzle import ComposedLayout, Swizzle
 from . import explorers as ex
-from .svg import bank_svg, grid_svg, layout_svg, tv_svg
+from .svg import bank_svg, grid_svg, layout_svg, tiled_mma_svg
 
 __all__ = ["announce", "announce_exercise", "view", "check", "read_answer"]
 
@@ -131,8 +131,8 @@ def _view(kind, v):
                                          v.get("row", 0), v.get("col", 0))
         return text, _fragment_svg(grids) if grids else ""
     if kind == "tiled_mma":
-        text, case = ex.tiled_mma_result(v["atom"], v.get("thr", "(2,2,1)"), v.get("tile", ""), v.get("operand", "C"))
-        return text, tv_svg(*case, title=f"Layout{v.get('operand', 'C')}_TV: thread colours") if case else ""
+        text, case = ex.tiled_mma_result(v["atom"], v.get("thr", "(2,2,1)"), v.get("perm", ""), v.get("thread", "0"))
+        return text, tiled_mma_svg(*case) if case else ""
     raise ValueError(f"live: unknown explorer {kind!r}")
 
 

@@ -2,6 +2,8 @@
 
     layout_svg(L)                 grid of L(m, n), coloured by offset, labelled with the offset
     tv_svg(tv, (M, N))            which thread and value own each element of an M x N tile
+    tiled_mma_svg(mma)            print_latex's picture of a TiledMMA: A left of C, B above C
+    tiled_copy_svg(copy)          print_latex's picture of a TiledCopy: source and destination side by side
     bank_svg(L, elem_bytes, access)   each element coloured by its shared-memory bank, accessed cells outlined
     grid_svg(rows, cols, cell)    the one drawing routine the others fill in
 
@@ -13,9 +15,11 @@ the live page. Rows m go down, columns n go across, (0, 0) top left, as print_la
 import colorsys
 import html
 
+from ..int_tuple import flatten
 from ..layout import rank, size
 
-__all__ = ["layout_rows", "layout_svg", "tv_svg", "bank_svg", "grid_svg", "viridis", "thread_colour"]
+__all__ = ["layout_rows", "layout_svg", "tv_svg", "bank_svg", "grid_svg", "panels_svg", "viridis", "thread_colour",
+           "tv_offsets", "tv_owners", "tiled_mma_svg", "tiled_copy_svg", "mma_panels", "copy_panels"]
 
 MAX_LABELS = 16 * 16  # as viz.MAX_LABELS: beyond this many cells, colours only
 
@@ -63,6 +67,43 @@ def layout_rows(layout):
     return [[layout(m, n) for n in range(size(layout, 1))] for m in range(size(layout, 0))]
 
 
+def _n(x):
+    """A coordinate as short text: 18 for 18.0, 18.5 for 18.5."""
+    return f"{x:.1f}".rstrip("0").rstrip(".")
+
+
+def _cells(rows, cols, cell, x0, y0, c, font, labels, outlined=()):
+    """The <rect> and <text> elements of a rows x cols grid whose top-left corner is (x0, y0), cells c
+    pixels wide; label <text>s are appended to `labels` (drawn last, above every rect). Shared
+    attributes sit on <g> groups, which keeps a picture of a few thousand cells small."""
+    out = ['<g stroke="white" stroke-width="0.6">']
+    text = ['<g text-anchor="middle" dominant-baseline="central">']
+    cs = _n(c)
+    for m in range(rows):
+        for n in range(cols):
+            fill, label, tip = cell(m, n)
+            x, y = x0 + n * c, y0 + m * c
+            out.append(f'<rect x="{_n(x)}" y="{_n(y)}" width="{cs}" height="{cs}" fill="{fill}">'
+                       f'<title>{html.escape(tip)}</title></rect>')
+            if label:
+                ink = "" if _ink(fill) == "black" else ' fill="white"'
+                parts = label.split("\n")
+                for k, part in enumerate(parts):
+                    dy = (k - (len(parts) - 1) / 2) * font
+                    text.append(f'<text x="{_n(x + c / 2)}" y="{_n(y + c / 2 + dy)}"{ink}>{html.escape(part)}</text>')
+    out.append("</g>")
+    if len(text) > 1:
+        labels.append("".join(text) + "</g>")
+    for m, n in outlined:
+        labels.append(f'<rect x="{_n(x0 + n * c)}" y="{_n(y0 + m * c)}" width="{cs}" height="{cs}" '
+                      'fill="none" stroke="black" stroke-width="1.4"/>')
+    return out
+
+
+def _font(c):
+    return max(5.0, min(11.0, c * 0.42))
+
+
 def grid_svg(rows, cols, cell, title="", size_px=None, outlined=()):
     """An SVG grid: cell(m, n) gives (fill colour, label text or "", tooltip); `outlined` cells get a
     black border. Cells are square; the picture is at most size_px wide (default: 28 px a cell, capped)."""
@@ -70,28 +111,38 @@ def grid_svg(rows, cols, cell, title="", size_px=None, outlined=()):
     c = max(4.0, min(28.0, px / cols))
     top, left = 18 if title else 2, 2
     w, h = left + c * cols + 2, top + c * rows + 2
-    font = max(5.0, min(11.0, c * 0.42))
+    font = _font(c)
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="cutelite-svg" width="{w:.0f}" height="{h:.0f}" '
            f'viewBox="0 0 {w:.1f} {h:.1f}" font-family="sans-serif" font-size="{font:.1f}">']
     if title:
         out.append(f'<text x="{left}" y="12" font-size="11">{html.escape(title)}</text>')
-    labels, lines = [], []
-    for m in range(rows):
-        for n in range(cols):
-            fill, label, tip = cell(m, n)
-            x, y = left + n * c, top + m * c
-            out.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="{c:.1f}" height="{c:.1f}" fill="{fill}" '
-                       f'stroke="white" stroke-width="0.6"><title>{html.escape(tip)}</title></rect>')
-            if label:
-                parts = label.split("\n")
-                for k, part in enumerate(parts):
-                    dy = (k - (len(parts) - 1) / 2) * font
-                    labels.append(f'<text x="{x + c / 2:.1f}" y="{y + c / 2 + dy:.1f}" fill="{_ink(fill)}" '
-                                  f'text-anchor="middle" dominant-baseline="central">{html.escape(part)}</text>')
-    for m, n in outlined:
-        lines.append(f'<rect x="{left + n * c:.1f}" y="{top + m * c:.1f}" width="{c:.1f}" height="{c:.1f}" '
-                     'fill="none" stroke="black" stroke-width="1.4"/>')
-    return "".join(out + labels + lines + ["</svg>"])
+    labels = []
+    out += _cells(rows, cols, cell, left, top, c, font, labels, outlined)
+    return "".join(out + labels + ["</svg>"])
+
+
+def panels_svg(panels, title="", cell_px=None, max_px=900):
+    """Several grids in one SVG, placed on a common grid of cells: panels is a list of
+    (rows, cols, cell, col0, row0, caption, outlined) with (col0, row0) the panel's top-left cell
+    (captions take one cell row above the panel). Cells are cell_px wide (default: as large as fits
+    max_px, at most 28)."""
+    width = max(p[3] + p[1] for p in panels)
+    height = max(p[4] + p[0] for p in panels)
+    c = cell_px or max(4.0, min(28.0, max_px / max(width, 1)))
+    font = _font(c)
+    top, left = 18 if title else 2, 2
+    w, h = left + c * width + 2, top + c * height + 2
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="cutelite-svg" width="{w:.0f}" height="{h:.0f}" '
+           f'viewBox="0 0 {w:.1f} {h:.1f}" font-family="sans-serif" font-size="{font:.1f}">']
+    if title:
+        out.append(f'<text x="{left}" y="12" font-size="11">{html.escape(title)}</text>')
+    labels = []
+    for rows, cols, cell, col0, row0, caption, outlined in panels:
+        x0, y0 = left + col0 * c, top + row0 * c
+        if caption:
+            out.append(f'<text x="{x0:.1f}" y="{y0 - 3:.1f}" font-size="10">{html.escape(caption)}</text>')
+        out += _cells(rows, cols, cell, x0, y0, c, font, labels, outlined)
+    return "".join(out + labels + ["</svg>"])
 
 
 def layout_svg(layout, title=None, labels=None):
@@ -108,31 +159,116 @@ def layout_svg(layout, title=None, labels=None):
     return grid_svg(rows, cols, cell, str(layout) if title is None else title)
 
 
+def tv_offsets(tv_layout):
+    """rows[t][v] = tv_layout(t, v) for every thread t and value v (a rank-1 layout: one value each).
+    Computed by walking the flattened modes, so a 128-thread tile takes about a millisecond."""
+    shape = flatten(tv_layout.shape) if rank(tv_layout) > 0 else (tv_layout.shape,)
+    stride = flatten(tv_layout.stride) if rank(tv_layout) > 0 else (tv_layout.stride,)
+    shape, stride = [int(x) for x in shape], [int(x) for x in stride]
+    offs = [0]
+    for n, d in zip(shape, stride):          # colexicographic: the first mode varies fastest
+        offs = [o + i * d for i in range(n) for o in offs]
+    threads = size(tv_layout, 0) if rank(tv_layout) > 1 else size(tv_layout)
+    values = len(offs) // threads
+    return [[offs[t + threads * v] for v in range(values)] for t in range(threads)]
+
+
+def tv_owners(tv_layout, tile_shape, what="draw_tv_layout"):
+    """{(m, n): (t, v, count)}: for each element of an M x N tile (index m + n*M) the first (thread,
+    value) that tv maps there (smallest thread, then value: the one CuTe's print_latex shows, through
+    right_inverse) and how many (t, v) reach it. Raises ValueError for an index outside the tile."""
+    M, N = (tile_shape, 1) if isinstance(tile_shape, int) else tuple(tile_shape)
+    owner = {}
+    for t, row in enumerate(tv_offsets(tv_layout)):
+        for v, idx in enumerate(row):
+            if not 0 <= idx < M * N:
+                raise ValueError(f"{what}: {tv_layout}({t},{v}) = {idx} is outside the {M}x{N} tile")
+            key = (idx % M, idx // M)
+            if key in owner:
+                t0, v0, k = owner[key]
+                owner[key] = (t0, v0, k + 1)
+            else:
+                owner[key] = (t, v, 1)
+    return owner
+
+
+def _owner_cell(owner, threads, show, lanes=None, transpose=False, name="", plus=True):
+    def cell(m, n):
+        key = (n, m) if transpose else (m, n)
+        if key not in owner:
+            return "#ffffff", "", f"{name}({key[0]},{key[1]}): no thread"
+        t, v, count = owner[key]
+        who = lanes(t) if lanes else t
+        label = f"T{who}\nV{v}" + ("+" if plus and count > 1 else "")
+        also = f" (and {count - 1} more)" if count > 1 else ""
+        return thread_colour(t, threads), label if show else "", f"{name}({key[0]},{key[1]}): T{who} V{v}{also}"
+    return cell
+
+
 def tv_svg(tv_layout, tile_shape, title=None, lanes=None):
     """draw_tv_layout as SVG: element (m, n) of an M x N tile (index m + n*M) shows "T{t} V{v}" of the
     (thread, value) that tv maps to it, coloured by thread. lanes(t) renames thread t (e.g. an atom's
-    ThrID); elements reached twice get a "+", elements never reached stay white."""
+    ThrID); elements reached twice get a "+" (and show the first thread), elements never reached stay white."""
     M, N = (tile_shape, 1) if isinstance(tile_shape, int) else tuple(tile_shape)
-    threads = size(tv_layout, 0)
-    values = size(tv_layout, 1) if rank(tv_layout) > 1 else 1
-    owner = {}
-    for t in range(threads):
-        for v in range(values):
-            idx = tv_layout(t, v) if rank(tv_layout) > 1 else tv_layout(t)
-            if not 0 <= idx < M * N:
-                raise ValueError(f"draw_tv_layout: {tv_layout}({t},{v}) = {idx} is outside the {M}x{N} tile")
-            key = (idx % M, idx // M)
-            owner[key] = (t, v, key in owner)
-    show = M * N <= MAX_LABELS
-
-    def cell(m, n):
-        if (m, n) not in owner:
-            return "#ffffff", "", f"({m},{n}): no thread"
-        t, v, twice = owner[(m, n)]
-        name = lanes(t) if lanes else t
-        label = f"T{name}\nV{v}" + ("+" if twice else "")
-        return thread_colour(t, threads), label if show else "", f"({m},{n}): T{name} V{v}"
+    owner = tv_owners(tv_layout, (M, N))
+    cell = _owner_cell(owner, size(tv_layout, 0), M * N <= MAX_LABELS, lanes)
     return grid_svg(M, N, cell, f"{tv_layout} on a {M}x{N} tile" if title is None else title)
+
+
+def _thread_cells(owner, thread, transpose=False):
+    return [(n, m) if transpose else (m, n) for (m, n), (t, _, _) in owner.items() if t == thread]
+
+
+def mma_panels(mma):
+    """The three grids of a TiledMMA's picture: {"A": (owners, (M, K)), "B": (owners, (N, K)),
+    "C": (owners, (M, N))}, owners as tv_owners of get_layoutX_TV."""
+    M, N, K = (mma.tile_size_mnk(i) for i in range(3))
+    return {"A": (tv_owners(mma.get_layoutA_TV(), (M, K)), (M, K)),
+            "B": (tv_owners(mma.get_layoutB_TV(), (N, K)), (N, K)),
+            "C": (tv_owners(mma.get_layoutC_TV(), (M, N)), (M, N))}
+
+
+def tiled_mma_svg(mma, thread=None, title=None, labels=None, max_px=900):
+    """print_latex(TiledMMA) as SVG: C (M x N) bottom right, A (M x K) to its left, B drawn K x N above
+    it (CuTe keeps B as N x K; the picture turns it so that its columns line up with C's). Each cell
+    shows "T{t} V{v}" of its first owner, coloured by thread (the threads of other atoms along N that
+    hold the same A element, or along M for B, are not marked); `thread`'s cells are outlined. Labels when a cell is at least
+    14 px (or as `labels` says)."""
+    p = mma_panels(mma)
+    (M, K), (N, _) = p["A"][1], p["B"][1]
+    threads = size(mma.thr_layout_vmnk)
+    width = K + 1 + N
+    c = max(4.0, min(28.0, max_px / width))
+    show = c >= 14 if labels is None else labels
+    out = lambda op, tr=False: [] if thread is None else _thread_cells(p[op][0], thread, tr)  # noqa: E731
+    panels = [(K, N, _owner_cell(p["B"][0], threads, show, transpose=True, name="B", plus=False), K + 1, 1,
+               f"B ({K} x {N}: k down, n across)", out("B", True)),
+              (M, K, _owner_cell(p["A"][0], threads, show, name="A", plus=False), 0, K + 2, f"A ({M} x {K})", out("A")),
+              (M, N, _owner_cell(p["C"][0], threads, show, name="C"), K + 1, K + 2, f"C ({M} x {N})", out("C"))]
+    return panels_svg(panels, title if title is not None else f"TiledMMA {M}x{N}x{K}, {threads} threads",
+                      cell_px=c)
+
+
+def copy_panels(tiled_copy):
+    """The two grids of a TiledCopy's picture: {"S": (owners, (M, N)), "D": (owners, (M, N))}."""
+    from ..tiled import tile_size
+    shape = (tile_size(tiled_copy, 0), tile_size(tiled_copy, 1))
+    return {"S": (tv_owners(tiled_copy.get_layoutS_TV(), shape), shape),
+            "D": (tv_owners(tiled_copy.get_layoutD_TV(), shape), shape)}
+
+
+def tiled_copy_svg(tiled_copy, thread=None, title=None, labels=None, max_px=900):
+    """print_latex(TiledCopy) as SVG: the source (thread, value) picture left, the destination right."""
+    p = copy_panels(tiled_copy)
+    M, N = p["S"][1]
+    threads = size(tiled_copy.layout_tv, 0)
+    c = max(4.0, min(28.0, max_px / (2 * N + 1)))
+    show = c >= 14 if labels is None else labels
+    out = lambda s: [] if thread is None else _thread_cells(p[s][0], thread)  # noqa: E731
+    panels = [(M, N, _owner_cell(p["S"][0], threads, show, name="S"), 0, 1, "source", out("S")),
+              (M, N, _owner_cell(p["D"][0], threads, show, name="D"), N + 1, 1, "destination", out("D"))]
+    return panels_svg(panels, title if title is not None else f"TiledCopy {M}x{N}, {threads} threads",
+                      cell_px=c)
 
 
 def bank_svg(layout, elem_bytes=4, access=(), title=None, banks=32):

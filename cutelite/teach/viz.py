@@ -5,6 +5,8 @@
     draw_tiles(L, tiler)                a divide (or product) as coloured tiles
     draw_warp_access(offsets)           which memory segments the 32 lanes of a warp touch
     draw_pipeline(run)                  a timeline of a simulated producer/consumer pipeline (cutelite.pipeline)
+    draw_tiled_mma(mma)                 print_latex's picture of a TiledMMA: A left of C, B above C
+    draw_tiled_copy(copy)               print_latex's picture of a TiledCopy: source and destination
 
 Each function draws into `ax` (a new figure when None) and returns the axes. Grids read like
 print_layout: row m downwards, column n across, (0, 0) top left.
@@ -17,7 +19,7 @@ from ..layout import make_layout, rank, size, zipped_divide, logical_product, bl
 from ..layout import raked_product
 
 __all__ = ["layout_grid", "draw_layout", "draw_tv_layout", "draw_tiles", "segments_of", "draw_warp_access",
-           "draw_pipeline", "layout_png"]
+           "draw_pipeline", "draw_owners", "draw_tiled_mma", "draw_tiled_copy", "layout_png"]
 
 MAX_LABELS = 16 * 16  # more cells than this: colours only (and text is slow to draw: ~0.5 ms a label)
 
@@ -117,41 +119,84 @@ def _thread_colours(n):
     return [palette[(t * 3) % 40 if n > 20 else t % 20] for t in range(n)]
 
 
+def draw_owners(owner, shape, threads, ax=None, title=None, labels=None, transpose=False, plus=True,
+                thread=None):
+    """Draw an M x N grid whose cell (m, n) shows "T{t}\\nV{v}" of owner[(m, n)] = (t, v, count)
+    (cutelite.teach.svg.tv_owners), coloured by thread t; white where no thread reaches. transpose=True
+    draws the N x M picture (cell (i, j) is owner[(j, i)]); a "+" marks elements reached more than once
+    when `plus`; the cells of `thread` get a black outline. Labels up to 64 x 64 cells unless `labels`
+    says otherwise. Returns the axes."""
+    _, plt = _plt()
+    M, N = shape
+    rows, cols = (N, M) if transpose else (M, N)
+    palette = _thread_colours(threads)
+    colours = np.ones((rows, cols, 4))
+    text = [["" for _ in range(cols)] for _ in range(rows)]
+    mine = []
+    for (m, n), (t, v, count) in owner.items():
+        i, j = (n, m) if transpose else (m, n)
+        colours[i, j, :3] = palette[t]
+        text[i][j] = f"T{t}\nV{v}" + ("+" if plus and count > 1 else "")
+        if t == thread:
+            mine.append((i, j))
+    ax = _axes(ax, rows, cols, cell=0.6)
+    ax.imshow(colours, interpolation="nearest", aspect="equal")
+    if (rows * cols <= 64 * 64) if labels is None else labels:
+        _labels(ax, text, colours, _fontsize(rows, cols, lines=2) * 0.8)
+    for i, j in mine:
+        ax.add_patch(plt.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="black", linewidth=1.5))
+    _frame(ax, rows, cols, title)
+    return ax
+
+
 def draw_tv_layout(tv_layout, tile_shape, ax=None, title=None):
     """Draw a thread-value layout: tv(t, v) is an index into a tile of tile_shape = (M, N), column-major
     (element (m, n) has index m + n*M). Each element shows "T{t}\\nV{v}", coloured by thread t.
 
-    Elements no (t, v) reaches stay blank; an element reached twice shows its first (t, v) and a "+".
-    Returns the axes.
+    Elements no (t, v) reaches stay blank; an element reached twice shows its first (t, v) (smallest
+    thread) and a "+". Returns the axes.
     """
+    from .svg import tv_owners
     M, N = (tile_shape, 1) if isinstance(tile_shape, int) else tuple(tile_shape)
-    threads, values = size(tv_layout, 0), size(tv_layout, 1) if rank(tv_layout) > 1 else 1
-    owner = -np.ones((M, N), dtype=np.int64)
-    text = [["" for _ in range(N)] for _ in range(M)]
-    for t in range(threads):
-        for v in range(values):
-            idx = tv_layout(t, v) if rank(tv_layout) > 1 else tv_layout(t)
-            if not 0 <= idx < M * N:
-                raise ValueError(f"draw_tv_layout: {tv_layout}({t},{v}) = {idx} is outside the "
-                                 f"{M}x{N} tile")
-            m, n = idx % M, idx // M
-            if owner[m, n] < 0:
-                owner[m, n] = t
-                text[m][n] = f"T{t}\nV{v}"
-            elif not text[m][n].endswith("+"):
-                text[m][n] += "+"
-    palette = _thread_colours(threads)
-    colours = np.ones((M, N, 4))
-    for m in range(M):
-        for n in range(N):
-            if owner[m, n] >= 0:
-                colours[m, n, :3] = palette[owner[m, n]]
-    ax = _axes(ax, M, N, cell=0.6)
-    ax.imshow(colours, interpolation="nearest", aspect="equal")
-    if M * N <= MAX_LABELS:
-        _labels(ax, text, colours, _fontsize(M, N, lines=2) * 0.8)
-    _frame(ax, M, N, f"{tv_layout} on a {M}x{N} tile" if title is None else title)
-    return ax
+    owner = tv_owners(tv_layout, (M, N))
+    return draw_owners(owner, (M, N), size(tv_layout, 0), ax=ax, labels=M * N <= MAX_LABELS,
+                       title=f"{tv_layout} on a {M}x{N} tile" if title is None else title)
+
+
+def draw_tiled_mma(mma, thread=None, labels=None, cell=0.32, title=None):
+    """CuTe's print_latex(TiledMMA) as a matplotlib figure: C (M x N) bottom right, A (M x K) to its left,
+    B above C drawn K x N (CuTe's N x K tile turned so that its columns are C's). Each cell: "T{t} V{v}"
+    of its first owner, coloured by thread; `thread`'s cells outlined. Returns the figure."""
+    from .svg import mma_panels
+    _, plt = _plt()
+    p = mma_panels(mma)
+    (M, K), (N, _) = p["A"][1], p["B"][1]
+    threads = size(mma.thr_layout_vmnk)
+    fig = plt.figure(figsize=(min(30, (K + N) * cell + 1.5), min(30, (K + M) * cell + 1.5)))
+    gs = fig.add_gridspec(2, 2, width_ratios=(K, N), height_ratios=(K, M), wspace=0.04, hspace=0.06)
+    draw_owners(p["B"][0], (N, K), threads, ax=fig.add_subplot(gs[0, 1]), labels=labels, transpose=True,
+                plus=False, thread=thread, title=f"B ({K} x {N}: k down, n across)")
+    draw_owners(p["A"][0], (M, K), threads, ax=fig.add_subplot(gs[1, 0]), labels=labels, plus=False,
+                thread=thread, title=f"A ({M} x {K})")
+    draw_owners(p["C"][0], (M, N), threads, ax=fig.add_subplot(gs[1, 1]), labels=labels, thread=thread,
+                title=f"C ({M} x {N})")
+    fig.suptitle(title or f"TiledMMA {M}x{N}x{K}, {threads} threads", fontsize=10)
+    return fig
+
+
+def draw_tiled_copy(tiled_copy, thread=None, labels=None, cell=0.32, title=None):
+    """CuTe's print_latex(TiledCopy) as a matplotlib figure: the tile seen by the source's (thread,
+    value) layout (get_layoutS_TV) left, by the destination's (get_layoutD_TV) right. Returns the figure."""
+    from .svg import copy_panels
+    _, plt = _plt()
+    p = copy_panels(tiled_copy)
+    M, N = p["S"][1]
+    threads = size(tiled_copy.layout_tv, 0)
+    fig, axs = plt.subplots(1, 2, figsize=(min(30, 2 * N * cell + 1.5), min(30, M * cell + 1.2)))
+    for ax, side, name in ((axs[0], "S", "source"), (axs[1], "D", "destination")):
+        draw_owners(p[side][0], (M, N), threads, ax=ax, labels=labels, thread=thread, title=name)
+    fig.suptitle(title or f"TiledCopy {M}x{N}, {threads} threads", fontsize=10)
+    return fig
 
 
 _PRODUCTS = {"logical_product": logical_product, "blocked_product": blocked_product,

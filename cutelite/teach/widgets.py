@@ -21,6 +21,7 @@ from .live import announce, explorer_spec
 from .viz import layout_png
 
 __all__ = ["layout_explorer", "algebra_explorer", "tiled_mma_explorer", "LayoutExplorer", "AlgebraExplorer",
+           "TiledMMAExplorer",
            "describe_layout"]
 
 
@@ -108,25 +109,43 @@ def algebra_explorer(op="logical_divide", a="(4,2,3):(2,1,8)", b="4:2"):
     return AlgebraExplorer(op, a, b).widget
 
 
-def tiled_mma_explorer(atom="SM80_16x8x16_F32F16F16F32_TN", thr="(2,2,1)", tile="(32,32,16)", operand="C"):
-    """A widget: an MMA atom, a thread layout and a tile; see str(TiledMMA) and which thread owns each
-    element of operand A, B or C (the SVG picture the live page draws too)."""
-    import ipywidgets as w
+class TiledMMAExplorer:
+    """Pick an MMA atom, an atom layout, a permutation and a thread; see print(tiled_mma), the TV layouts,
+    the thread's partitions and print_latex's picture (A left of C, B above C; the thread outlined)."""
+
+    def __init__(self, atom="SM80_16x8x16_F16F16F16F16_TN", thr="(2,2,1)", perm="(32,32,16)", thread="0"):
+        import ipywidgets as w
+        from ..atoms import MMA_ATOMS
+        self.atom = w.Dropdown(options=list(MMA_ATOMS), value=atom, description="atom")
+        self.thr = w.Text(value=thr, description="atom layout")
+        self.perm = w.Text(value=perm, description="permutation", placeholder="empty: none")
+        self.thread = w.Text(value=thread, description="thread")
+        self.out = w.HTML()
+        for box in (self.atom, self.thr, self.perm, self.thread):
+            box.observe(lambda _change: self.update(), names="value")
+        self.update()
+        self.widget = w.VBox([self.atom, w.HBox([self.thr, self.perm]), self.thread, self.out])
+
+    def render(self):
+        """(text, svg or ""): the same text and picture as the live page's explorer."""
+        from .explorers import tiled_mma_result
+        from .svg import tiled_mma_svg
+        text, case = tiled_mma_result(self.atom.value, self.thr.value, self.perm.value, self.thread.value)
+        return text, tiled_mma_svg(*case) if case else ""
+
+    def update(self):
+        start = time.perf_counter()
+        text, svg = self.render()
+        ms = (time.perf_counter() - start) * 1e3
+        self.out.value = (f"<pre style='line-height:1.1'>{html.escape(text)}</pre>{svg}"
+                          f"<br><small>drawn in {ms:.0f} ms</small>")
+
+
+def tiled_mma_explorer(atom="SM80_16x8x16_F16F16F16F16_TN", thr="(2,2,1)", perm="(32,32,16)", thread="0"):
+    """A widget: an MMA atom, an atom layout (more warps), a permutation of M, N, K (more values per
+    thread, or another order; empty for none) and a thread; see print(tiled_mma), its TV layouts, the
+    thread's partitions and the picture CuTe's print_latex draws, the thread's cells outlined."""
     from ..atoms import MMA_ATOMS
-    from .explorers import tiled_mma_result
-    from .svg import tv_svg
-    announce(explorer_spec("tiled_mma", ("atom", "atom", atom, list(MMA_ATOMS)), ("thr", "thread layout", thr, None),
-                           ("tile", "tile MNK", tile, None), ("operand", "operand", operand, ["A", "B", "C"])))
-    boxes = (w.Dropdown(options=list(MMA_ATOMS), value=atom, description="atom"), w.Text(value=thr, description="threads"),
-             w.Text(value=tile, description="tile MNK"), w.ToggleButtons(options=["A", "B", "C"], value=operand))
-    out = w.HTML()
-
-    def update(_change=None):
-        text, case = tiled_mma_result(*(b.value for b in boxes))
-        picture = tv_svg(*case, title=f"Layout{boxes[3].value}_TV: thread colours") if case else ""
-        out.value = f"<pre style='line-height:1.1'>{html.escape(text)}</pre>{picture}"
-    for b in boxes:
-        b.observe(update, names="value")
-    update()
-    return w.VBox([boxes[0], w.HBox(list(boxes[1:3])), boxes[3], out])
-
+    announce(explorer_spec("tiled_mma", ("atom", "atom", atom, list(MMA_ATOMS)), ("thr", "atom layout", thr, None),
+                           ("perm", "permutation", perm, None), ("thread", "thread", thread, None)))
+    return TiledMMAExplorer(atom, thr, perm, thread).widget

@@ -1,0 +1,173 @@
+"""CuTe's algorithms on tensors (cute/algorithm: copy, clear, axpby, gemm), as NumPy models, and the
+main loop of a tiled GEMM run for every thread of a TiledMMA.
+
+On a GPU each thread runs the same code on its own partition; a tensor-core instruction then works on
+the fragments of all the threads of one atom together. Here a warp-wide step is one Python call that
+takes every thread's tensors at once (lists indexed by thread), so a whole CTA's tile can be computed
+and compared with A @ B.
+
+    copy(src, dst)                    dst(i) = src(i) for every i (same size)
+    clear(t)                          t(i) = 0
+    axpby(alpha, x, beta, y)          y(i) = alpha * x(i) + beta * y(i)
+    gemm(mma, tCrA, tCrB, tCrC)       for k, m, n: every atom of mma computes
+                                      C(_, m, n) += A(_, m, k) @ B(_, n, k) on its threads' fragments
+    mainloop(mma, sA, sB, gC, alpha, beta)   the tiled GEMM of NVIDIA's CuTe blog, for every thread
+    copy_vectors(tiled_copy, layout)  the offsets each thread's atom moves at once (is it one vector?)
+
+Tensors are cutelite.Tensor views (NumPy is imported only here, for the data).
+"""
+
+from .layout import size
+
+__all__ = ["copy", "clear", "axpby", "gemm", "mainloop", "copy_vectors", "vector_report"]
+
+
+def _values(t):
+    """The values of a tensor in 1-D index order (CuTe's t(i), i = 0 .. size-1)."""
+    import numpy as np
+    return np.array([t(i) for i in range(size(t.layout))])
+
+
+def _check_sizes(a, b, what):
+    if size(a.layout) != size(b.layout):
+        raise ValueError(f"{what}: sizes differ: {a.layout} has {size(a.layout)} elements, "
+                         f"{b.layout} has {size(b.layout)}")
+
+
+def copy(src, dst):
+    """dst(i) = src(i) for i in 0 .. size - 1: the element-wise copy of cute::copy(src, dst).
+
+    The shapes may differ (a copy view from retile_D against partition_S); the sizes must agree.
+    """
+    _check_sizes(src, dst, "copy")
+    for i in range(size(src.layout)):
+        dst[i] = src(i)
+    return dst
+
+
+def clear(t):
+    """t(i) = 0 for every i (cute::clear)."""
+    for i in range(size(t.layout)):
+        t[i] = 0
+    return t
+
+
+def axpby(alpha, x, beta, y):
+    """y(i) = alpha * x(i) + beta * y(i) (cute::axpby), computed in float64, stored as y's type."""
+    _check_sizes(x, y, "axpby")
+    for i in range(size(x.layout)):
+        y[i] = alpha * float(x(i)) + beta * float(y(i))
+    return y
+
+
+def _atoms_of(mma):
+    """{(m, n, k) atom coordinate: [thread index of logical thread v of that atom, for v = 0, 1, ...]}."""
+    vmnk = mma.thr_layout_vmnk
+    nv = size(vmnk, 0)
+    atoms = {}
+    for t in range(size(vmnk)):
+        v, m, n, k = (int(c) for c in mma.get_slice(t).thr_vmnk)
+        atoms.setdefault((m, n, k), [None] * nv)[v] = t
+    return atoms
+
+
+def gemm(mma, tCrA, tCrB, tCrC):
+    """cute::gemm(mma, tCrA, tCrB, tCrC) for all threads at once: tCrA[t] is thread t's (V, M, K) tensor,
+    tCrB[t] its (V, N, K), tCrC[t] its (V, M, N). For each k, m, n every atom takes its threads'
+    fragments A(_, m, k), B(_, n, k), C(_, m, n) and computes D = A @ B + C (atoms.mma_reference) into C.
+
+    Post: gathering C's fragments back into the tile gives A @ B + C (with the TiledMMA's partitions).
+    """
+    import numpy as np
+    from .atoms import mma_reference
+    from .layout import _
+    if size(mma.thr_layout_vmnk, 3) != 1:
+        raise ValueError(f"gemm: atoms along K ({mma.thr_layout_vmnk}) would need a reduction of C "
+                         "between threads; this model takes ThrK == 1")
+    n_thr = size(mma.thr_layout_vmnk)
+    for name, frags in (("tCrA", tCrA), ("tCrB", tCrB), ("tCrC", tCrC)):
+        if len(frags) != n_thr:
+            raise ValueError(f"gemm: {name} must hold one tensor per thread ({n_thr}), got {len(frags)}")
+    atoms = _atoms_of(mma)
+    a0, c0 = tCrA[0].layout, tCrC[0].layout
+    M, N, K = size(c0, 1), size(c0, 2), size(a0, 2)
+    for k in range(K):
+        for m in range(M):
+            for n in range(N):
+                for threads in atoms.values():
+                    A = np.stack([_values(tCrA[t](_, m, k)) for t in threads])
+                    B = np.stack([_values(tCrB[t](_, n, k)) for t in threads])
+                    C = np.stack([_values(tCrC[t](_, m, n)) for t in threads])
+                    D = mma_reference(mma.atom, A, B, C)
+                    for v, t in enumerate(threads):
+                        frag = tCrC[t](_, m, n)
+                        for i in range(D.shape[1]):
+                            frag[i] = D[v, i]
+    return tCrC
+
+
+def mainloop(mma, sA, sB, gC, alpha=1.0, beta=0.0, acc_dtype="float32"):
+    """The tiled GEMM of NVIDIA's CuTe blog (CUTLASS 3 / CuTe introduction), run for every thread:
+    gC = alpha * sA @ sB^T + beta * gC, with sA (M, K), sB (N, K), gC (M, N) tensors.
+
+    Per thread t (thr_mma = mma.get_slice(t)), as the blog's code:
+        tCsA = thr_mma.partition_A(sA); tCsB = thr_mma.partition_B(sB); tCgC = thr_mma.partition_C(gC)
+        tCrA, tCrB = fragments like tCsA, tCsB; tCrC = a compact fragment of tCgC's shape
+        copy(tCsA, tCrA); copy(tCsB, tCrB); clear(tCrC)
+    then for all threads together gemm(mma, tCrA, tCrB, tCrC), and per thread axpby(alpha, tCrC, beta, tCgC).
+    Returns {"tCsA", "tCrA", ...: the lists of every thread's tensors}.
+    """
+    from .tensor import make_fragment_like, make_tensor
+    parts = {k: [] for k in ("tCsA", "tCsB", "tCgC", "tCrA", "tCrB", "tCrC")}
+    for t in range(size(mma.thr_layout_vmnk)):
+        thr_mma = mma.get_slice(t)
+        tCsA, tCsB, tCgC = thr_mma.partition_A(sA), thr_mma.partition_B(sB), thr_mma.partition_C(gC)
+        tCrA, tCrB = make_fragment_like(tCsA), make_fragment_like(tCsB)      # make_fragment_A/B
+        tCrC = make_tensor(tCgC.shape, dtype=acc_dtype)                     # make_fragment_C
+        copy(tCsA, tCrA)
+        copy(tCsB, tCrB)
+        clear(tCrC)
+        for k, v in zip(parts, (tCsA, tCsB, tCgC, tCrA, tCrB, tCrC)):
+            parts[k].append(v)
+    gemm(mma, parts["tCrA"], parts["tCrB"], parts["tCrC"])
+    for tCrC, tCgC in zip(parts["tCrC"], parts["tCgC"]):
+        axpby(alpha, tCrC, beta, tCgC)
+    return parts
+
+
+def copy_vectors(tiled_copy, layout, side="S"):
+    """What each copy instruction of a TiledCopy touches in a tile laid out by `layout`: a list over
+    threads of lists (one per atom call) of the element offsets the atom moves at once, in its value order.
+
+    side "S" partitions as partition_S (the source), "D" as partition_D.
+    """
+    from .layout import _, slice_and_offset
+    tidfrg = tiled_copy.tidfrg_S(layout) if side == "S" else tiled_copy.tidfrg_D(layout)
+    n_atom = tiled_copy.atom.num_val_src if side == "S" else tiled_copy.atom.num_val_dst
+    out = []
+    for t in range(size(tidfrg, 0)):
+        thr, base = slice_and_offset((t, _, _), tidfrg)        # ((atom values, atoms), rest...)
+        per = size(thr) // n_atom
+        offs = [int(base) + int(thr(i)) for i in range(size(thr))]
+        out.append([offs[j * n_atom:(j + 1) * n_atom] for j in range(per)])
+    return out
+
+
+def vector_report(tiled_copy, layout, elem_bits, side="S"):
+    """Can each atom call of `tiled_copy` on `layout` be one vector access? A dict:
+    contiguous (each call's offsets are consecutive), aligned (each call starts at a multiple of its own
+    width), bits (the width of one call), and the first offending (thread, offsets) or None.
+    ldmatrix needs both for its 16-byte rows; a 128-bit UniversalCopy needs both too."""
+    calls = copy_vectors(tiled_copy, layout, side)
+    n = len(calls[0][0])
+    first = None
+    contiguous = aligned = True
+    for t, per in enumerate(calls):
+        for offs in per:
+            ok_c = offs == list(range(offs[0], offs[0] + n))
+            ok_a = offs[0] % n == 0
+            if not (ok_c and ok_a) and first is None:
+                first = (t, offs)
+            contiguous &= ok_c
+            aligned &= ok_a
+    return {"contiguous": contiguous, "aligned": aligned, "bits": n * elem_bits, "first_bad": first}
