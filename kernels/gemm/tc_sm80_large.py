@@ -70,13 +70,13 @@ def check_c_layout(atom_name):
 
 
 def make_kernel(BM=128, BN=256, BK=32, WARPS_M=2, WARPS_N=4, STAGES=3, a_kmajor=True, b_kmajor=False,
-                dtype="f16", group=8, min_blocks=1):
+                dtype="f16", group=8, min_blocks=1, dbuf=True):
     """k(A, B, C) for A (M, K), B (K, N) uint16 bits (f16 or bf16), C (M, N) f32; M, N, K multiples of
     BM, BN, BK. Launch with launch(k, A, B, C) (grid, block and dynamic shared memory from k.config)."""
     THREADS = 32 * WARPS_M * WARPS_N
     WM, WN = BM // WARPS_M, BN // WARPS_N
     MT, NT, KSTEPS = WM // 16, WN // 8, BK // 16
-    assert WM % 16 == 0 and WN % 16 == 0 and KSTEPS >= 2 and STAGES >= 2
+    assert WM % 16 == 0 and WN % 16 == 0 and KSTEPS % 2 == 0 and STAGES >= 2
     WAIT = STAGES - 2
     A_R, A_C = operand_tile(BM, BK, a_kmajor)
     B_R, B_C = operand_tile(BN, BK, b_kmajor)
@@ -140,26 +140,43 @@ def make_kernel(BM=128, BN=256, BK=32, WARPS_M=2, WARPS_N=4, STAGES=3, a_kmajor=
         cuda.syncthreads()
         acc = zeros()
         rd, wr = 0, STAGES - 1                          # the stage read now, the stage written next
-        fa = load_a(smem, 0, fa0, 0)
-        fb = load_b(smem, B0, fb0, 0)
-        for kt in range(KT):
-            for s in range(KSTEPS):
-                if s == KSTEPS - 1:                     # next k-tile: wait for it, then its k-step 0
-                    cp_async_wait(WAIT)
-                    cuda.syncthreads()                  # also: every warp is done with stage wr
-                    rd = rd + 1 if rd + 1 < STAGES else 0
-                    fa2 = load_a(smem, rd * A_SZ, fa0, 0)
-                    fb2 = load_b(smem, B0 + rd * B_SZ, fb0, 0)
-                else:
+        if not dbuf:                                    # plain loop: read k-step s, then its mma
+            for kt in range(KT):
+                if kt > 0:
+                    cp_async_wait(WAIT)                 # k-tile kt has landed, and every warp is
+                    cuda.syncthreads()                  # done with stage wr (k-tile kt - 1)
+                if kt + STAGES - 1 < KT:
+                    load_stage(A, B, smem, wr, m0, n0, (kt + STAGES - 1) * BK, tid)
+                cp_async_commit()
+                wr = wr + 1 if wr + 1 < STAGES else 0
+                for s in range(KSTEPS):
+                    fa = load_a(smem, rd * A_SZ, fa0, AE * s)
+                    fb = load_b(smem, B0 + rd * B_SZ, fb0, BE * s)
+                    acc = mma_tile(fa, fb, acc)
+                rd = rd + 1 if rd + 1 < STAGES else 0
+        else:
+            fa = load_a(smem, 0, fa0, 0)                # k-step 0 of k-tile 0
+            fb = load_b(smem, B0, fb0, 0)
+            for kt in range(KT):
+                for s in range(0, KSTEPS, 2):           # two k-steps, two fragment buffers
                     fa2 = load_a(smem, rd * A_SZ, fa0, AE * (s + 1))
                     fb2 = load_b(smem, B0 + rd * B_SZ, fb0, BE * (s + 1))
-                if s == 0:                              # refill the stage freed at the last barrier
-                    if kt + STAGES - 1 < KT:
-                        load_stage(A, B, smem, wr, m0, n0, (kt + STAGES - 1) * BK, tid)
-                    cp_async_commit()
-                    wr = wr + 1 if wr + 1 < STAGES else 0
-                acc = mma_tile(fa, fb, acc)
-                fa, fb = fa2, fb2
+                    if s == 0:                          # refill the stage freed at the last barrier
+                        if kt + STAGES - 1 < KT:
+                            load_stage(A, B, smem, wr, m0, n0, (kt + STAGES - 1) * BK, tid)
+                        cp_async_commit()
+                        wr = wr + 1 if wr + 1 < STAGES else 0
+                    acc = mma_tile(fa, fb, acc)
+                    if s + 2 < KSTEPS:
+                        fa = load_a(smem, rd * A_SZ, fa0, AE * (s + 2))
+                        fb = load_b(smem, B0 + rd * B_SZ, fb0, BE * (s + 2))
+                    else:                               # next k-tile: wait for it, read its k-step 0
+                        cp_async_wait(WAIT)
+                        cuda.syncthreads()              # also: every warp is done with stage wr
+                        rd = rd + 1 if rd + 1 < STAGES else 0
+                        fa = load_a(smem, rd * A_SZ, fa0, 0)
+                        fb = load_b(smem, B0 + rd * B_SZ, fb0, 0)
+                    acc = mma_tile(fa2, fb2, acc)
         cp_async_wait(0)
         store_c(C, m0 + wm + lane // 4, n0 + wn + 2 * (lane % 4), acc)
 

@@ -1,0 +1,92 @@
+"""Quick variant explorer for one size (run on a GPU): build the named kernel variants, check each against
+cuBLAS (outputs poisoned with NaN), time them (CUDA events, median), print a table last; optionally dump
+one variant's SASS to $OUT. Variants are Python expressions over the kernels.gemm modules, e.g.
+
+    python benchmarks/gemm/explore.py 'L(BK=64)' 'L(dbuf=False)' --sass 0 --size 4096
+"""
+
+import argparse
+import os
+import statistics
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+import kernels  # noqa: E402
+
+kernels.setup(verbose=False)
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+from numba import cuda  # noqa: E402
+
+from kernels import gemm  # noqa: E402
+from kernels.gemm import tc_sm75, tc_sm80, tc_sm80_large  # noqa: E402,F401
+
+torch.backends.cuda.matmul.allow_tf32 = False
+
+
+def L(**cfg):
+    return gemm._tc_large(tc_sm80_large, "L" + str(cfg), (), **cfg)
+
+
+def timed(fn, reps):
+    for _ in range(3):
+        fn()
+    cuda.synchronize()
+    ts = []
+    for _ in range(reps):
+        e0, e1 = cuda.event(), cuda.event()
+        e0.record()
+        fn()
+        e1.record()
+        e1.synchronize()
+        ts.append(cuda.event_elapsed_time(e0, e1))
+    return statistics.median(ts)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("variants", nargs="*")
+    ap.add_argument("--size", type=int, default=4096)
+    ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--sass", type=int, default=-1)
+    ap.add_argument("--once", action="store_true", help="one launch each (for ncu)")
+    a = ap.parse_args()
+    n = a.size
+    g = torch.Generator(device="cuda").manual_seed(n)
+    A32, B32 = torch.randn(n, n, device="cuda", generator=g), torch.randn(n, n, device="cuda", generator=g)
+    A16, B16 = A32.half(), B32.half()
+    ref = {"f16": A16.float() @ B16.float(), "f32": A32 @ B32}
+    flop = 2.0 * n ** 3
+    rows = []
+    if not a.once:
+        for name, fn in (("cuBLAS fp16", lambda: torch.matmul(A16, B16)), ("cuBLAS fp32", lambda: torch.matmul(A32, B32))):
+            rows.append((name, flop / timed(fn, a.reps) / 1e9, 0.0, ""))
+    env = dict(gemm.__dict__, L=L, gemm=gemm)
+    for i, v in enumerate(a.variants):
+        r = eval(v, env)
+        A, B = (A32, B32) if r.dtype == "f32" else (A16, B16)
+        C = torch.full((n, n), float("nan"), device="cuda")
+        run = r.prepare(A, B, C)
+        run()
+        cuda.synchronize()
+        if a.once:
+            continue
+        err = float(torch.linalg.norm(C.double() - ref[r.dtype].double()) / torch.linalg.norm(ref[r.dtype].double()))
+        if not torch.isfinite(C).all():
+            err = float("inf")
+        ms = timed(run, a.reps)
+        regs = r.kernel.get_regs_per_thread()
+        regs = max(regs.values()) if isinstance(regs, dict) else regs
+        rows.append((v, flop / ms / 1e9, err, regs))
+        if i == a.sass:
+            s = r.kernel.inspect_sass()
+            s = "\n".join(s.values()) if isinstance(s, dict) else s
+            open(os.path.join(os.environ.get("OUT", "."), "sass_%d.txt" % i), "w").write(s)
+    if not a.once:
+        print("\n%-60s %8s %8s %6s" % ("variant (%d^3)" % n, "TFLOP/s", "rel.err", "regs"))
+        for v, tf, err, regs in rows:
+            print("%-60s %8.1f %8.1e %6s" % (v[:60], tf, err, regs))
+
+
+if __name__ == "__main__":
+    main()
