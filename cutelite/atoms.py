@@ -37,6 +37,12 @@ class MMA_Atom:
     LayoutB_TV: Layout
     LayoutC_TV: Layout
 
+    def __post_init__(self):
+        for f, kind in (("name", str), ("ptx", str), ("types", tuple), ("Shape_MNK", tuple), ("ThrID", Layout),
+                        ("LayoutA_TV", Layout), ("LayoutB_TV", Layout), ("LayoutC_TV", Layout)):
+            if not isinstance(getattr(self, f), kind):
+                raise TypeError(f"MMA_Atom: {f} must be a {kind.__name__}, got {getattr(self, f)!r}")
+
     def __str__(self):
         return ("MMA_Atom\n"
                 f"  ThrID:      {self.ThrID}\n"
@@ -49,8 +55,15 @@ class MMA_Atom:
         return f"MMA_Atom<{self.name}>"
 
 
+def _need_atom(atom, op):
+    """TypeError naming `op` unless atom is an MMA_Atom."""
+    if not isinstance(atom, MMA_Atom):
+        raise TypeError(f"{op}: expected an MMA_Atom (see make_mma_atom), got {atom!r}")
+
+
 def print_atom(atom):
     """Print an atom exactly as C++ CuTe's `print(MMA_Atom<Op>{})` does."""
+    _need_atom(atom, "print_atom")
     print(str(atom), end="")
 
 
@@ -187,14 +200,16 @@ def make_mma_atom(name):
 _OPERANDS = ("A", "B", "C")
 
 
-def _tv(atom, operand):
-    if operand not in _OPERANDS:
-        raise ValueError(f"operand must be one of 'A', 'B', 'C' (D is laid out as C), got {operand!r}")
+def _tv(atom, operand, op):
+    _need_atom(atom, op)
+    if not isinstance(operand, str) or operand not in _OPERANDS:
+        raise ValueError(f"{op}: operand must be one of 'A', 'B', 'C' (D is laid out as C), got {operand!r}")
     return getattr(atom, f"Layout{operand}_TV")
 
 
 def tile_shape(atom, operand):
     """(rows, cols) of the operand as the PTX ISA writes it: A (M, K), B (K, N), C/D (M, N)."""
+    _tv(atom, operand, "tile_shape")
     M, N, K = atom.Shape_MNK
     return {"A": (M, K), "B": (K, N), "C": (M, N)}[operand]
 
@@ -208,10 +223,6 @@ def _row_col(atom, operand, idx):
         return idx // N, idx % N          # CuTe's (n, k) -> (k, n)
     return idx % M, idx // M              # (m, n)
 
-
-def _thread_values(atom, operand):
-    tv = _tv(atom, operand)
-    return size(tv, 0), size(tv, 1)
 
 
 def _copy_shift(atom, copy):
@@ -232,13 +243,15 @@ def _logical_thread(atom, lane):
     1-31 of a one-thread atom) run the same atom on their own product: lane 4q + x of Volta plays the
     part of lane x of quad-pair 0."""
     if not is_int(lane) or not 0 <= lane < 32:
-        raise ValueError(f"lane must be an int in 0..31, got {lane!r}")
+        raise ValueError(f"fragment_of: lane must be an int in 0..31, got {lane!r}")
     inverse = {atom.ThrID(t): t for t in range(size(atom.ThrID))}
     return inverse[lane - _copy_shift(atom, _copy_of(atom, lane))]
 
 
 def quadpair_lanes(q):
     """The 8 lanes of quad-pair q (0..3) of a warp executing mma.m8n8k4: 4q..4q+3 and 4q+16..4q+19."""
+    if not is_int(q) or not 0 <= q < 4:
+        raise ValueError(f"quadpair_lanes: q must be an int in 0..3, got {q!r}")
     return [4 * q + i for i in range(4)] + [16 + 4 * q + i for i in range(4)]
 
 
@@ -251,7 +264,7 @@ def fragment_of(atom, operand, lane):
     Post: fragment_of(atom, op, lane)[v] == (v, rc) exactly when owner_of(atom, op, *rc) == (lane, v)
           (quad-pair 0 lanes; a lane of quad-pair q answers for its own product).
     """
-    tv = _tv(atom, operand)
+    tv = _tv(atom, operand, "fragment_of")
     t = _logical_thread(atom, lane)
     return [(v, _row_col(atom, operand, tv(t, v))) for v in range(size(tv, 1))]
 
@@ -260,10 +273,13 @@ def owner_of(atom, operand, row, col, quadpair=0):
     """(lane, register) holding element (row, col) of operand "A", "B" or "C" (for SM70 atoms: of the
     product of quad-pair `quadpair`; for one-thread atoms: of lane `quadpair`'s own product).
     Raises ValueError for an element outside the tile."""
+    _tv(atom, operand, "owner_of")
     rows, cols = tile_shape(atom, operand)
+    if not (is_int(row) and is_int(col) and is_int(quadpair)):
+        raise TypeError(f"owner_of: row, col and quadpair must be ints, got {row!r}, {col!r}, {quadpair!r}")
     if not (0 <= row < rows and 0 <= col < cols):
         raise ValueError(f"owner_of: ({row}, {col}) is outside the {rows}x{cols} tile of {operand}")
-    tv = _tv(atom, operand)
+    tv = _tv(atom, operand, "owner_of")
     T, V = size(tv, 0), size(tv, 1)
     for t in range(T):
         for v in range(V):
@@ -273,10 +289,10 @@ def owner_of(atom, operand, row, col, quadpair=0):
 
 
 # ---- the NumPy model of one instruction --------------------------------------------------------------------
-def _index_table(atom, operand):
+def _index_table(atom, operand, op):
     """(rows, cols) integer arrays of shape (T, V): where thread t's value v sits."""
     import numpy as np  # NumPy only for fragment data: the atoms themselves need none
-    tv = _tv(atom, operand)
+    tv = _tv(atom, operand, op)
     T, V = size(tv, 0), size(tv, 1)
     rc = np.array([[_row_col(atom, operand, tv(t, v)) for v in range(V)] for t in range(T)], dtype=np.int64)
     return rc[..., 0], rc[..., 1]
@@ -286,7 +302,7 @@ def gather_fragments(atom, operand, matrix):
     """A whole operand matrix (PTX orientation) -> the fragments, an array (T, V): [t, v] is what logical
     thread t holds as value v."""
     import numpy as np  # NumPy only for fragment data: the atoms themselves need none
-    rows, cols = _index_table(atom, operand)
+    rows, cols = _index_table(atom, operand, "gather_fragments")
     matrix = np.asarray(matrix)
     if matrix.shape != tile_shape(atom, operand):
         raise ValueError(f"gather_fragments: {operand} must be {tile_shape(atom, operand)}, got {matrix.shape}")
@@ -297,7 +313,7 @@ def scatter_fragments(atom, operand, frags):
     """The inverse of gather_fragments: fragments (T, V) -> the operand matrix. Every element must be
     written exactly once (a TV layout of an MMA operand is a bijection onto its tile)."""
     import numpy as np  # NumPy only for fragment data: the atoms themselves need none
-    rows, cols = _index_table(atom, operand)
+    rows, cols = _index_table(atom, operand, "scatter_fragments")
     frags = np.asarray(frags)
     if frags.shape != rows.shape:
         raise ValueError(f"scatter_fragments: {operand} fragments must be {rows.shape}, got {frags.shape}")
@@ -318,6 +334,12 @@ def mma_reference(atom, A, B, C):
     sums, rounded to C's dtype), gather D by LayoutC_TV.
     """
     import numpy as np  # NumPy only for fragment data: the atoms themselves need none
+    _need_atom(atom, "mma_reference")
+    for name, frags, op in (("A", A, "A"), ("B", B, "B"), ("C", C, "C")):
+        want = (size(_tv(atom, op, "mma_reference"), 0), size(_tv(atom, op, "mma_reference"), 1))
+        arr = np.asarray(frags)
+        if arr.dtype.kind not in "biuf" or arr.shape != want:
+            raise TypeError(f"mma_reference: {name} must be a numeric array of shape {want}, got {frags!r}")
     a = scatter_fragments(atom, "A", A).astype(np.float64)
     b = scatter_fragments(atom, "B", B).astype(np.float64)
     c = scatter_fragments(atom, "C", C)
@@ -331,11 +353,14 @@ def fragment_grids(atom, lane=None, element=None):
     for SM70 within quad-pair 0's product, lanes renumbered to the lane's own quad-pair or, for a one-thread
     atom, to the lane itself) and a boolean mask of
     the elements to highlight: those `lane` holds, or the one `element` = (operand, row, col) names."""
+    _need_atom(atom, "fragment_grids")
+    if lane is not None and not (is_int(lane) and 0 <= lane < 32):
+        raise ValueError(f"fragment_grids: lane must be an int in 0..31 or None, got {lane!r}")
     import numpy as np  # NumPy only for fragment data: the atoms themselves need none
     shift = 0 if lane is None else _copy_shift(atom, _copy_of(atom, lane))
     out = {}
     for op in _OPERANDS:
-        rows, cols = _index_table(atom, op)
+        rows, cols = _index_table(atom, op, "fragment_grids")
         T, V = rows.shape
         labels = np.empty(tile_shape(atom, op), dtype=object)
         mask = np.zeros(tile_shape(atom, op), dtype=bool)

@@ -27,6 +27,11 @@ class Dyn(int):
 
     __slots__ = ()
 
+    def __new__(cls, value):
+        if not is_int(value):
+            raise TypeError(f"Dyn: expected an int, got {value!r} ({type(value).__name__})")
+        return int.__new__(cls, value)
+
     def __repr__(self):
         return f"dyn({int(self)})"
 
@@ -59,6 +64,15 @@ def is_int(x):
 
 def is_tuple(x):
     return type(x) is tuple
+
+
+def _need_ints(t, op, what="argument"):
+    """TypeError naming `op` unless t is an int or a (nested) tuple of ints."""
+    if is_tuple(t):
+        for v in t:
+            _need_ints(v, op, what)
+    elif not is_int(t):
+        raise TypeError(f"{op}: {what} must be an int or a tuple of ints, got {t!r} ({type(t).__name__})")
 
 
 def is_static(t):
@@ -166,6 +180,8 @@ def ceil_div(a, b):
         return _fold_div(a, b, ceil_div)
     if is_tuple(b):
         return ceil_div(a, product(b))
+    if not (is_int(a) and is_int(b)):
+        _need_ints((a, b), "ceil_div")
     if type(a) is int and type(b) is int and a >= 0 and b > 0:
         return (a + b - 1) // b
     return div(sub(add(a, b), 1), b)
@@ -184,6 +200,7 @@ def shape_div(a, b):
         return _fold_div(a, b, shape_div)
     if is_tuple(b):
         return shape_div(a, product(b))
+    _need_ints((a, b), "shape_div")
     if is_static(a) and is_static(b) and a % b != 0 and b % a != 0:
         raise ValueError(f"shape_div: neither of {fmt(a)} and {fmt(b)} divides the other (Divisibility Condition)")
     return ceil_div(a, b)
@@ -242,6 +259,8 @@ def unwrap(t):
 
 def congruent(a, b):
     """Same hierarchical profile."""
+    _need_ints(a, "congruent")
+    _need_ints(b, "congruent")
     if is_tuple(a) and is_tuple(b):
         return len(a) == len(b) and all(congruent(x, y) for x, y in zip(a, b))
     return not is_tuple(a) and not is_tuple(b)
@@ -249,6 +268,8 @@ def congruent(a, b):
 
 def weakly_congruent(a, b):
     """a's profile is a coarsening of b's (partial order a <= b)."""
+    _need_ints(a, "weakly_congruent")
+    _need_ints(b, "weakly_congruent")
     if is_tuple(a) and is_tuple(b):
         return len(a) == len(b) and all(weakly_congruent(x, y) for x, y in zip(a, b))
     return not is_tuple(a)
@@ -256,6 +277,8 @@ def weakly_congruent(a, b):
 
 def compatible(a, b):
     """Shape a is compatible with shape b: same size, and every coordinate of a is a coordinate of b."""
+    _need_ints(a, "compatible")
+    _need_ints(b, "compatible")
     if is_tuple(a) and is_tuple(b):
         return len(a) == len(b) and all(compatible(x, y) for x, y in zip(a, b))
     if is_tuple(a):
@@ -265,6 +288,8 @@ def compatible(a, b):
 
 def inner_product(a, b):
     """Sum of products of corresponding integers (a and b congruent, or b deeper than an int of a)."""
+    _need_ints(a, "inner_product")
+    _need_ints(b, "inner_product")
     if is_tuple(a) and is_tuple(b):
         if len(a) != len(b):
             raise ValueError(f"inner_product: ranks of {fmt(a)} and {fmt(b)} differ")
@@ -274,6 +299,8 @@ def inner_product(a, b):
 
 def elem_scale(a, b):
     """a scaled mode by mode by the sizes of b."""
+    _need_ints(a, "elem_scale")
+    _need_ints(b, "elem_scale")
     if is_tuple(a):
         return tuple(elem_scale(x, y) for x, y in zip(a, b))
     return mul(a, product(b))
@@ -281,6 +308,8 @@ def elem_scale(a, b):
 
 def prefix_product(a, init=1):
     """Exclusive prefix product, with the profile of a: (2,3,4) -> (1,2,6)."""
+    _need_ints(a, "prefix_product")
+    _need_ints(init, "prefix_product")
     if is_tuple(a):
         out = []
         for v in a:
@@ -297,6 +326,7 @@ def crd2idx(coord, shape, stride=None):
     is first split colexicographically). Without a stride: the colexicographic 1-D index in shape.
     """
     if stride is None:
+        _need_ints(shape, "crd2idx", "shape")
         stride = prefix_product(shape)
     if is_tuple(coord):
         if not is_tuple(shape) or len(coord) != len(shape):
@@ -304,6 +334,8 @@ def crd2idx(coord, shape, stride=None):
         return reduce(add, (crd2idx(c, s, d) for c, s, d in zip(coord, shape, stride)), 0)
     if coord is None or _is_underscore(coord):
         return 0
+    if not is_int(coord):
+        raise TypeError(f"crd2idx: coordinate {coord!r} is not an int")
     if is_tuple(shape):
         total = 0
         last = len(shape) - 1
@@ -315,6 +347,7 @@ def crd2idx(coord, shape, stride=None):
                 total = add(total, crd2idx(mod(coord, n), s, d))
                 coord = div(coord, n)
         return total
+    _need_ints((shape, stride), "crd2idx", "shape and stride")
     return mul(coord, stride)
 
 
@@ -324,14 +357,18 @@ def idx2crd(idx, shape, stride=None):
     Every mode but the last takes idx modulo its size; the last mode takes the rest of the quotient.
     With a stride, each mode's coordinate is (idx / stride) % shape instead (compact layouts only).
     """
+    if not is_tuple(idx) and not is_int(idx):
+        raise TypeError(f"idx2crd: index {idx!r} is not an int")
     if is_tuple(idx):
         return tuple(idx2crd(i, s, None if stride is None else d)
                      for i, s, d in zip(idx, shape, stride if stride is not None else shape))
     if stride is not None:
         if is_tuple(shape):
             return tuple(idx2crd(idx, s, d) for s, d in zip(shape, stride))
+        _need_ints((shape, stride), "idx2crd", "shape and stride")
         return 0 if is_static_value(shape, 1) else mod(div(idx, stride), shape)
     if not is_tuple(shape):
+        _need_ints(shape, "idx2crd", "shape")
         return idx
     out = []
     for s in shape[:-1]:

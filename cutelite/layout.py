@@ -60,6 +60,27 @@ def _check_shape(s, what, op="Layout"):
         raise TypeError(f"{op}: {what} must hold ints, got {s!r} ({type(s).__name__})")
 
 
+def _need_layout(x, op, composed=False):
+    """TypeError naming `op` unless x is a Layout (or, where `composed`, a swizzled ComposedLayout)."""
+    if not (isinstance(x, Layout) or (composed and hasattr(x, "layout_b"))):
+        kind = "a Layout or ComposedLayout" if composed else "a Layout"
+        raise TypeError(f"{op}: expected {kind}, got {x!r} ({type(x).__name__})")
+
+
+def _need_coord(c, op, what="coordinate"):
+    """TypeError naming `op` unless c is an int, ``_`` (or None) or a (nested) tuple of them."""
+    if is_tuple(c):
+        for v in c:
+            _need_coord(v, op, what)
+    elif not (is_int(c) or _is_free(c)):
+        raise TypeError(f"{op}: {what} must hold ints or _, got {c!r} ({type(c).__name__})")
+
+
+def _need_int(x, op, what):
+    if not is_int(x):
+        raise TypeError(f"{op}: {what} must be an int, got {x!r} ({type(x).__name__})")
+
+
 class Layout:
     """A layout ``shape:stride``: callable on a coordinate, returns an offset.
 
@@ -168,13 +189,13 @@ def make_layout(*args):
     """
     if args and all(isinstance(a, Layout) for a in args):
         return Layout._make(tuple(a.shape for a in args), tuple(a.stride for a in args))
-    if len(args) == 1:
-        return Layout(args[0])
-    if len(args) == 2:
-        shp, major = args
+    if len(args) in (1, 2):
+        _check_shape(args[0], "shape", "make_layout")
+        shp, major = (args[0], None) if len(args) == 1 else args
         if major is LayoutLeft or major is LayoutRight:
-            _check_shape(shp, "shape")
             return Layout(shp, _compact(shp, major))
+        if major is not None:
+            _check_shape(major, "stride", "make_layout")
         return Layout(shp, major)
     raise TypeError(f"make_layout: expected (shape), (shape, stride) or layouts, got {args!r}")
 
@@ -266,20 +287,22 @@ def make_fragment_like(layout):
 # Accessors
 # --------------------------------------------------------------------------------------------------
 
-def _shape_of(x):
-    """The shape of a Layout, ComposedLayout or Tensor; a shape is its own shape."""
+def _shape_of(x, op="size"):
+    """The shape of a Layout, ComposedLayout, Tensor, TiledMMA or TiledCopy; a shape (an IntTuple) is its
+    own shape; anything else is a TypeError naming `op`."""
     if isinstance(x, Layout) or hasattr(x, "layout_b"):
         return x.shape
     if hasattr(x, "layout"):
         return x.layout.shape
     if hasattr(x, "thr_layout"):  # TiledMMA / TiledCopy: their threads (C++ size(tiled_mma))
         return x.thr_layout.shape
+    _check_shape(x, "shape", op)
     return x
 
 
 def size(x, *modes):
     """Number of coordinates: the product of the shape (of mode `modes`, if given)."""
-    s = _shape_of(x)
+    s = _shape_of(x, "size")
     for m in modes:
         s = _get_tuple(s, m)
     return product(s)
@@ -287,6 +310,7 @@ def size(x, *modes):
 
 def cosize(layout, *modes):
     """One past the largest offset: layout(size - 1) + 1 for positive strides."""
+    _need_layout(layout, "cosize", composed=True)
     if hasattr(layout, "layout_b"):
         return cosize(layout.layout_b, *modes)
     layout = get(layout, *modes) if modes else layout
@@ -300,7 +324,7 @@ def cosize(layout, *modes):
 
 def rank(x, *modes):
     """Number of top-level modes."""
-    s = _shape_of(x)
+    s = _shape_of(x, "rank")
     for m in modes:
         s = _get_tuple(s, m)
     return int_tuple.rank(s)
@@ -308,7 +332,7 @@ def rank(x, *modes):
 
 def depth(x, *modes):
     """Nesting depth of the shape (0 for an int shape)."""
-    s = _shape_of(x)
+    s = _shape_of(x, "depth")
     for m in modes:
         s = _get_tuple(s, m)
     return int_tuple.depth(s)
@@ -316,7 +340,7 @@ def depth(x, *modes):
 
 def shape(x, *modes):
     """The shape (of mode `modes`, if given)."""
-    s = _shape_of(x)
+    s = _shape_of(x, "shape")
     for m in modes:
         s = _get_tuple(s, m)
     return s
@@ -324,6 +348,7 @@ def shape(x, *modes):
 
 def stride(layout, *modes):
     """The stride (of mode `modes`, if given)."""
+    _need_layout(layout, "stride")
     d = layout.stride
     for m in modes:
         d = _get_tuple(d, m)
@@ -344,6 +369,7 @@ def _get_tuple(t, i):
 
 def get(layout, *modes):
     """The sub-layout of mode `modes` (nested indices walk into the hierarchy)."""
+    _need_layout(layout, "get", composed=True)
     if hasattr(layout, "layout_b"):
         return layout.with_inner(get(layout.layout_b, *modes))
     s, d = layout.shape, layout.stride
@@ -354,6 +380,9 @@ def get(layout, *modes):
 
 def take(layout, begin, end):
     """Modes [begin, end) as a layout."""
+    _need_layout(layout, "take")
+    _need_int(begin, "take", "begin")
+    _need_int(end, "take", "end")
     s, d = wrap(layout.shape), wrap(layout.stride)
     if not 0 <= begin < end <= len(s):
         raise IndexError(f"take: range [{begin},{end}) out of bounds for rank {len(s)}")
@@ -362,12 +391,16 @@ def take(layout, begin, end):
 
 def select(layout, *modes):
     """The layout made of the given modes, in the given order."""
+    _need_layout(layout, "select")
+    for m in modes:
+        _need_int(m, "select", "a mode")
     s, d = layout.shape, layout.stride
     return Layout._make(tuple(_get_tuple(s, m) for m in modes), tuple(_get_tuple(d, m) for m in modes))
 
 
 def flatten(layout):
     """Same function, shape and stride flattened (depth <= 1)."""
+    _need_layout(layout, "flatten")
     return Layout._make(flatten_tuple(layout.shape), flatten_tuple(layout.stride))
 
 
@@ -395,18 +428,24 @@ def _prepend_tuple(t, x, n=None):
 
 def append(layout, x=None, n=None):
     """Append mode x (default ``_1:_0``); with n, pad with x up to rank n."""
+    _need_layout(layout, "append")
     x = Layout._make(1, 0) if x is None else x
     return Layout._make(_append_tuple(layout.shape, x.shape, n), _append_tuple(layout.stride, x.stride, n))
 
 
 def prepend(layout, x=None, n=None):
     """Prepend mode x (default ``_1:_0``); with n, pad with x in front up to rank n."""
+    _need_layout(layout, "prepend")
     x = Layout._make(1, 0) if x is None else x
     return Layout._make(_prepend_tuple(layout.shape, x.shape, n), _prepend_tuple(layout.stride, x.stride, n))
 
 
 def group(layout, begin, end=None):
     """Group modes [begin, end) into one mode. Post: same function; rank drops by end - begin - 1."""
+    _need_layout(layout, "group")
+    _need_int(begin, "group", "begin")
+    if end is not None:
+        _need_int(end, "group", "end")
     s, d = wrap(layout.shape), wrap(layout.stride)
     end = len(s) if end is None or end == -1 else end
     if not 0 <= begin <= end <= len(s):
@@ -441,6 +480,8 @@ def slice_and_offset(coord, layout):
     """Slice `layout` at a coordinate holding ``_``: the sub-layout of the free modes and the offset of
     the fixed ones. Post: layout(c) == offset + sub(c restricted to the free modes).
     """
+    _need_layout(layout, "slice_and_offset", composed=True)
+    _need_coord(coord, "slice_and_offset")
     if hasattr(layout, "layout_b"):
         from .swizzle import Swizzle, slice_swizzled
         if _has_fixed(coord) and isinstance(layout.layout_a, Swizzle):
@@ -518,6 +559,7 @@ def coalesce(layout, profile=None):
     Post: size(result) == size(layout); result(i) == layout(i) for all i; depth(result) <= 1.
     With a tuple `profile`, coalesce mode by mode (result is weakly congruent to the profile).
     """
+    _need_layout(layout, "coalesce")
     if is_tuple(profile):
         return _by_mode(layout, profile, coalesce)
     return _coalesce_flat(layout)
@@ -536,6 +578,7 @@ def filter(layout, profile=None):
 
     Post: the image of result equals the image of layout; result has no stride-0 modes (unless size 1).
     """
+    _need_layout(layout, "filter")
     if is_tuple(profile):
         return _by_mode(layout, profile, filter)
     return coalesce(Layout._make(_filter_zeros(layout.shape, layout.stride), layout.stride))
@@ -619,6 +662,15 @@ def composition(a, b):
     raise TypeError(f"composition: B must be a Layout, an int, _ or a tuple tiler, got {b!r}")
 
 
+def _need_tiler(t, op):
+    """TypeError naming `op` unless t is a tiler: a Layout, an int, _ or a tuple of tilers."""
+    if is_tuple(t):
+        for v in t:
+            _need_tiler(v, op)
+    elif not (isinstance(t, Layout) or is_int(t) or _is_free(t)):
+        raise TypeError(f"{op}: tiler must be a Layout, an int, _ or a tuple, got {t!r}")
+
+
 def _tiler_str(t):
     if is_tuple(t):
         return "(" + ",".join(_tiler_str(v) for v in t) + ")"
@@ -647,8 +699,9 @@ def complement(layout, cotarget=None):
     Post: the result is ordered (strides increase) and its image is disjoint from layout's (except 0);
           size(layout) * size(result) >= size(cotarget).
     """
+    _need_layout(layout, "complement")
     flt = filter(layout)
-    cot = cosize(flt) if cotarget is None else _shape_of(cotarget)
+    cot = cosize(flt) if cotarget is None else _shape_of(cotarget, "complement")
     shp, std = flt.shape, flt.stride
     if is_static_value(std, 0):
         return make_layout(_coalesce_shape(cot))
@@ -699,8 +752,9 @@ def right_inverse(layout):
 
     Modes with dynamic, zero or non-contiguous strides are skipped.
     """
-    if _is_free(layout):
+    if isinstance(layout, Underscore):
         return layout
+    _need_layout(layout, "right_inverse")
     c = coalesce(layout)
     shp, std = wrap(c.shape), wrap(c.stride)
     pre = _prefix_products(shp)
@@ -720,8 +774,9 @@ def left_inverse(layout):
 
     Requires static strides; each stride must be divisible by the size of the modes below it.
     """
-    if _is_free(layout):
+    if isinstance(layout, Underscore):
         return layout
+    _need_layout(layout, "left_inverse")
     c = coalesce(layout)
     shp, std = wrap(c.shape), wrap(c.stride)
     if not is_static(std):
@@ -745,6 +800,8 @@ def left_inverse(layout):
 
 def max_common_layout(a, b):
     """The largest layout R with a(R(i)) == i and b(R(i)) == i for all i < size(R)."""
+    _need_layout(a, "max_common_layout")
+    _need_layout(b, "max_common_layout")
     inv_b = right_inverse(b)
     common = coalesce(composition(a, inv_b))
     s0 = wrap(common.shape)[0]
@@ -756,6 +813,8 @@ def max_common_layout(a, b):
 
 def max_common_vector(a, b):
     """The largest N such that a and b agree on the N contiguous elements 0..N-1 (at least 1)."""
+    _need_layout(a, "max_common_vector")
+    _need_layout(b, "max_common_vector")
     common = coalesce(composition(a, right_inverse(b)))
     s0 = wrap(common.shape)[0]
     d0 = wrap(common.stride)[0]
@@ -784,6 +843,7 @@ def logical_divide(layout, tiler):
     With a tuple tiler, divide mode by mode (modes beyond the tiler are kept as they are).
     Post: rank(R) == 2 for a Layout tiler; R(c, 0) == layout(tiler(c)).
     """
+    _need_layout(layout, "logical_divide", composed=True)
     if hasattr(layout, "layout_b"):
         return layout.with_inner(logical_divide(layout.layout_b, tiler))
     if isinstance(tiler, Layout):
@@ -830,16 +890,22 @@ def _unpack_all(r):
 
 def zipped_divide(layout, tiler):
     """logical_divide, then gather the tiles into mode 0 and the rests into mode 1: ((tile),(rest))."""
+    _need_layout(layout, "zipped_divide", composed=True)
+    _need_tiler(tiler, "zipped_divide")
     return _tile_unzip(logical_divide(layout, tiler), tiler)
 
 
 def tiled_divide(layout, tiler):
     """zipped_divide with the rest modes unpacked: ((tile), rest0, rest1, ...)."""
+    _need_layout(layout, "tiled_divide", composed=True)
+    _need_tiler(tiler, "tiled_divide")
     return _unpack_rest(zipped_divide(layout, tiler))
 
 
 def flat_divide(layout, tiler):
     """zipped_divide with both tile and rest modes unpacked: (tile0, tile1, ..., rest0, rest1, ...)."""
+    _need_layout(layout, "flat_divide", composed=True)
+    _need_tiler(tiler, "flat_divide")
     return _unpack_all(zipped_divide(layout, tiler))
 
 
@@ -849,6 +915,7 @@ def logical_product(block, tiler):
     With a tuple tiler, multiply mode by mode (modes beyond the tiler are kept as they are).
     Post: rank(R) == 2 for a Layout tiler; R(c, 0) == block(c).
     """
+    _need_layout(block, "logical_product", composed=True)
     if hasattr(block, "layout_b"):
         return block.with_inner(logical_product(block.layout_b, tiler))
     if isinstance(tiler, Layout):
@@ -865,16 +932,22 @@ def logical_product(block, tiler):
 
 def zipped_product(block, tiler):
     """logical_product with the block modes gathered into mode 0 and the tiler modes into mode 1."""
+    _need_layout(block, "zipped_product", composed=True)
+    _need_tiler(tiler, "zipped_product")
     return _tile_unzip(logical_product(block, tiler), tiler)
 
 
 def tiled_product(block, tiler):
     """zipped_product with the tiler modes unpacked: ((block), rest0, rest1, ...)."""
+    _need_layout(block, "tiled_product", composed=True)
+    _need_tiler(tiler, "tiled_product")
     return _unpack_rest(zipped_product(block, tiler))
 
 
 def flat_product(block, tiler):
     """zipped_product with every mode unpacked: (block0, block1, ..., rest0, rest1, ...)."""
+    _need_layout(block, "flat_product", composed=True)
+    _need_tiler(tiler, "flat_product")
     return _unpack_all(zipped_product(block, tiler))
 
 
@@ -918,6 +991,8 @@ def tile_to_shape(block, target_shape, order=LayoutLeft):
 
     Post: product_each(shape(result)) == product_each(target_shape). A swizzled block keeps its swizzle.
     """
+    _need_layout(block, "tile_to_shape", composed=True)
+    _check_shape(target_shape, "target shape", "tile_to_shape")
     if hasattr(block, "layout_b"):
         return block.with_inner(tile_to_shape(block.layout_b, target_shape, order))
     r_target = int_tuple.rank(target_shape)
@@ -951,6 +1026,8 @@ def _upcast(s, d, n):
 
 def upcast(layout, n):
     """View a layout of elements as a layout of n-element groups (e.g. 8 halves -> one 128-bit word)."""
+    _need_layout(layout, "upcast", composed=True)
+    _need_int(n, "upcast", "n")
     if hasattr(layout, "layout_b"):
         return layout.with_inner(upcast(layout.layout_b, n))
     return _upcast(layout.shape, layout.stride, n)
@@ -966,6 +1043,8 @@ def _downcast(s, d, n):
 
 def downcast(layout, n):
     """View a layout of elements as a layout of 1/n-sized pieces: the stride-1 mode grows n times."""
+    _need_layout(layout, "downcast", composed=True)
+    _need_int(n, "downcast", "n")
     if hasattr(layout, "layout_b"):
         return layout.with_inner(downcast(layout.layout_b, n))
     if not any(is_static_value(d, 1) for d in wrap(flatten_tuple(layout.stride))):

@@ -1,6 +1,6 @@
 """Text output identical to C++ CuTe's ``print(layout)`` and ``print_layout(layout)``."""
 
-from .layout import cosize, rank, size
+from .layout import Layout, cosize, rank, size
 
 __all__ = ["format_layout", "print_layout"]
 
@@ -11,6 +11,8 @@ def _num_digits(x):
 
 def format_layout(layout):
     """The text of C++ ``print_layout``: the layout, then an M x N grid of offsets (rank-2 layouts only)."""
+    if not (isinstance(layout, Layout) or hasattr(layout, "layout_b")):
+        raise TypeError(f"format_layout/print_layout: expected a Layout or ComposedLayout, got {layout!r}")
     if rank(layout) != 2:
         raise ValueError(f"print_layout: needs a rank-2 layout, got {layout} of rank {rank(layout)}")
     width = _num_digits(int(cosize(layout))) + 2

@@ -40,10 +40,17 @@ def _is_layout(x):
     return isinstance(x, Layout) or hasattr(x, "layout_b")
 
 
+def _need_tensor(x, op):
+    """TypeError naming `op` unless x is a Tensor, Layout or ComposedLayout."""
+    if not (isinstance(x, Tensor) or _is_layout(x)):
+        raise TypeError(f"{op}: expected a Tensor or a Layout, got {x!r} ({type(x).__name__})")
+
+
 def offsets_of(layout):
     """layout(i) for i = 0 .. size-1, as an int64 array shaped product_each(shape), column-major:
     ``offsets_of(L)[m, n] == L(m, n)`` for a rank-2 layout (each index is a mode's 1-D coordinate).
     """
+    L._need_layout(layout, "offsets_of", composed=True)
     import numpy as np
     n = size(layout)
     i = np.arange(n, dtype=np.int64)
@@ -145,6 +152,9 @@ def make_tensor(array_or_layout, layout=None, dtype="float32"):
     Raises if some coordinate maps outside the memory.
     """
     import numpy as np
+    for x in (array_or_layout,) if layout is None else (layout,):
+        if not _is_layout(x):
+            L._check_shape(x, "layout (or shape)", "make_tensor")
     if layout is None:
         lay = array_or_layout if _is_layout(array_or_layout) else make_layout(array_or_layout)
         return Tensor(np.zeros(int(offsets_of(lay).max()) + 1, dtype=dtype), lay)
@@ -198,6 +208,9 @@ def dice(proj, x):
     """Keep the modes of x where the projection `proj` is not ``_`` (CuTe's dice; CuTe spells ``_`` X in
     a Step). x is a tuple, a coordinate or a Layout. ``dice((1, _, 1), (32, 64, 4)) == (32, 4)``.
     """
+    L._need_coord(proj, "dice", "proj")
+    if not isinstance(x, Layout):
+        L._need_coord(x, "dice", "x")
     if isinstance(x, Layout):
         return Layout._make(dice(proj, x.shape), dice(proj, x.stride))
     if is_tuple(proj):
@@ -221,6 +234,8 @@ def get_flat_coord(layout, idx):
     coordinate is flattened to its 1-D column-major index.
     Post: layout(result) == idx for an idx in the layout's image (and layout compact there).
     """
+    L._need_layout(layout, "get_flat_coord")
+    L._need_int(idx, "get_flat_coord", "idx")
     def hier(i, s, d):
         if is_tuple(s):
             return tuple(hier(i, si, di) for si, di in zip(s, d))
@@ -242,6 +257,9 @@ def inner_partition(tensor, tiler, coord):
     does not name (as ``_``); an int coord is a 1-D index into the rest modes.
     Post: the result has the tile's modes; result(c) == zipped_divide(tensor, tiler)(c, coord).
     """
+    _need_tensor(tensor, "inner_partition")
+    L._need_tiler(tiler, "inner_partition")
+    L._need_coord(coord, "inner_partition")
     tiled = zipped_divide(tensor, tiler)
     r0, r1 = rank(tiled.layout, 0), rank(tiled.layout, 1)
     if is_tuple(coord):
@@ -254,6 +272,9 @@ def outer_partition(tensor, tiler, coord):
     with coord and keep the rest. (A thread's share when each thread takes one element per tile.)
     Post: the result has the rest modes; result(r) == zipped_divide(tensor, tiler)(coord, r).
     """
+    _need_tensor(tensor, "outer_partition")
+    L._need_tiler(tiler, "outer_partition")
+    L._need_coord(coord, "outer_partition")
     tiled = zipped_divide(tensor, tiler)
     r0, r1 = rank(tiled.layout, 0), rank(tiled.layout, 1)
     if is_tuple(coord):
@@ -267,6 +288,9 @@ def local_tile(tensor, tiler, coord, proj=None):
     With proj (a tuple of 1 and ``_``), tiler and coord are first diced: ``local_tile(A, (32, 64, 4),
     (bx, by, _), (1, _, 1))`` tiles A (M, K) by (32, 4) at (bx, _), giving (32, 4, k tiles).
     """
+    _need_tensor(tensor, "local_tile")
+    L._need_tiler(tiler, "local_tile")
+    L._need_coord(coord, "local_tile")
     if proj is not None:
         tiler, coord = dice(proj, tiler), dice(proj, coord)
     return inner_partition(tensor, tiler, coord)
@@ -278,6 +302,9 @@ def local_partition(tensor, thr_layout, thr_idx, proj=None):
     thr_layout takes the value thr_idx. With proj, thr_layout is diced first.
     Example (CuTe docs): a (16, 64) tensor, thr_layout (2, 16) column-major: every thread gets (8, 4).
     """
+    _need_tensor(tensor, "local_partition")
+    L._need_layout(thr_layout, "local_partition")
+    L._need_int(thr_idx, "local_partition", "thr_idx")
     if proj is not None:
         thr_layout = dice(proj, thr_layout)
     if not isinstance(thr_layout, Layout):
@@ -291,6 +318,9 @@ def tv_partition(tensor, tv_layout, thread):
     coordinate in the tile, so composition(tensor, tv_layout) is the tile seen as (thread, value);
     slice out the thread. Post: result(v) == tensor(tv_layout(thread, v)).
     """
+    _need_tensor(tensor, "tv_partition")
+    L._need_layout(tv_layout, "tv_partition")
+    L._need_int(thread, "tv_partition", "thread")
     return composition(tensor, tv_layout)(thread, _)
 
 
@@ -304,6 +334,8 @@ def owner_table(tv_layout, tile_shape):
     leaves holes) are found by scanning. If several threads hold an element (a stride-0 thread mode),
     the one the inverse picks is shown.
     """
+    L._need_layout(tv_layout, "owner_table")
+    L._check_shape(tile_shape, "tile_shape", "owner_table")
     import numpy as np
     shp = product_each(tile_shape)
     n = int(np.prod(shp))
