@@ -1,0 +1,315 @@
+"""What chapter 7 needs around kernels.gemm: the ladder's steps, short quotes of their source, a check
+of each step against NumPy, and live timings against cuBLAS (torch or CuPy, whichever is installed).
+
+    import kernels; info = kernels.setup()
+    from kernels.gemm import chapter
+    step = chapter.step("simt 3: smem tiles")
+    print(chapter.quote(step))                         # the kernel's source, from its module
+    C, want, what = chapter.check_run(step)            # simulator-sized (GPU: 256^3), output poisoned
+    bench = chapter.Bench(info)                        # GPU: cuBLAS baselines; simulator: recorded H100
+    bench.measure(step)                                # GPU: TFLOP/s at 4096^3; simulator: the record
+
+In the simulator the tensor-core steps run twins of the same modules with 64x64 CTA tiles and 4 warps
+(kernels.gemm.matmul does the same), since 256 simulated threads per CTA would be slow.
+"""
+
+import inspect
+import statistics
+import textwrap
+from dataclasses import dataclass, field
+
+import numpy as np
+from numba import cuda
+
+from ..capability import supports
+from ..runtime import in_simulator
+from . import (LADDER, ceiling, runnable, simt_blocking1d, simt_blocking2d, simt_coalesced, simt_naive,
+               simt_smem, simt_vectorized, simt_warptile, tc_sm75, tc_sm80)
+from . import recorded as rec
+
+__all__ = ["Step", "STEPS", "step", "quote", "check_run", "Bench", "device_numbers", "BASELINE_NAMES"]
+
+
+@dataclass
+class Step:
+    """One rung of the ladder as the chapter shows it. `what`: the object whose source is quoted;
+    `start`/`stop`: the first and last quoted lines contain these (None: from the top / to the end);
+    thread_tile: the (m, n) outputs one thread (SIMT) or one warp (tensor cores) computes."""
+    name: str
+    module: object
+    what: str
+    start: str = None
+    stop: str = None
+    thread_tile: tuple = (1, 1)
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def rung(self):
+        return next(r for r in LADDER if r.name == self.name)
+
+    @property
+    def dtype(self):
+        return self.rung.dtype
+
+
+STEPS = [
+    Step("simt 1: naive", simt_naive, "gemm_simt_naive"),
+    Step("simt 2: coalesced", simt_coalesced, "gemm_simt_coalesced"),
+    Step("simt 3: smem tiles", simt_smem, "gemm_simt_smem"),
+    Step("simt 4: 1-D blocking", simt_blocking1d, "gemm_simt_blocking1d", "for k0 in range", "cuda.syncthreads()",
+         thread_tile=(8, 1)),
+    Step("simt 5: 2-D blocking 8x8", simt_blocking2d, "gemm_simt_blocking2d", "for k in range(BK)",
+         "acc[TN * i + j] +=", thread_tile=(8, 8)),
+    Step("simt 6: 128-bit loads", simt_vectorized, "gemm_simt_vectorized", "for k0 in range", "cuda.syncthreads()",
+         thread_tile=(8, 8)),
+    Step("simt 7: dbuf + warp tiles", simt_warptile, "gemm_simt_warptile", "for kt in range", "# one barrier",
+         thread_tile=(8, 8)),
+    Step("tc sm75 128x128x32", tc_sm75, "make_kernel", "for kt in range(KT)", "cuda.syncthreads()",
+         thread_tile=(64, 32)),
+    Step("tc sm80 128x128x32 3st", tc_sm80, "make_kernel", "for s in range(STAGES - 1)", "cp_async_wait(0)",
+         thread_tile=(64, 32)),
+    Step("tc sm80 + frag prefetch", tc_sm80, "make_kernel", "if prefetch:", "mma_step(fa2, fb2, acc)",
+         thread_tile=(64, 32)),
+]
+
+BASELINE_NAMES = {"f32": "cuBLAS fp32 (torch)", "f16": "cuBLAS fp16 (torch)"}
+
+
+def step(name):
+    """The Step called `name` (a rung name of kernels.gemm.LADDER)."""
+    for s in STEPS:
+        if s.name == name:
+            return s
+    raise KeyError("chapter.step: no step %r; the steps are %s" % (name, ", ".join(s.name for s in STEPS)))
+
+
+def quote(s, start=None, stop=None):
+    """Lines of `s.what`'s source (a Step, or any object inspect can read), from the first line containing
+    `start` to the first line after it containing `stop`, dedented, headed by the file and line numbers."""
+    obj = getattr(s.module, s.what) if isinstance(s, Step) else s
+    start = s.start if isinstance(s, Step) and start is None else start
+    stop = s.stop if isinstance(s, Step) and stop is None else stop
+    obj = getattr(obj, "py_func", obj)
+    lines, first = inspect.getsourcelines(obj)
+    i = 0 if start is None else next((n for n, ln in enumerate(lines) if start in ln), None)
+    if i is None:
+        raise ValueError("quote: no line of %s contains %r" % (obj.__name__, start))
+    j = len(lines) - 1 if stop is None else next((n for n in range(i, len(lines)) if stop in lines[n]), None)
+    if j is None:
+        raise ValueError("quote: no line of %s after %r contains %r" % (obj.__name__, start, stop))
+    path = inspect.getsourcefile(obj).replace("\\", "/")
+    path = path[path.rindex("kernels/"):] if "kernels/" in path else path
+    head = "# %s, lines %d-%d" % (path, first + i, first + j)
+    return head + "\n" + textwrap.dedent("".join(lines[i:j + 1])).rstrip()
+
+
+# ---- checks ------------------------------------------------------------------------------------------
+def _sim_twin(s):
+    """The kernel a tensor-core step runs in the simulator: same module and options, 64x64 CTA tiles."""
+    cfg = s.rung.kernel.config
+    small = dict(BM=64, BN=64, BK=cfg["BK"], WARPS_M=2, WARPS_N=2)
+    if s.module is tc_sm80:
+        return tc_sm80.make_kernel(STAGES=cfg["stages"], prefetch=cfg["prefetch"], **small)
+    return tc_sm75.make_kernel(**small)
+
+
+def check_size(s):
+    """(M, N, K) a step is checked at: the smallest multiple of its tile in the simulator (K: two k-tiles
+    at least, 32 at least), 256^3 on a GPU."""
+    if not in_simulator():
+        return (256, 256, 256)
+    tm, tn, tk = s.rung.tile
+    if s.dtype == "f16":
+        tm, tn = 64, 64
+    return (max(tm, 32), max(tn, 32), max(2 * tk, 32))
+
+
+def inputs(M, N, K, dtype, seed=7):
+    """Random A (M, K), B (K, N) as float32 or float16 (standard normal)."""
+    rng = np.random.default_rng(seed)
+    t = np.float32 if dtype == "f32" else np.float16
+    return rng.standard_normal((M, K)).astype(t), rng.standard_normal((K, N)).astype(t)
+
+
+def check_run(s, size=None, seed=7):
+    """Run step `s` once on random inputs with its output poisoned (NaN): returns (C, the NumPy product in
+    float64, a label for check_close)."""
+    M, N, K = size or check_size(s)
+    A, B = inputs(M, N, K, s.dtype, seed)
+    C = np.full((M, N), np.nan, np.float32)
+    if in_simulator() and s.dtype == "f16":
+        k = _sim_twin(s)
+        c = k.config
+        k[(M // c["BM"]) * (N // c["BN"]), c["threads"]](A.view(np.uint16), B.view(np.uint16), C)
+    elif in_simulator():
+        s.rung.launch(A, B, C)
+    else:
+        dA, dB, dC = cuda.to_device(A), cuda.to_device(B), cuda.to_device(C)
+        s.rung.prepare(dA, dB, dC)()
+        C = dC.copy_to_host()
+    want = A.astype(np.float64) @ B.astype(np.float64)
+    return C, want, "%s, %dx%dx%d %s, vs NumPy" % (s.name, M, N, K, s.dtype)
+
+
+# ---- timing on a GPU ---------------------------------------------------------------------------------
+def timed_ms(fn, reps=10, warmup=2, budget_ms=1500.0):
+    """Median milliseconds of fn() between two CUDA events; fewer repetitions for slow kernels (at least
+    3), so that one measurement takes about `budget_ms`."""
+    for _ in range(warmup):
+        fn()
+    cuda.synchronize()
+    times = []
+    while len(times) < max(3, reps) and (len(times) < 3 or sum(times) < budget_ms):
+        e0, e1 = cuda.event(), cuda.event()
+        e0.record()
+        fn()
+        e1.record()
+        e1.synchronize()
+        times.append(cuda.event_elapsed_time(e0, e1))
+    return statistics.median(times)
+
+
+def _blas():
+    """('torch', module) or ('cupy', module) or (None, reason)."""
+    try:
+        import torch
+        if torch.cuda.is_available():
+            torch.backends.cuda.matmul.allow_tf32 = False
+            return "torch", torch
+    except ImportError:
+        pass
+    try:
+        import cupy
+        return "cupy", cupy
+    except ImportError:
+        pass
+    return None, "neither torch nor CuPy is installed: no cuBLAS baseline (pip install torch, or cupy-cuda12x)"
+
+
+class Bench:
+    """TFLOP/s of the ladder's steps at size^3: measured on a GPU (CUDA events, median), the recorded H100
+    figures (kernels.gemm.recorded) in the simulator. `results` maps a step name to (TFLOP/s, "measured" or
+    "recorded"); `baseline` maps "f32"/"f16" to cuBLAS's TFLOP/s (None when there is no cuBLAS to call)."""
+
+    def __init__(self, info, size=4096, progress=True):
+        self.info, self.size, self.progress = info, size, progress
+        self.live = not info.simulator and info.cc is not None
+        self.results, self.baseline, self.ceilings = {}, {}, {}
+        self.blas, self.note = (None, None)
+        self._inputs = {}
+        if not self.live:
+            self.source = "recorded %s on %s (%s)" % (rec.RUN["date"], rec.RUN["device"], rec.RUN["source"])
+            self.baseline = {d: rec.recorded(n) for d, n in BASELINE_NAMES.items()}
+            self.ceilings = dict(rec.CEILINGS)
+            return
+        self.source = "measured now on %s (sm_%d%d)" % (info.name, *info.cc)
+        self.blas, mod = _blas()
+        if self.blas is None:
+            self.note, self.baseline = mod, {"f32": None, "f16": None}
+        else:
+            for d in ("f32", "f16"):
+                self.baseline[d] = self._cublas(mod, d)
+
+    @property
+    def flop(self):
+        return 2.0 * self.size ** 3
+
+    def _host(self, dtype):
+        if dtype not in self._inputs:
+            A, B = inputs(self.size, self.size, self.size, dtype, seed=11)
+            self._inputs[dtype] = (A, B, cuda.to_device(A), cuda.to_device(B))
+        return self._inputs[dtype]
+
+    def _cublas(self, mod, dtype):
+        A, B, _, _ = self._host(dtype)
+        if self.blas == "torch":
+            a, b = mod.from_numpy(A).cuda(), mod.from_numpy(B).cuda()
+            fn = lambda: mod.matmul(a, b)  # noqa: E731
+        else:
+            a, b = mod.asarray(A), mod.asarray(B)
+            fn = lambda: mod.matmul(a, b)  # noqa: E731
+        return self.flop / timed_ms(fn) / 1e9
+
+    def measure(self, s):
+        """TFLOP/s of step s (measured or recorded); None if this GPU cannot run it. Stored in results."""
+        if not self.live:
+            tf = rec.recorded(s.name)
+            self.results[s.name] = (tf, "recorded")
+            return tf
+        if not runnable(s.rung, self.info.cc):
+            self.results[s.name] = (None, "needs a newer GPU")
+            return None
+        _, _, dA, dB = self._host(s.dtype)
+        C = cuda.device_array((self.size, self.size), np.float32)
+        run = s.rung.prepare(dA, dB, C)
+        bar = _progress(self.progress, "%s at %d^3" % (s.name, self.size))
+        run()
+        cuda.synchronize()
+        bar.update(1)
+        ms = timed_ms(lambda: (run(), bar.update(1)))
+        bar.close()
+        tf = self.flop / ms / 1e9
+        self.results[s.name] = (tf, "measured")
+        return tf
+
+    def ceiling(self, shape="m16n8k16"):
+        """TFLOP/s of the register-only mma.sync loop (kernels.gemm.ceiling): measured on a GPU that has
+        the instruction, recorded (H100) in the simulator, None otherwise."""
+        if not self.live:
+            return self.ceilings.get(shape)
+        need = "mma.m16n8k16.f16" if shape == "m16n8k16" else "mma.m16n8k8.f16"
+        if not supports(need, self.info.cc):
+            return None
+        k = ceiling.make_kernel(shape)
+        blocks, threads, iters = 8 * device_numbers(self.info)["sms"], 256, 2048
+        out = cuda.device_array(blocks * threads, np.float32)
+        ms = timed_ms(lambda: k[blocks, threads](out, iters))
+        self.ceilings[shape] = ceiling.flops(k, blocks, threads, iters) / ms / 1e9
+        return self.ceilings[shape]
+
+
+class _NoBar:
+    def update(self, n=1):
+        pass
+
+    def close(self):
+        pass
+
+
+def _progress(on, desc):
+    if not on:
+        return _NoBar()
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        return _NoBar()
+    return tqdm(desc=desc, unit="run", leave=False)
+
+
+# ---- the device's numbers ----------------------------------------------------------------------------
+H100_DATASHEET = {"name": "NVIDIA H100 SXM5 80GB (datasheet)", "sms": 132, "clock_ghz": 1.98,
+                  "dram_tbs": 3.35, "source": "NVIDIA H100 datasheet: 132 SMs, 1.98 GHz boost, 3.35 TB/s HBM3"}
+
+
+def device_numbers(info, measure_dram=True):
+    """{"name", "sms", "clock_ghz", "dram_tbs", "smem_tbs", "source"} of this GPU: SM count and clock from
+    the driver, DRAM bandwidth measured (a 512 MiB device-to-device copy, read + write); shared memory =
+    SMs x 128 bytes per clock x clock. In the simulator: the H100's datasheet numbers, labelled so."""
+    if info.simulator or info.cc is None:
+        d = dict(H100_DATASHEET)
+    else:
+        dev = cuda.get_current_device()
+        d = {"name": info.name, "sms": int(dev.MULTIPROCESSOR_COUNT), "clock_ghz": None, "dram_tbs": None,
+             "source": "driver attributes and a timed copy on this GPU"}
+        try:
+            d["clock_ghz"] = int(dev.CLOCK_RATE) / 1e6
+        except Exception:  # noqa: BLE001  (some drivers no longer report it)
+            pass
+        if measure_dram:
+            n = 1 << 27                                   # 128 Mi floats = 512 MiB
+            a, b = cuda.device_array(n, np.float32), cuda.device_array(n, np.float32)
+            ms = timed_ms(lambda: b.copy_to_device(a), reps=5)
+            d["dram_tbs"] = 2 * 4 * n / ms / 1e9
+            del a, b
+    d["smem_tbs"] = d["sms"] * 128 * d["clock_ghz"] / 1e3 if d.get("clock_ghz") else None
+    return d

@@ -1,0 +1,52 @@
+"""Recorded H100 figures of the GEMM ladder (benchmarks/gemm/RESULTS.md, h100_gemm.csv, h100_sass.csv), kept
+in the package so that chapter 7 can show them where it cannot measure: in the simulator, or after a pip
+install that has no benchmarks/ folder. tests/test_gemm_chapter.py asserts every figure here equals the CSVs.
+
+RUN: where and how they were measured. ROWS: (name in the CSV, dtype, TFLOP/s at M = N = K = 4096, registers
+per thread from the SASS, or None). CEILINGS: the register-only mma.sync loops of kernels/gemm/ceiling.py,
+same run. CSV_NAME maps a rung name of kernels.gemm.LADDER to its name in the CSV (renamed after the run).
+"""
+
+__all__ = ["RUN", "ROWS", "CEILINGS", "CSV_NAME", "recorded", "recorded_regs"]
+
+RUN = {"date": "2026-11-23", "device": "NVIDIA H100 80GB HBM3 (sm_90)", "size": (4096, 4096, 4096),
+       "command": "python3 benchmarks/gemm/bench.py --sweep --explore",
+       "method": "CUDA events, 3 warm-ups, median of 10; cuBLAS through torch 2.11, TF32 off",
+       "source": "benchmarks/gemm/RESULTS.md (h100_gemm.csv, h100_sass.csv)"}
+
+ROWS = [
+    ("cuBLAS fp32 (torch)", "f32", 51.7, None),
+    ("cuBLAS fp16 (torch)", "f16", 721.2, None),
+    ("simt 1: naive", "f32", 0.5, 30),
+    ("simt 2: coalesced", "f32", 1.3, 30),
+    ("simt 3: smem tiles", "f32", 1.8, 32),
+    ("simt 4: 1-D blocking", "f32", 4.7, 40),
+    ("simt 5: 2-D blocking 8x8", "f32", 15.1, 127),
+    ("simt 6: 128-bit loads", "f32", 29.5, 101),
+    ("simt 7: dbuf + warp tiles", "f32", 32.7, 110),
+    ("tc sm75 128x128x32", "f16", 206.6, 128),
+    ("tc sm80 128x128x32 3st", "f16", 221.4, 128),
+    ("tc sm80 prefetch", "f16", 257.1, 128),
+    ("tc sm80 prefetch 4st", "f16", 262.5, 128),
+    ("tc sm80 BK64 2st", "f16", 226.5, 128),
+    ("tc sm80 BK64 3st pf", "f16", 228.0, 128),
+    ("tc sm80 w4x2 pf", "f16", 250.7, 128),
+    ("tc sm80 1blk pf", "f16", 204.7, 213),
+    ("tc sm75 w4x2", "f16", 205.7, 128),
+]
+
+CEILINGS = {"m16n8k16": 617.8, "m16n8k8": 445.7}
+
+CSV_NAME = {"tc sm80 + frag prefetch": "tc sm80 prefetch"}
+
+
+def recorded(name):
+    """The recorded TFLOP/s of a rung (a LADDER name or a CSV name), or None if it was not measured."""
+    name = CSV_NAME.get(name, name)
+    return next((tf for n, _, tf, _ in ROWS if n == name), None)
+
+
+def recorded_regs(name):
+    """Registers per thread of a rung's kernel in the recorded SASS, or None."""
+    name = CSV_NAME.get(name, name)
+    return next((r for n, _, _, r in ROWS if n == name), None)
