@@ -266,7 +266,10 @@ def make_tiled_mma(atom, thr_layout=None, permutations=None):
     """
     from .atoms import make_mma_atom
     if isinstance(atom, str):
-        atom = make_mma_atom(atom)
+        try:
+            atom = make_mma_atom(atom)
+        except ValueError as e:
+            raise ValueError(f"make_tiled_mma: {e}") from None
     if not isinstance(atom, MMA_Atom):
         raise TypeError(f"make_tiled_mma: atom must be an MMA_Atom (make_mma_atom(name)), got {atom!r}")
     thr_layout = Layout((1, 1, 1)) if thr_layout is None else thr_layout
@@ -304,6 +307,8 @@ def make_tiled_mma(atom, thr_layout=None, permutations=None):
 
 def tile_size(mma, i):
     """Extent of the tiled MMA in mode i (0: M, 1: N, 2: K); of a TiledCopy, size of tiler mode i."""
+    if not isinstance(mma, (TiledMMA, TiledCopy)) or not is_int(i):
+        raise TypeError(f"tile_size: expected a TiledMMA or TiledCopy and a mode index, got {mma!r}, {i!r}")
     if isinstance(mma, TiledCopy):
         return size(mma.tiler[i]) if is_tuple(mma.tiler) else size(mma.tiler)
     return mma.tile_size_mnk(i)
@@ -318,25 +323,32 @@ def tile_shape(x, operand=None):
 
 def thr_size(x):
     """Number of threads of a TiledMMA or TiledCopy (same as size(x))."""
+    if not isinstance(x, (TiledMMA, TiledCopy)):
+        raise TypeError(f"thr_size: expected a TiledMMA or TiledCopy, got {x!r}")
     return size(x.thr_layout)
 
 
-def _partition_shape(mma, shape, thrfrg):
+def _partition_shape(mma, shape, thrfrg_name):
+    what = "partition_shape_" + thrfrg_name[-1]
+    _check_mma(mma, what)
+    if not (is_int(shape) or (is_tuple(shape) and all(is_int(v) or is_tuple(v) for v in shape))):
+        raise TypeError(f"{what}: expected a shape (an int or a tuple of them), got {shape!r}")
+    thrfrg = getattr(mma, thrfrg_name)
     dummy = thrfrg(make_layout(shape))
     return dummy(0, (_, _repeat_free(rank(dummy, 1, 1)))).shape
 
 
 def partition_shape_A(mma, shape_MK):
     """Shape of any thread's partition_A of an M x K tile: (MMA, MMA_M, MMA_K)."""
-    return _partition_shape(mma, shape_MK, mma.thrfrg_A)
+    return _partition_shape(mma, shape_MK, "thrfrg_A")
 
 
 def partition_shape_B(mma, shape_NK):
-    return _partition_shape(mma, shape_NK, mma.thrfrg_B)
+    return _partition_shape(mma, shape_NK, "thrfrg_B")
 
 
 def partition_shape_C(mma, shape_MN):
-    return _partition_shape(mma, shape_MN, mma.thrfrg_C)
+    return _partition_shape(mma, shape_MN, "thrfrg_C")
 
 
 # ---- TiledCopy -------------------------------------------------------------------------------------------
@@ -525,18 +537,27 @@ def make_tiled_copy_C(atom, mma):
     return _make(atom, mma.get_layoutC_TV(), (mma.tile_size_mnk(0), mma.tile_size_mnk(1)), "make_tiled_copy_C")
 
 
+def _check_copy(tiled_copy, what):
+    if not isinstance(tiled_copy, TiledCopy):
+        raise TypeError(f"{what}: expected a TiledCopy (make_tiled_copy...), got {tiled_copy!r}")
+
+
 def make_tiled_copy_S(atom, tiled_copy):
     """A TiledCopy for another atom with the same source (thread, value) layout as tiled_copy."""
+    _check_copy(tiled_copy, "make_tiled_copy_S")
     return _make(atom, tiled_copy.get_layoutS_TV(), tiled_copy.tiler, "make_tiled_copy_S")
 
 
 def make_tiled_copy_D(atom, tiled_copy):
+    _check_copy(tiled_copy, "make_tiled_copy_D")
     return _make(atom, tiled_copy.get_layoutD_TV(), tiled_copy.tiler, "make_tiled_copy_D")
 
 
 def make_tiled_copy_C_atom(atom, mma):
     """The smallest TiledCopy that covers what one copy atom per thread reaches of C's TV layout."""
     _check_mma(mma, "make_tiled_copy_C_atom")
+    if not isinstance(atom, Copy_Atom):
+        raise TypeError(f"make_tiled_copy_C_atom: atom must be a Copy_Atom, got {atom!r}")
     layout_c = mma.get_layoutC_TV()
     copy_v = atom.num_val_src
     if copy_v > size(layout_c, 1):
