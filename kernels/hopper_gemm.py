@@ -158,6 +158,115 @@ def make_gemm_ws(BN=128, stages=4, consumers=2, regs=None, group=0):
     return gemm_ws, threads, smem_bytes
 
 
+def make_gemm_persistent(BN=256, stages=4, consumers=2, regs=(40, 232), group=8):
+    """The persistent version: a grid of (at most) one block per SM, each walking output tiles
+    blockIdx.x, blockIdx.x + gridDim.x, ... (grouped raster, `group` row-tiles at a time). The producer's
+    k-tile counter `it` runs on across tiles, so stage = it % stages and the phases of cutelite.pipeline
+    continue where the last tile left them: while the consumers store tile i's accumulators, the producer is
+    already filling the stages with tile i+1's first k-tiles, and the consumers' next main loop starts on
+    full stages. The consumers release a tile's last stage after their final wgmma_wait.
+    Returns (kernel, threads, smem bytes)."""
+    from numba import cuda, uint16, uint64, int64
+    from .hopper import (fence_mbarrier_init, mbarrier_arrive, mbarrier_arrive_expect_tx, mbarrier_init,
+                         mbarrier_try_wait, setmaxnreg_dec, setmaxnreg_inc, shared_address, store_acc_f32,
+                         tma_load_2d, tma_prefetch_desc, wgmma, wgmma_commit, wgmma_fence, wgmma_wait,
+                         wgmma_uninit)
+    k = pipeline_constants(BN, stages, consumers)
+    BM = k["BM"]
+    A_ELEMS, B_ELEMS = BM * BK, BN * BK
+    STAGE = A_ELEMS + B_ELEMS
+    TX = k["expect_tx"]
+    threads = 128 * (1 + consumers)
+    smem_bytes = 2 * STAGE * stages + 1024
+    P_REGS, C_REGS = regs if regs else (0, 0)
+    EMPTY_ARRIVALS = k["empty_arrivals"]
+    GROUP = max(group, 1)
+    NBARS = 2 * stages
+    opts = {"max_registers": (65536 // threads) // 8 * 8} if regs else {}
+
+    @cuda.jit(**opts)
+    def gemm_persistent(tmA, tmB, C, M, N, K, desc_a_hi, desc_b_hi):
+        smem = cuda.shared.array(0, uint16)
+        bars = cuda.shared.array(NBARS, uint64)
+        tid = cuda.threadIdx.x
+        wg = tid // 128
+        base = int64(shared_address(smem, 0))
+        pad = ((1024 - (base & 1023)) & 1023) // 2
+        tiles_m = M // BM
+        tiles_n = N // BN
+        ntiles = tiles_m * tiles_n
+        per_group = GROUP * tiles_n
+        ktiles = K // BK
+        if tid == 0:
+            tma_prefetch_desc(tmA)
+            tma_prefetch_desc(tmB)
+            for s in range(stages):
+                mbarrier_init(bars, s, 1)
+                mbarrier_init(bars, stages + s, EMPTY_ARRIVALS)
+            fence_mbarrier_init()
+        cuda.syncthreads()
+        if wg == 0:
+            if P_REGS:
+                setmaxnreg_dec(P_REGS)
+            if tid == 0:
+                it = 0
+                tile = cuda.blockIdx.x
+                while tile < ntiles:
+                    first = (tile // per_group) * GROUP
+                    rows_here = min(tiles_m - first, GROUP)
+                    bm = first + (tile % per_group) % rows_here
+                    bn = (tile % per_group) // rows_here
+                    for kt in range(ktiles):
+                        s = it % stages
+                        if it >= stages:
+                            while mbarrier_try_wait(bars, stages + s, ((it // stages) + 1) & 1) == 0:
+                                pass
+                        mbarrier_arrive_expect_tx(bars, s, TX)
+                        off = pad + s * STAGE
+                        tma_load_2d(smem, off, tmA, bars, s, kt * BK, bm * BM)
+                        tma_load_2d(smem, off + A_ELEMS, tmB, bars, s, kt * BK, bn * BN)
+                        it += 1
+                    tile += cuda.gridDim.x
+        else:
+            if C_REGS:
+                setmaxnreg_inc(C_REGS)
+            c = wg - 1
+            lane = tid % 32
+            it = 0
+            tile = cuda.blockIdx.x
+            while tile < ntiles:
+                first = (tile // per_group) * GROUP
+                rows_here = min(tiles_m - first, GROUP)
+                bm = first + (tile % per_group) % rows_here
+                bn = (tile % per_group) // rows_here
+                acc = wgmma_uninit(BN)
+                for kt in range(ktiles):
+                    s = it % stages
+                    while mbarrier_try_wait(bars, s, (it // stages) & 1) == 0:
+                        pass
+                    a0 = base + 2 * (pad + s * STAGE + c * 64 * BK)
+                    b0 = base + 2 * (pad + s * STAGE + A_ELEMS)
+                    da = desc_a_hi | ((a0 >> 4) & 0x3FFF)
+                    db = desc_b_hi | ((b0 >> 4) & 0x3FFF)
+                    acc = wgmma_fence(acc)
+                    for kb in range(BK // 16):
+                        acc = wgmma(acc, da + 2 * kb, db + 2 * kb, (kt | kb) != 0, "f32.f16.f16", 0)
+                    wgmma_commit()
+                    acc = wgmma_wait(acc, 1)
+                    if kt > 0 and lane == 0:
+                        mbarrier_arrive(bars, stages + (it - 1) % stages)
+                    it += 1
+                acc = wgmma_wait(acc, 0)
+                if lane == 0:
+                    mbarrier_arrive(bars, stages + (it - 1) % stages)
+                row0 = bm * BM + c * 64 + 16 * ((tid % 128) // 32) + lane // 4
+                col0 = bn * BN + 2 * (lane % 4)
+                store_acc_f32(C, row0, col0, N, acc)
+                tile += cuda.gridDim.x
+
+    return gemm_persistent, threads, smem_bytes
+
+
 def set_dynamic_shared(kernel, args, nbytes):
     """Compile `kernel` for `args` and allow it `nbytes` of dynamic shared memory (above 48 KB needs the
     attribute set on the function; numba-cuda does not do it)."""
@@ -177,10 +286,12 @@ def _typeof(a):
 class HopperGemm:
     """A configured kernel with its tensor maps: call(a_dev, bt_dev, c_dev)."""
 
-    def __init__(self, BN=128, stages=4, consumers=2, regs=None, group=0):
+    def __init__(self, BN=128, stages=4, consumers=2, regs=None, group=0, persistent=False):
         self.BN, self.stages, self.consumers, self.regs, self.group = BN, stages, consumers, regs, group
+        self.persistent = persistent
         self.BM = 64 * consumers
-        self.kernel, self.threads, self.smem = make_gemm_ws(BN, stages, consumers, regs, group)
+        make = make_gemm_persistent if persistent else make_gemm_ws
+        self.kernel, self.threads, self.smem = make(BN, stages, consumers, regs, group)
         self.desc_a, self.desc_b = smem_descriptor_hi(self.BM), smem_descriptor_hi(BN)
         self._ready = False
         self._maps = {}
@@ -191,7 +302,8 @@ class HopperGemm:
         if M % self.BM or N % self.BN or K % BK:
             raise ValueError("HopperGemm: M, N, K = %d, %d, %d must be multiples of %d, %d, %d"
                              % (M, N, K, self.BM, self.BN, BK))
-        key = (id(a), id(bt))
+        # a tensor map holds only the address, extents and pitch: key on those, never on id()
+        key = tuple((x.__cuda_array_interface__["data"][0], x.shape, x.strides) for x in (a, bt))
         if key not in self._maps:
             self._maps[key] = (make_tensor_map(a, self.BM), make_tensor_map(bt, self.BN))
         tma, tmb = self._maps[key]
@@ -199,7 +311,12 @@ class HopperGemm:
         if not self._ready:
             set_dynamic_shared(self.kernel, args, self.smem)
             self._ready = True
-        grid = ((M // self.BM) * (N // self.BN),) if self.group else (N // self.BN, M // self.BM)
+        tiles = (M // self.BM) * (N // self.BN)
+        if self.persistent:
+            from numba import cuda
+            grid = (min(tiles, cuda.get_current_device().MULTIPROCESSOR_COUNT),)
+        else:
+            grid = (tiles,) if self.group else (N // self.BN, M // self.BM)
         self.kernel[grid, self.threads, 0, self.smem](*args)
 
     def sass_counts(self):
@@ -210,6 +327,50 @@ class HopperGemm:
         except Exception as e:  # noqa: BLE001
             return {"error": str(e)[:200]}
         return {k: sass.count(k) for k in ("HGMMA", "UTMALDG", "LDL", "STL", "HMMA")}
+
+
+MATMUL_CONFIG = dict(BN=256, stages=4, regs=(40, 232), group=8, persistent=True)   # what matmul("auto") runs
+_MATMUL = {}
+
+
+def matmul_hopper(a, b, out=None):
+    """C = a @ b (float32) with the persistent Hopper kernel, or None where it does not apply: kernels.gemm's
+    matmul(kernel="auto") asks this first on sm_90. Applies to float16 device-or-host arrays (uint16 views
+    of f16 too) with A (M, K) row-major contiguous, B (K, N) column-major contiguous (B.T row-major: both
+    operands K-major, as wgmma reads them without transposing), M % 128 == N % 256 == K % 64 == 0, and an
+    `out` that is None or a contiguous float32 (M, N) device array."""
+    from numba import cuda
+    M, K = a.shape
+    N = b.shape[1]
+    if isinstance(b, np.ndarray):
+        bt = b.T
+    else:   # a strided view, not b.T: numba's DeviceNDArray.T copies through a freshly compiled kernel
+        from numba.cuda.cudadrv.devicearray import DeviceNDArray
+        b = cuda.as_cuda_array(b)
+        bt = DeviceNDArray((N, K), (b.strides[1], b.strides[0]), b.dtype, gpu_data=b.gpu_data)
+    cfg = MATMUL_CONFIG
+    if M % 128 or N % cfg["BN"] or K % BK or M == 0 or N == 0 or K == 0:
+        return None
+
+    def kmajor(x):
+        st = x.strides
+        return st[1] == x.dtype.itemsize and st[0] == x.shape[1] * x.dtype.itemsize
+
+    if not (kmajor(a) and kmajor(bt)):
+        return None
+    if out is not None and (isinstance(out, np.ndarray) or not hasattr(out, "__cuda_array_interface__")):
+        return None
+    if "g" not in _MATMUL:
+        _MATMUL["g"] = HopperGemm(**cfg)
+    g = _MATMUL["g"]
+    da = a if hasattr(a, "__cuda_array_interface__") else cuda.to_device(np.ascontiguousarray(a))
+    dbt = bt if hasattr(bt, "__cuda_array_interface__") else cuda.to_device(np.ascontiguousarray(bt))
+    da, dbt = cuda.as_cuda_array(da), cuda.as_cuda_array(dbt)
+    c = cuda.as_cuda_array(out) if out is not None else cuda.device_array((M, N), np.float32)
+    if c.shape != (M, N) or np.dtype(c.dtype) != np.float32 or not c.is_c_contiguous():
+        return None
+    g(da, dbt, c)
+    return c
 
 
 def _median_ms(fn, sync, event, reps=30):
@@ -279,11 +440,12 @@ def main(argv=None):
     kernels.setup()
     from numba import cuda
     rng = np.random.default_rng(7)
-    variants = [("ws BN128 st4", dict(BN=128, stages=4)),
-                ("ws BN256 st4 setmaxnreg", dict(BN=256, stages=4, regs=(40, 232))),
-                ("ws BN256 st4 setmaxnreg group8", dict(BN=256, stages=4, regs=(40, 232), group=8)),
-                ("ws BN256 st4 setmaxnreg group16", dict(BN=256, stages=4, regs=(40, 232), group=16)),
-                ("ws BN256 st4 no-setmaxnreg group8", dict(BN=256, stages=4, group=8))]
+    variants = [("ws BN256 st4 setmaxnreg group8", dict(BN=256, stages=4, regs=(40, 232), group=8)),
+                ("persistent BN256 st4 group8", dict(BN=256, stages=4, regs=(40, 232), group=8, persistent=True)),
+                ("persistent BN256 st4 group16", dict(BN=256, stages=4, regs=(40, 232), group=16, persistent=True)),
+                ("persistent BN256 st4 group4", dict(BN=256, stages=4, regs=(40, 232), group=4, persistent=True)),
+                ("persistent BN128 st6 group8", dict(BN=128, stages=6, regs=(40, 232), group=8, persistent=True)),
+                ("ws BN128 st4", dict(BN=128, stages=4))]
     if argv:
         variants = [v for v in variants if any(a in v[0] for a in argv)] or variants
     S = 4096
@@ -296,7 +458,7 @@ def main(argv=None):
     for name, cfg in variants:
         g = HopperGemm(**cfg)
         ok, ms = True, float("nan")
-        for (M, N, K) in ((256, 512, 320), (S, S, S)):
+        for (M, N, K) in ((256, 512, 320), (384, 1024, 192), (S, S, S)):
             if (M, N, K) == (S, S, S):
                 x, y, ref = da, dbt, ref_big
             else:

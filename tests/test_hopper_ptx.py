@@ -141,10 +141,13 @@ def test_refused_below_sm90a(name):
 
 @here
 @needs_ptxas
-@pytest.mark.parametrize("cfg", [dict(BN=128), dict(BN=256, regs=(40, 232), group=8)])
+@pytest.mark.parametrize("cfg", [dict(BN=128), dict(BN=256, regs=(40, 232), group=8),
+                                 dict(BN=256, regs=(40, 232), group=8, persistent=True)])
 def test_gemm_assembles_without_serialized_wgmma(cfg):
-    from kernels.hopper_gemm import make_gemm_ws
-    kernel, threads, _ = make_gemm_ws(**cfg)
+    from kernels.hopper_gemm import make_gemm_persistent, make_gemm_ws
+    cfg = dict(cfg)
+    make = make_gemm_persistent if cfg.pop("persistent", False) else make_gemm_ws
+    kernel, threads, _ = make(**cfg)
     sig = (T.uint64[::1], T.uint64[::1], T.float32[:, ::1]) + (T.int64,) * 5
     ptx = _compile(kernel.py_func, sig)
     assert ptx.count("wgmma.mma_async") == 4 and ptx.count("cp.async.bulk.tensor") == 2

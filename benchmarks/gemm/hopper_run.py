@@ -1,0 +1,47 @@
+"""One device run for the Hopper GEMM (issue 11, part B): every variant of kernels.hopper_gemm checked
+(NaN-poisoned C, NumPy reference, three shapes) and timed at 4096^3 against cuBLAS in the same process,
+then kernels.gemm.matmul(kernel="auto") (which runs the persistent Hopper kernel on sm_90) against
+kernel="tc_sm80", and chapter 8's time_vs_cublas. Short table last.
+
+    PYTHONUNBUFFERED=1 python3 benchmarks/gemm/hopper_run.py
+"""
+import numpy as np
+
+import kernels
+
+kernels.setup()
+from numba import cuda  # noqa: E402
+
+from kernels import hopper_gemm as H  # noqa: E402
+from kernels.gemm.matmul import matmul  # noqa: E402
+
+rows = H.main()
+
+S = 4096
+rng = np.random.default_rng(3)
+a = (rng.standard_normal((S, S)) * 0.5).astype(np.float16)
+b_cm = np.asfortranarray((rng.standard_normal((S, S)) * 0.5).astype(np.float16))   # B column-major
+ref = a.astype(np.float32) @ b_cm.astype(np.float32)
+da, db = cuda.to_device(a), cuda.to_device(b_cm)
+res = {}
+for which in ("auto", "tc_sm80"):
+    out = cuda.to_device(np.full((S, S), np.nan, np.float32))
+    matmul(da, db, out=out, kernel=which)
+    cuda.synchronize()
+    o = out.copy_to_host()
+    err = float(np.linalg.norm(np.nan_to_num(o - ref, nan=1e30)) / np.linalg.norm(ref))
+    ms = H._median_ms(lambda: matmul(da, db, out=out, kernel=which), cuda.synchronize, cuda.event, 20)
+    res[which] = (err, bool(np.isfinite(o).all()), ms)
+    print("matmul(kernel=%r) 4096^3, B column-major: rel err %.2e, all written %s, %.3f ms" % ((which,) + res[which]))
+small = matmul(a[:256, :320], np.asfortranarray(b_cm[:320, :512]))
+print("matmul auto 256x512x320 from NumPy: max err %.2e" % np.abs(small - a[:256, :320].astype(np.float32)
+                                                                  @ b_cm[:320, :512].astype(np.float32)).max())
+print(H.time_vs_cublas(H.HopperGemm(**H.MATMUL_CONFIG)))
+
+print("\n== summary (this run) ==")
+flops = 2.0 * S ** 3
+for name, ok, ms, sass in rows:
+    print("%-34s %s %s SASS %s" % (name, "PASS" if ok else "FAIL", "%.3f ms %.1f TFLOP/s" % (ms, flops / ms / 1e9)
+                                   if ok else "", sass))
+for which, (err, written, ms) in res.items():
+    print("matmul %-8s err %.1e written %s %.3f ms %.1f TFLOP/s" % (which, err, written, ms, flops / ms / 1e9))
