@@ -18,7 +18,7 @@ __all__ = [
     "logical_divide", "zipped_divide", "tiled_divide", "flat_divide",
     "logical_product", "zipped_product", "tiled_product", "flat_product", "blocked_product", "raked_product",
     "max_common_vector", "max_common_layout", "tile_to_shape", "upcast", "downcast",
-    "slice_and_offset", "crd2idx", "idx2crd",
+    "slice_and_offset", "dice", "get_flat_coord", "crd2idx", "idx2crd",
 ]
 
 
@@ -491,6 +491,48 @@ def slice_and_offset(coord, layout):
     _check_slice(coord, layout.shape, layout)
     sub_layout = Layout._make(_slice(coord, layout.shape), _slice(coord, layout.stride))
     return sub_layout, crd2idx(coord, layout.shape, layout.stride)
+
+
+def dice(proj, x):
+    """The modes of x where the projection `proj` is not ``_``: the complement of slicing, flattened as
+    C++'s dice does. x is a tuple, an int or a Layout. ``dice((1, _, 1), (32, 64, 4)) == (32, 4)``,
+    ``dice(((1, _), 1), ((a, b), c)) == (a, c)``.
+    """
+    _need_coord(proj, "dice", "proj")
+    if isinstance(x, Layout):
+        return Layout._make(dice(proj, x.shape), dice(proj, x.stride))
+    _need_coord(x, "dice", "x")
+    if not is_tuple(proj):
+        return () if _is_free(proj) else x
+    if not is_tuple(x) or len(x) != len(proj):
+        raise ValueError(f"dice: projection {fmt(proj)} and {fmt(x)} have different ranks")
+
+    def kept(p, xi):
+        if is_tuple(p):
+            if not is_tuple(xi) or len(xi) != len(p):
+                raise ValueError(f"dice: projection {fmt(proj)} and {fmt(x)} do not match")
+            return sum((kept(pj, xj) for pj, xj in zip(p, xi)), ())
+        return () if _is_free(p) else (xi,)
+    return kept(proj, x)
+
+
+def get_flat_coord(layout, idx):
+    """The coordinate, one int per top-level mode, at which `layout` takes the value idx (C++
+    Layout::get_flat_coord): each leaf is (idx / stride) % shape, each mode's coordinate then its 1-D
+    column-major index. A run-time idx (dyn) gives run-time coordinates, except in size-1 modes (_0).
+    Post: layout(result) == idx for an idx in the layout's image (layout injective there).
+    """
+    _need_layout(layout, "get_flat_coord")
+    _need_int(idx, "get_flat_coord", "idx")
+
+    def hier(s, d):
+        if is_tuple(s):
+            return tuple(hier(si, di) for si, di in zip(s, d))
+        return 0 if is_static_value(s, 1) or is_static_value(d, 0) else mod(div(idx, d), s)
+    h = hier(layout.shape, layout.stride)
+    if not is_tuple(layout.shape):
+        return h
+    return tuple(crd2idx(c, s) for c, s in zip(h, layout.shape))
 
 
 def _has_fixed(c):

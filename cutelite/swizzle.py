@@ -5,7 +5,7 @@ them (the "yyy" mask) and XORs them into the B bits at M (the "zzz" mask). With 
 bits sit below the zzz bits. Because yyy and zzz must not overlap, CuTe requires abs(S) >= B.
 """
 
-from .int_tuple import Dyn, add, fmt, is_int, is_tuple
+from .int_tuple import Dyn, add, fmt, is_int
 from .layout import Layout
 
 __all__ = ["Swizzle", "ComposedLayout"]
@@ -187,17 +187,6 @@ def _to_mixed_bits(layout, coord):
     return out
 
 
-def _dice(c, t):
-    """The sub-trees of t at the fixed (non-_) positions of c, flattened one level as C++ dice does."""
-    from .layout import _is_free
-    if is_tuple(c):
-        out = ()
-        for ci, ti in zip(c, t):
-            out += _dice(ci, ti) if is_tuple(ci) else (() if _is_free(ci) else (ti,))
-        return out
-    return () if _is_free(c) else t
-
-
 def _pick(cond, a, b):
     """C++ conditional_return: static when the condition is, else a run-time int."""
     if isinstance(cond, bool):
@@ -225,15 +214,15 @@ def slice_swizzled(coord, layout):
     Post: for every coordinate c of the free modes, result_layout(c) + result_offset ==
           layout(coord with its free modes set to c).
     """
-    from .layout import Layout, _slice as slice_tuple, composition, size
+    from .layout import Layout, _slice as slice_tuple, composition, dice, size
     sw, inner = layout.layout_a, layout.layout_b
     B, M, S = sw.bits, sw.base, abs(sw.shift)
     shp = (1 << M, 1 << B, 1 << (S - B), 1 << B, 1)
     anti_zy = Layout(shp, (1, 0, 1 << (M + B), 0, 1 << (M + B + S)))
     only_zy = Layout(shp, (0, 1 << M, 0, 1 << (M + S), 0))
     sliced = Layout._make(slice_tuple(coord, inner.shape), slice_tuple(coord, inner.stride))
-    diced = Layout._make(_dice(coord, inner.shape), _dice(coord, inner.stride))
-    diced_coord = _dice(coord, coord)
+    diced = dice(coord, inner)
+    diced_coord = dice(coord, coord)
     offset_only_zy = _xor(layout.offset, _to_mixed_bits(composition(only_zy, diced), diced_coord))
     offset_anti_zy = composition(anti_zy, diced)(diced_coord)
     sliced_zy = composition(only_zy, sliced)

@@ -17,7 +17,7 @@ The data is a NumPy array, imported where data is touched: on layouts, these fun
 from .int_tuple import is_int, is_tuple, wrap, product_each, crd2idx, idx2crd, flatten as flatten_tuple
 from .int_tuple import prefix_product
 from . import layout as L
-from .layout import Layout, _, make_layout, rank, size, slice_and_offset
+from .layout import Layout, _, dice, get_flat_coord, make_layout, rank, size, slice_and_offset
 
 __all__ = [
     "Tensor", "make_tensor", "is_tensor", "composition", "logical_divide", "zipped_divide",
@@ -204,49 +204,6 @@ flat_divide = _on_layout(L.flat_divide, "flat_divide")
 
 
 # ---- partitioning --------------------------------------------------------------------------------------
-def dice(proj, x):
-    """Keep the modes of x where the projection `proj` is not ``_`` (CuTe's dice; CuTe spells ``_`` X in
-    a Step). x is a tuple, a coordinate or a Layout. ``dice((1, _, 1), (32, 64, 4)) == (32, 4)``.
-    """
-    L._need_coord(proj, "dice", "proj")
-    if not isinstance(x, Layout):
-        L._need_coord(x, "dice", "x")
-    if isinstance(x, Layout):
-        return Layout._make(dice(proj, x.shape), dice(proj, x.stride))
-    if is_tuple(proj):
-        if not is_tuple(x) or len(x) != len(proj):
-            raise ValueError(f"dice: projection {proj} and {x} have different ranks")
-        out = ()
-        for p, xi in zip(proj, x):
-            if is_tuple(p):
-                out += (dice(p, xi),)
-            elif not _is_free(p):
-                out += (xi,)
-        return out
-    if _is_free(proj):
-        return ()
-    return x
-
-
-def get_flat_coord(layout, idx):
-    """The coordinate, one int per top-level mode, at which `layout` takes the value idx (CuTe's
-    Layout::get_flat_coord): each leaf coordinate is (idx / stride) % shape, then each mode's nested
-    coordinate is flattened to its 1-D column-major index.
-    Post: layout(result) == idx for an idx in the layout's image (and layout compact there).
-    """
-    L._need_layout(layout, "get_flat_coord")
-    L._need_int(idx, "get_flat_coord", "idx")
-    def hier(i, s, d):
-        if is_tuple(s):
-            return tuple(hier(i, si, di) for si, di in zip(s, d))
-        return 0 if (s == 1 or d == 0) else (i // d) % s
-
-    h = hier(idx, layout.shape, layout.stride)
-    if not is_tuple(layout.shape):
-        return h
-    return tuple(int(crd2idx(c, s)) for c, s in zip(h, layout.shape))
-
-
 def _all_free(n):
     return _ if n == 1 else (_,) * n
 

@@ -14,9 +14,9 @@ their place gives back the partitioned Layout.
 
 from .atoms import MMA_Atom, tile_shape as atom_tile_shape
 from .copy_atoms import Copy_Atom
-from .int_tuple import crd2idx, dyn, fmt, is_int, is_static, is_tuple, product_each, mod
+from .int_tuple import dyn, fmt, is_int, is_static, is_tuple, product_each, mod
 from .layout import (
-    Layout, _, append, complement, composition, coalesce, get, left_inverse, logical_divide,
+    Layout, _, append, complement, composition, coalesce, get, get_flat_coord, left_inverse, logical_divide,
     logical_product, make_layout, make_fragment_like, raked_product, rank, right_inverse, size, filter,
     slice_and_offset, upcast, zipped_divide,
 )
@@ -75,18 +75,6 @@ def _zip(layout):
 def _with_shape(layout, shape):
     """layout viewed through the compact layout of `shape` (CuTe's Layout::with_shape)."""
     return composition(layout, make_layout(shape))
-
-
-def _thread_coord(layout, idx):
-    """The flat coordinate (one int per mode) at which `layout` takes the value idx (get_flat_coord).
-    A thread index is a run-time value in CuTe, so the coordinate is dynamic (it shows in the strides
-    of a sliced swizzled layout)."""
-    def hier(s, d):
-        if is_tuple(s):
-            return tuple(hier(si, di) for si, di in zip(s, d))
-        return 0 if (s == 1 or d == 0) else (idx // d) % s
-    return tuple(0 if size(s) == 1 else dyn(int(crd2idx(hier(s, d), s)))     # a size-1 mode: static _0
-                 for s, d in zip(layout.shape, layout.stride))
 
 
 def _check_thread(idx, n, what):
@@ -185,7 +173,7 @@ class TiledMMA:
         wraps around (its coordinate is taken modulo each thread mode)."""
         if not is_int(thr_idx) or thr_idx < 0:
             raise TypeError(f"TiledMMA.get_slice: thread index must be an int >= 0, got {thr_idx!r}")
-        return ThrMMA(self, _thread_coord(self.thr_layout_vmnk, thr_idx))
+        return ThrMMA(self, get_flat_coord(self.thr_layout_vmnk, dyn(thr_idx)))   # a run-time index, as in C++
 
     get_thread_slice = get_slice
 

@@ -142,6 +142,8 @@ def test_projections_docs_example():
     # CuTe docs: cta_tiler (32, 64, 4), coord (bx, by, _); Step<_1,X,_1> for A (M,K) gives (32, 4, k)
     assert dice((1, _, 1), (32, 64, 4)) == (32, 4)
     assert dice((_, 1, 1), (3, 5, _)) == (5, _)
+    # C++ dice concatenates what each sub-projection keeps (filter_tuple in underscore.hpp): it flattens
+    assert dice(((1, _), 1), ((2, 3), 4)) == (2, 4)
     mem = np.arange(64 * 16)
     A = make_tensor(mem, Layout((64, 16)))
     ref = mem.reshape(16, 64).T
