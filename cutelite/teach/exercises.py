@@ -15,7 +15,8 @@ from ..layout import Layout, coalesce, rank, size, get
 
 __all__ = ["check_value", "check_layout_answer", "check_offsets_answer", "check_swizzle_answer", "layout_hint",
            "offsets_hint", "check_lbo_sbo_answer", "check_expect_tx_answer", "check_phase_answer",
-           "plain_shape", "check_partition_shape_answer", "check_copy_atom_answer", "check_tiled_mma_answer"]
+           "plain_shape", "check_partition_shape_answer", "check_copy_atom_answer", "check_tiled_mma_answer",
+           "check_budget_answer", "check_wait_group_answer"]
 
 
 def _report(name, ok, hint=None):
@@ -324,3 +325,28 @@ def check_tiled_mma_answer(answer, expected, atom_threads, atom_mnk, atom_layout
     if isinstance(answer, list):
         answer = tuple(tuple(x) if isinstance(x, list) else x for x in answer)
     return check_value(answer, (threads, tuple(tile)), name, hints)
+
+
+# ---- chapter 7 (tiled GEMM): checkers with the likely mistakes spelled out as hints ----------------------
+def check_budget_answer(answer, expected, stages, a_bytes, name="(smem bytes, accumulator registers)"):
+    """(shared-memory bytes, accumulator registers per thread) of a GEMM configuration. Hints for elements
+    instead of bytes, one stage only, the A tiles only (a_bytes: all stages of A), the B tiles only,
+    registers per warp instead of per thread, and f16 accumulators."""
+    smem, regs = expected
+    hints = {(smem // 2, regs): "that counts elements: fp16 takes 2 bytes each",
+             (smem // stages, regs): "that is one stage: every stage has its own A and B buffers",
+             (a_bytes, regs): "that is the A tiles only: B's tiles share the same shared memory",
+             (smem - a_bytes, regs): "that is the B tiles only: A's tiles share the same shared memory",
+             (smem, 32 * regs): "that is per warp; a register is per thread (divide by the 32 lanes)",
+             (smem, regs // 2): "the accumulators are f32: one 32-bit register each"}
+    return check_value(tuple(answer) if isinstance(answer, list) else answer, tuple(expected), name, hints)
+
+
+def check_wait_group_answer(answer, stages, name="cp.async.wait_group count"):
+    """The wait_group count at the top of a STAGES-deep cp.async main loop (k-tile kt must have landed;
+    the groups of k-tiles kt+1 .. kt+STAGES-2 may stay in flight): STAGES - 2. Hints for the other counts."""
+    hints = {stages - 1: "that lets k-tile kt's own group stay in flight: the loop then reads a buffer "
+                         "before its copy lands (the bug)",
+             0: "correct, but it also waits for the k-tiles after kt: the copies no longer overlap the math",
+             stages: "more groups than are ever in flight: the wait never waits"}
+    return check_value(answer, stages - 2, name, hints)

@@ -23,7 +23,7 @@ from numba import cuda
 
 from ..capability import supports
 from ..runtime import in_simulator
-from . import (LADDER, ceiling, runnable, simt_blocking1d, simt_blocking2d, simt_coalesced, simt_naive,
+from . import (EXPLORE, LADDER, ceiling, runnable, simt_blocking1d, simt_blocking2d, simt_coalesced, simt_naive,
                simt_smem, simt_vectorized, simt_warptile, tc_sm75, tc_sm80)
 from . import recorded as rec
 
@@ -45,7 +45,7 @@ class Step:
 
     @property
     def rung(self):
-        return next(r for r in LADDER if r.name == self.name)
+        return rung_named(self.name)
 
     @property
     def dtype(self):
@@ -73,6 +73,14 @@ STEPS = [
 ]
 
 BASELINE_NAMES = {"f32": "cuBLAS fp32 (torch)", "f16": "cuBLAS fp16 (torch)"}
+
+
+def rung_named(name):
+    """The Rung of kernels.gemm.LADDER or EXPLORE called `name`."""
+    for r in LADDER + EXPLORE:
+        if r.name == name:
+            return r
+    raise KeyError("chapter: no rung %r in kernels.gemm.LADDER or EXPLORE" % name)
 
 
 def step(name):
@@ -231,26 +239,36 @@ class Bench:
         return self.flop / timed_ms(fn) / 1e9
 
     def measure(self, s):
-        """TFLOP/s of step s (measured or recorded); None if this GPU cannot run it. Stored in results."""
+        """TFLOP/s of step s (a Step, or the name of a rung of LADDER or EXPLORE), measured or recorded;
+        None if this GPU cannot run it. Stored in results."""
+        rung = s.rung if isinstance(s, Step) else rung_named(s)
         if not self.live:
-            tf = rec.recorded(s.name)
-            self.results[s.name] = (tf, "recorded")
+            tf = rec.recorded(rung.name)
+            self.results[rung.name] = (tf, "recorded")
             return tf
-        if not runnable(s.rung, self.info.cc):
-            self.results[s.name] = (None, "needs a newer GPU")
+        if not runnable(rung, self.info.cc):
+            self.results[rung.name] = (None, "needs a newer GPU")
             return None
-        _, _, dA, dB = self._host(s.dtype)
+        _, _, dA, dB = self._host(rung.dtype)
         C = cuda.device_array((self.size, self.size), np.float32)
-        run = s.rung.prepare(dA, dB, C)
-        bar = _progress(self.progress, "%s at %d^3" % (s.name, self.size))
+        run = rung.prepare(dA, dB, C)
+        bar = _progress(self.progress, "%s at %d^3" % (rung.name, self.size))
         run()
         cuda.synchronize()
         bar.update(1)
         ms = timed_ms(lambda: (run(), bar.update(1)))
         bar.close()
         tf = self.flop / ms / 1e9
-        self.results[s.name] = (tf, "measured")
+        self.results[rung.name] = (tf, "measured")
         return tf
+
+    def tflops(self):
+        """name -> TFLOP/s of everything measured (or recorded) so far."""
+        return {n: tf for n, (tf, _) in self.results.items()}
+
+    def chart_rows(self):
+        """(name, TFLOP/s, dtype) of the chapter's steps measured so far, in ladder order."""
+        return [(s.name, self.results[s.name][0], s.dtype) for s in STEPS if s.name in self.results]
 
     def ceiling(self, shape="m16n8k16"):
         """TFLOP/s of the register-only mma.sync loop (kernels.gemm.ceiling): measured on a GPU that has
@@ -313,3 +331,28 @@ def device_numbers(info, measure_dram=True):
             del a, b
     d["smem_tbs"] = d["sms"] * 128 * d["clock_ghz"] / 1e3 if d.get("clock_ghz") else None
     return d
+
+
+# ---- the layouts the tensor-core kernels use, as the chapter compares them ------------------------------
+def intensities(s, size=4096):
+    """(FLOP/byte of step s from DRAM at size^3 if A, B, C moved once; from global memory per CTA tile;
+    from shared memory per thread tile (SIMT) or warp tile (tensor cores), None without shared memory)."""
+    from cutelite.teach.gemm import ai_dram, ai_global, ai_shared
+    e = 4 if s.dtype == "f32" else 2
+    BM, BN, _ = s.rung.tile
+    smem = None if s.module in (simt_naive, simt_coalesced) else ai_shared(*s.thread_tile, e)
+    return ai_dram(size, size, size, e), ai_global(BM, BN, e), smem
+
+
+def tc_c_coords(tid, BM=128, BN=128, WARPS_M=2, WARPS_N=4, atom="SM80_16x8x16_F32F16F16F32_TN"):
+    """The (m, n) of the CTA's C tile that thread `tid` of tc_sm80 / tc_sm75 stores, in the order of their
+    store loop (mt, nt, j): warp (tid // 32) owns the (BM / WARPS_M, BN / WARPS_N) block at
+    (warp // WARPS_N, warp % WARPS_N), made of m16n8 tiles whose value j of lane l is the atom's
+    LayoutC_TV(l, j) = m + 16 n (the loop's `c_of`)."""
+    from cutelite import make_mma_atom
+    c = make_mma_atom(atom).LayoutC_TV
+    lane, warp = tid % 32, tid // 32
+    WM, WN = BM // WARPS_M, BN // WARPS_N
+    wm, wn = (warp // WARPS_N) * WM, (warp % WARPS_N) * WN
+    return [(wm + 16 * mt + c(lane, j) % 16, wn + 8 * nt + c(lane, j) // 16)
+            for mt in range(WM // 16) for nt in range(WN // 8) for j in range(4)]
