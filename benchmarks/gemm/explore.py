@@ -19,13 +19,17 @@ import torch  # noqa: E402
 from numba import cuda  # noqa: E402
 
 from kernels import gemm  # noqa: E402
-from kernels.gemm import tc_sm75, tc_sm80, tc_sm80_large  # noqa: E402,F401
+from kernels.gemm import ceiling, tc_sm75, tc_sm75_large, tc_sm80, tc_sm80_large  # noqa: E402,F401
 
 torch.backends.cuda.matmul.allow_tf32 = False
 
 
 def L(**cfg):
     return gemm._tc_large(tc_sm80_large, "L" + str(cfg), (), **cfg)
+
+
+def S(**cfg):
+    return gemm._tc(tc_sm75_large, "S" + str(cfg), (), **cfg)
 
 
 def timed(fn, reps):
@@ -61,7 +65,12 @@ def main():
     if not a.once:
         for name, fn in (("cuBLAS fp16", lambda: torch.matmul(A16, B16)), ("cuBLAS fp32", lambda: torch.matmul(A32, B32))):
             rows.append((name, flop / timed(fn, a.reps) / 1e9, 0.0, ""))
-    env = dict(gemm.__dict__, L=L, gemm=gemm)
+        for shape in ("m16n8k16", "m16n8k8"):
+            k = ceiling.make_kernel(shape)
+            out = cuda.device_array(132 * 8 * 256, np.float32)
+            ms = timed(lambda: k[132 * 8, 256](out, 4096), 10)
+            rows.append(("mma.sync ceiling " + shape, ceiling.flops(k, 132 * 8, 256, 4096) / ms / 1e9, 0.0, ""))
+    env = dict(gemm.__dict__, L=L, S=S, gemm=gemm)
     for i, v in enumerate(a.variants):
         r = eval(v, env)
         A, B = (A32, B32) if r.dtype == "f32" else (A16, B16)

@@ -17,7 +17,7 @@ from numba import cuda
 from ..capability import supports
 from .matmul import matmul  # noqa: F401
 from . import (simt_blocking1d, simt_blocking2d, simt_coalesced, simt_naive, simt_smem, simt_vectorized,
-               simt_warptile, tc_sm75, tc_sm80, tc_sm80_large)
+               simt_unrolled, simt_warptile, tc_sm75, tc_sm75_large, tc_sm80, tc_sm80_large)
 
 
 @dataclass
@@ -81,7 +81,9 @@ LADDER = [
     _simt(simt_blocking2d, "simt 5: 2-D blocking 8x8"),
     _simt(simt_vectorized, "simt 6: 128-bit loads"),
     _simt(simt_warptile, "simt 7: dbuf + warp tiles"),
+    _simt(simt_unrolled, "simt 8: unrolled k, padded A^T"),
     _tc(tc_sm75, "tc sm75 128x128x32", SM75),
+    _tc(tc_sm75_large, "tc sm75 large 128x256x32", SM75),
     _tc(tc_sm80, "tc sm80 128x128x32 3st", SM80, prefetch=False),
     _tc(tc_sm80, "tc sm80 + frag prefetch", SM80),
     _tc_large(tc_sm80_large, "tc sm80 large 128x256x32", SM80),

@@ -106,3 +106,28 @@ def store_c_source(MT, NT):
 
 def store_c(MT, NT):
     return _compile(store_c_source(MT, NT), "store", {})
+
+
+def outer_products_source(BK, a_row, b_row, a_gap, b_gap):
+    """steps(sA, sB, a, b, acc): BK rank-1 updates of a thread's 8x8 fp32 block, straight-line.
+    At step k the thread reads A^T[k, a .. a + 3] and [a + a_gap ...] (two ld.shared.v4: its 8 rows) and
+    B[k, b .. b + 3], [b + b_gap ...] (its 8 columns); row k starts k * a_row (k * b_row) further on;
+    acc[8 i + j] += A row i x B column j."""
+    lines = ["def steps(sA, sB, a, b, acc):"]
+    cur = ["acc[%d]" % i for i in range(64)]
+    for k in range(BK):
+        lines.append("    x0 = ld_a(sA, a + %d)" % (k * a_row))
+        lines.append("    x1 = ld_a(sA, a + %d)" % (k * a_row + a_gap))
+        lines.append("    y0 = ld_b(sB, b + %d)" % (k * b_row))
+        lines.append("    y1 = ld_b(sB, b + %d)" % (k * b_row + b_gap))
+        for i in range(8):
+            for j in range(8):
+                v = "c%d_%d" % (k, 8 * i + j)
+                lines.append("    %s = %s + x%d[%d] * y%d[%d]" % (v, cur[8 * i + j], i // 4, i % 4, j // 4, j % 4))
+                cur[8 * i + j] = v
+    lines.append("    return " + _tuple(cur))
+    return "\n".join(lines) + "\n"
+
+
+def outer_products(ld, BK, a_row, b_row, a_gap, b_gap):
+    return _compile(outer_products_source(BK, a_row, b_row, a_gap, b_gap), "steps", {"ld_a": ld, "ld_b": ld})
