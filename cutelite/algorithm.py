@@ -7,6 +7,9 @@ takes every thread's tensors at once (lists indexed by thread), so a whole CTA's
 and compared with A @ B.
 
     copy(src, dst)                    dst(i) = src(i) for every i (same size)
+    copy_all(tiled_copy, srcs, dsts)  cute::copy(tiled_copy, src, dst) for every thread at once: each atom
+                                      moves values between ITS threads (ldmatrix: lane t reads a row, the
+                                      warp shares the 8x8 matrices out)
     clear(t)                          t(i) = 0
     axpby(alpha, x, beta, y)          y(i) = alpha * x(i) + beta * y(i)
     gemm(mma, tCrA, tCrB, tCrC)       for k, m, n: every atom of mma computes
@@ -19,7 +22,7 @@ Tensors are cutelite.Tensor views (NumPy is imported only here, for the data).
 
 from .layout import size
 
-__all__ = ["copy", "clear", "axpby", "gemm", "mainloop", "copy_vectors", "vector_report"]
+__all__ = ["copy", "copy_all", "clear", "axpby", "gemm", "mainloop", "copy_vectors", "vector_report"]
 
 
 def _values(t):
@@ -43,6 +46,39 @@ def copy(src, dst):
     for i in range(size(src.layout)):
         dst[i] = src(i)
     return dst
+
+
+def copy_all(tiled_copy, srcs, dsts):
+    """cute::copy(tiled_copy, srcs[t], dsts[t]) run by every thread t of the TiledCopy at once.
+
+    srcs[t] is thread t's partition_S (or retile_S) tensor, dsts[t] its partition_D or retile_D one; their
+    first mode's first part is one atom call's values, the rest counts calls. For each call, the threads
+    of one atom (thread t is lane t % n of atom t // n, n = size(ThrID)) put their source values into the
+    atom's matrix at ValLayoutSrc(lane, v) and take their destination values from ValLayoutDst(lane, v).
+    For a one-thread atom (UniversalCopy) that is copy(srcs[t], dsts[t]); for ldmatrix the values change
+    threads, as the hardware does.
+    """
+    atom = tiled_copy.atom
+    n_thr, n_src, n_dst = size(atom.ThrID), atom.num_val_src, atom.num_val_dst
+    threads = size(tiled_copy.layout_tv, 0)
+    if len(srcs) != threads or len(dsts) != threads:
+        raise ValueError(f"copy_all: need one source and one destination tensor per thread ({threads}), "
+                         f"got {len(srcs)} and {len(dsts)}")
+    calls = size(srcs[0].layout) // n_src
+    if size(dsts[0].layout) // n_dst != calls:
+        raise ValueError(f"copy_all: {srcs[0].layout} holds {calls} calls of {n_src} source values, but "
+                         f"{dsts[0].layout} is not {calls} calls of {n_dst} destination values")
+    for first in range(0, threads, n_thr):
+        group = range(first, first + n_thr)
+        for c in range(calls):
+            matrix = {}
+            for lane, t in enumerate(group):
+                for v in range(n_src):
+                    matrix[int(atom.ValLayoutSrc(lane, v))] = srcs[t](c * n_src + v)
+            for lane, t in enumerate(group):
+                for v in range(n_dst):
+                    dsts[t][c * n_dst + v] = matrix[int(atom.ValLayoutDst(lane, v))]
+    return dsts
 
 
 def clear(t):

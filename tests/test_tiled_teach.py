@@ -20,7 +20,7 @@ import pytest  # noqa: E402
 from cutelite import (  # noqa: E402
     Layout, _, make_copy_atom, make_mma_atom, make_tensor, make_tiled_copy_A, make_tiled_mma, size,
 )
-from cutelite.algorithm import axpby, clear, copy, copy_vectors, gemm, mainloop, vector_report  # noqa: E402
+from cutelite.algorithm import axpby, clear, copy, copy_all, copy_vectors, gemm, mainloop, vector_report  # noqa: E402
 from cutelite.teach import exercises as ex  # noqa: E402
 from cutelite.teach import live  # noqa: E402
 from cutelite.teach.svg import thread_colour, tiled_copy_svg, tiled_mma_svg, tv_offsets, tv_owners  # noqa: E402
@@ -233,3 +233,31 @@ def test_live_page_runs_the_checkers():
     spec = {"live": "exercise", "checker": "value", "name": "e", "expected": live.encode("SM75_U16x8_LDSM_T"),
             "hints": []}
     assert json.loads(live.check(json.dumps(spec), "SM75_U16x8_LDSM_T"))["ok"]
+
+
+def _ptx_a_m16n8k16(lane, i):
+    """m16n8k16 A fragment (PTX ISA): a_i of lane is at row g + 8 ((i >> 1) & 1), column 2t + (i & 1) + 8 (i >> 2)."""
+    g, t = lane >> 2, lane % 4
+    return g + 8 * ((i >> 1) & 1), 2 * t + (i & 1) + 8 * (i >> 2)
+
+
+@pytest.mark.parametrize("op, smem", [("SM75_U16x8_LDSM_T", Layout((16, 16), (1, 16))),     # M-major, .trans
+                                      ("SM75_U32x4_LDSM_N", Layout((16, 16), (16, 1)))])    # K-major
+def test_copy_all_ldmatrix_fills_the_ptx_fragments(op, smem):
+    mma = make_tiled_mma(make_mma_atom("SM80_16x8x16_F16F16F16F16_TN"))    # one warp, A is 16 x 16
+    tc = make_tiled_copy_A(make_copy_atom(op, "half_t"), mma)
+    sA = make_tensor(np.zeros(256, np.float32), smem)
+    for m in range(16):
+        for k in range(16):
+            sA[m, k] = 100 * m + k                          # the element knows its (row, column)
+    frags = [mma.get_slice(t).partition_fragment_A(sA) for t in range(32)]
+    copy_all(tc, [tc.get_slice(t).partition_S(sA) for t in range(32)],
+             [tc.get_slice(t).retile_D(f) for t, f in enumerate(frags)])
+    for lane in range(32):
+        want = [100 * r + c for r, c in (_ptx_a_m16n8k16(lane, i) for i in range(8))]
+        assert [frags[lane](i) for i in range(8)] == want, lane
+    # a thread-by-thread copy is not what ldmatrix does: lanes would keep the row they point at
+    naive = [mma.get_slice(t).partition_fragment_A(sA) for t in range(32)]
+    for t in range(32):
+        copy(tc.get_slice(t).partition_S(sA), tc.get_slice(t).retile_D(naive[t]))
+    assert any(naive[t](i) != frags[t](i) for t in range(32) for i in range(8))

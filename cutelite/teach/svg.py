@@ -221,22 +221,26 @@ def _thread_cells(owner, thread, transpose=False):
 
 def mma_panels(mma):
     """The three grids of a TiledMMA's picture: {"A": (owners, (M, K)), "B": (owners, (N, K)),
-    "C": (owners, (M, N))}, owners as tv_owners of get_layoutX_TV."""
+    "C": (owners, (M, N)), "threads": the thread count of the TV layouts}, owners as tv_owners of
+    get_layoutX_TV. The TV layouts count threads by index, so a Volta atom's 8 threads are lanes 0-3 and
+    16-19 of 32 (lanes 4-15 repeat 0-3, and the picture shows the lower lane)."""
     M, N, K = (mma.tile_size_mnk(i) for i in range(3))
+    tv_c = mma.get_layoutC_TV()
     return {"A": (tv_owners(mma.get_layoutA_TV(), (M, K)), (M, K)),
             "B": (tv_owners(mma.get_layoutB_TV(), (N, K)), (N, K)),
-            "C": (tv_owners(mma.get_layoutC_TV(), (M, N)), (M, N))}
+            "C": (tv_owners(tv_c, (M, N)), (M, N)), "threads": size(tv_c, 0)}
 
 
 def tiled_mma_svg(mma, thread=None, title=None, labels=None, max_px=900):
     """print_latex(TiledMMA) as SVG: C (M x N) bottom right, A (M x K) to its left, B drawn K x N above
     it (CuTe keeps B as N x K; the picture turns it so that its columns line up with C's). Each cell
-    shows "T{t} V{v}" of its first owner, coloured by thread (the threads of other atoms along N that
-    hold the same A element, or along M for B, are not marked); `thread`'s cells are outlined. Labels when a cell is at least
+    shows "T{t} V{v}" of its first owner, coloured by thread, as print_latex does (no "+": the threads of
+    other atoms along N hold the same A element, along M the same B element, and a Volta atom's lanes 4-15
+    repeat lanes 0-3); `thread`'s cells are outlined. Labels when a cell is at least
     14 px (or as `labels` says)."""
     p = mma_panels(mma)
     (M, K), (N, _) = p["A"][1], p["B"][1]
-    threads = size(mma.thr_layout_vmnk)
+    threads = p["threads"]
     width = K + 1 + N
     c = max(4.0, min(28.0, max_px / width))
     show = c >= 14 if labels is None else labels
@@ -244,8 +248,9 @@ def tiled_mma_svg(mma, thread=None, title=None, labels=None, max_px=900):
     panels = [(K, N, _owner_cell(p["B"][0], threads, show, transpose=True, name="B", plus=False), K + 1, 1,
                f"B ({K} x {N}: k down, n across)", out("B", True)),
               (M, K, _owner_cell(p["A"][0], threads, show, name="A", plus=False), 0, K + 2, f"A ({M} x {K})", out("A")),
-              (M, N, _owner_cell(p["C"][0], threads, show, name="C"), K + 1, K + 2, f"C ({M} x {N})", out("C"))]
-    return panels_svg(panels, title if title is not None else f"TiledMMA {M}x{N}x{K}, {threads} threads",
+              (M, N, _owner_cell(p["C"][0], threads, show, name="C", plus=False), K + 1, K + 2, f"C ({M} x {N})", out("C"))]
+    return panels_svg(panels, title if title is not None else
+                      f"TiledMMA {M}x{N}x{K}, {size(mma.thr_layout_vmnk)} threads",
                       cell_px=c)
 
 

@@ -171,16 +171,16 @@ def draw_tiled_mma(mma, thread=None, labels=None, cell=0.32, title=None):
     _, plt = _plt()
     p = mma_panels(mma)
     (M, K), (N, _) = p["A"][1], p["B"][1]
-    threads = size(mma.thr_layout_vmnk)
+    threads = p["threads"]
     fig = plt.figure(figsize=(min(30, (K + N) * cell + 1.5), min(30, (K + M) * cell + 1.5)))
-    gs = fig.add_gridspec(2, 2, width_ratios=(K, N), height_ratios=(K, M), wspace=0.04, hspace=0.06)
+    gs = fig.add_gridspec(2, 2, width_ratios=(K, N), height_ratios=(K, M), wspace=0.04, hspace=0.12)
     draw_owners(p["B"][0], (N, K), threads, ax=fig.add_subplot(gs[0, 1]), labels=labels, transpose=True,
                 plus=False, thread=thread, title=f"B ({K} x {N}: k down, n across)")
     draw_owners(p["A"][0], (M, K), threads, ax=fig.add_subplot(gs[1, 0]), labels=labels, plus=False,
                 thread=thread, title=f"A ({M} x {K})")
-    draw_owners(p["C"][0], (M, N), threads, ax=fig.add_subplot(gs[1, 1]), labels=labels, thread=thread,
-                title=f"C ({M} x {N})")
-    fig.suptitle(title or f"TiledMMA {M}x{N}x{K}, {threads} threads", fontsize=10)
+    draw_owners(p["C"][0], (M, N), threads, ax=fig.add_subplot(gs[1, 1]), labels=labels, plus=False,
+                thread=thread, title=f"C ({M} x {N})")
+    fig.suptitle(title or f"TiledMMA {M}x{N}x{K}, {size(mma.thr_layout_vmnk)} threads", fontsize=10)
     return fig
 
 
