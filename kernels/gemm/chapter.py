@@ -356,3 +356,29 @@ def tc_c_coords(tid, BM=128, BN=128, WARPS_M=2, WARPS_N=4, atom="SM80_16x8x16_F3
     wm, wn = (warp // WARPS_N) * WM, (warp % WARPS_N) * WN
     return [(wm + 16 * mt + c(lane, j) % 16, wn + 8 * nt + c(lane, j) // 16)
             for mt in range(WM // 16) for nt in range(WN // 8) for j in range(4)]
+
+
+# ---- one step of the chapter: check, measure, chart -----------------------------------------------------
+def climb(bench, s):
+    """Step s as the chapter runs it: checked against NumPy (output poisoned, a PASS line), its TFLOP/s
+    measured (GPU) or recorded (simulator) and printed, and the running bar chart of the steps so far drawn.
+    Returns the chart's axes."""
+    from cutelite import check_close
+    from cutelite.teach.gemm import draw_ladder
+    C, want, what = check_run(s)
+    check_close(C, want, what)
+    tf = bench.measure(s)
+    base = bench.baseline.get(s.dtype)
+    if tf is None:
+        print("%s: %s" % (s.name, bench.results[s.name][1]))
+    else:
+        print("%s: %.1f TFLOP/s at %d^3 (%s)%s" % (s.name, tf, bench.size, bench.results[s.name][1],
+                                                  ", %.2f of cuBLAS" % (tf / base) if base else ""))
+    return draw_ladder(bench.chart_rows(), bench.baseline, highlight=s.name,
+                       title="GEMM ladder, %d^3: %s" % (bench.size, bench.source))
+
+
+def later_rungs():
+    """Rungs of kernels.gemm.LADDER added after the chapter's steps (the ladder is still being tuned)."""
+    names = {s.name for s in STEPS}
+    return [r for r in LADDER if r.name not in names]
