@@ -173,6 +173,8 @@ def test_bench_in_the_simulator_is_the_record():
     assert b.measure(chapter.STEPS[0]) == 0.5 and b.measure("tc sm80 1blk pf") == 204.7
     assert b.baseline == {"f32": 51.7, "f16": 721.2} and b.ceiling("m16n8k16") == 617.8
     assert [r[0] for r in b.chart_rows()] == ["simt 1: naive"]
+    assert chapter.compiled_resources(chapter.STEPS[0].rung.kernel) is None      # nothing compiled here
+    assert all(r.name not in {s.name for s in chapter.STEPS} for r in chapter.later_rungs())
     with pytest.raises(KeyError, match="no step"):
         chapter.step("simt 99")
 

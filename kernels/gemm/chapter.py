@@ -382,3 +382,16 @@ def later_rungs():
     """Rungs of kernels.gemm.LADDER added after the chapter's steps (the ladder is still being tuned)."""
     names = {s.name for s in STEPS}
     return [r for r in LADDER if r.name not in names]
+
+
+def compiled_resources(kernel):
+    """(shared bytes per block, registers per thread) the compiler gave `kernel` (launched at least once),
+    or None in the simulator or when this Numba cannot say."""
+    if in_simulator():
+        return None
+    try:
+        smem, regs = kernel.get_shared_mem_per_block(), kernel.get_regs_per_thread()
+    except Exception:  # noqa: BLE001
+        return None
+    pick = lambda v: max(v.values()) if isinstance(v, dict) and v else (None if isinstance(v, dict) else v)  # noqa: E731
+    return pick(smem), pick(regs)
