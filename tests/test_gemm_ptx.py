@@ -28,7 +28,7 @@ if IN_PROCESS:
         from numba.core import types as T
 
     from kernels.capability import CapabilityError
-    from kernels.gemm import tc_sm75, tc_sm80
+    from kernels.gemm import tc_sm75, tc_sm75_large, tc_sm80, tc_sm80_large
     from test_kernels_ptx import PTXAS, ptxas, toolchain  # noqa: F401  (the fixture)
 
     SIG = (T.uint16[:, ::1], T.uint16[:, ::1], T.float32[:, ::1])
@@ -66,5 +66,30 @@ def test_tc_sm80_needs_sm80(toolchain):  # noqa: F811
     assert isinstance(info.value, CapabilityError) or "needs sm_80" in str(info.value)
     ptx = compile_ptx(k, (8, 0))
     assert "cp.async.cg.shared.global" in ptx and "m16n8k16" in ptx
+    rc, err = ptxas(ptx, "sm_80")
+    assert rc == 0, err
+
+
+@here
+@needs_ptxas
+@pytest.mark.parametrize("a_kmajor,b_kmajor", [(True, False), (False, True)])
+def test_tc_sm75_large_is_t4_legal(toolchain, a_kmajor, b_kmajor):  # noqa: F811
+    k = tc_sm75_large.make_kernel(a_kmajor=a_kmajor, b_kmajor=b_kmajor, **tc_sm75_large.BEST)
+    ptx = compile_ptx(k, (7, 5))
+    assert "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32" in ptx and "ldmatrix.sync.aligned" in ptx
+    assert "cp.async" not in ptx and "m16n8k16" not in ptx and "ld.local" not in ptx
+    rc, err = ptxas(ptx, "sm_75")
+    assert rc == 0, err
+
+
+@here
+@needs_ptxas
+def test_tc_sm80_large_needs_sm80(toolchain):  # noqa: F811
+    k = tc_sm80_large.make_kernel(**tc_sm80_large.BEST)
+    with pytest.raises(Exception) as info:
+        compile_ptx(k, (7, 5))
+    assert isinstance(info.value, CapabilityError) or "needs sm_80" in str(info.value)
+    ptx = compile_ptx(k, (8, 0))
+    assert "cp.async.cg.shared.global" in ptx and "m16n8k16" in ptx and "ld.local" not in ptx
     rc, err = ptxas(ptx, "sm_80")
     assert rc == 0, err

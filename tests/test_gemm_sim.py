@@ -21,7 +21,7 @@ def test_gemm_simulator_suite_in_subprocess():
 if IN_PROCESS:
     from kernels import gemm
     from kernels.capability import CapabilityError
-    from kernels.gemm import matmul, tc_sm75, tc_sm80
+    from kernels.gemm import matmul, tc_sm75, tc_sm75_large, tc_sm80, tc_sm80_large
     SIMT = [r.name for r in gemm.LADDER if r.dtype == "f32"]
 else:
     SIMT = []
@@ -64,11 +64,47 @@ def test_tensor_core_kernel_matches_numpy(module, a_kmajor, b_kmajor):
 
 
 @here
+@pytest.mark.parametrize("module", ["sm80_large", "sm75_large"])
+@pytest.mark.parametrize("a_kmajor,b_kmajor", [(True, False), (False, True)])
+def test_large_tensor_core_kernel_matches_numpy(module, a_kmajor, b_kmajor):
+    """The 64x64-warp-tile rungs at a simulator size (32x32 warp tiles: same code paths)."""
+    small = dict(BM=64, BN=64, BK=32, WARPS_M=2, WARPS_N=2, a_kmajor=a_kmajor, b_kmajor=b_kmajor)
+    M, N, K = 64, 128, 96
+    rng = np.random.default_rng(4)
+    A, B = rng.standard_normal((M, K)).astype(np.float16), rng.standard_normal((K, N)).astype(np.float16)
+    Ag = (A if a_kmajor else np.ascontiguousarray(A.T)).view(np.uint16)
+    Bg = (np.ascontiguousarray(B.T) if b_kmajor else B).view(np.uint16)
+    variants = ([dict(STAGES=3), dict(STAGES=2, dbuf=False), dict(STAGES=4)] if module == "sm80_large" else [{}])
+    for cfg in variants:
+        C = np.full((M, N), np.nan, np.float32)
+        if module == "sm80_large":
+            tc_sm80_large.launch(tc_sm80_large.make_kernel(**small, **cfg), Ag, Bg, C)
+        else:
+            tc_sm75_large.make_kernel(**small)[(M // 64) * (N // 64), 128](Ag, Bg, C)
+        _check(C, A, B, 1e-5)
+
+
+@here
+def test_large_kernel_fragment_rule_is_checked():
+    """The per-lane fragment offsets are derived, and verified for every lane, when a kernel is built."""
+    from kernels.gemm.tc_sm80_large import fragment_address, step_rule
+    from kernels.gemm.tiles import ldmatrix_tile
+    from kernels.layout_codegen import layout_pyfunc
+    at = layout_pyfunc(ldmatrix_tile(128, 32), by_mode=True)
+    assert step_rule(fragment_address(at, True, True), 4, 2, [0, 64]) == ("+", 16 * 32, "^", 16)
+    with pytest.raises(ValueError):
+        step_rule(lambda i, s, lane, w: (i * i + s) * (lane + 1), 4, 2, [0])
+
+
+@here
 def test_matmul_odd_shapes_and_column_major():
     rng = np.random.default_rng(5)
     A = rng.standard_normal((40, 20)).astype(np.float16)
     B = rng.standard_normal((20, 72)).astype(np.float16)
     _check(matmul(np.asfortranarray(A), B), A, B, 1e-5)        # A column-major, padded M, N, K
+    for name in ("tc_sm75", "tc_sm80", "tc_sm75_large"):
+        _check(matmul(A, B, kernel=name), A, B, 1e-5)
+    _check(matmul(A.astype(np.float32), B.astype(np.float32), kernel="simt_warptile"), A, B, 1e-5)
     A32, B32 = A.astype(np.float32)[:9, :5], B.astype(np.float32)[:5, :3]
     out = np.full((9, 3), np.nan, np.float32)
     assert matmul(A32, B32, out=out) is out
@@ -95,8 +131,11 @@ def test_matmul_errors():
 @here
 def test_auto_picks_the_t4_path_on_sm75():
     from kernels.gemm.matmul import _choose
-    assert _choose("auto", "f16", (7, 5)) == "tc_sm75"
-    assert _choose("auto", "f16", (9, 0)) == "tc_sm80"
+    assert _choose("auto", "f16", (7, 5)) == "tc_sm75_large"      # the fastest rung of each path
+    assert _choose("auto", "f16", (9, 0)) == "tc_sm80_large"
+    assert _choose("tc_sm75", "f16", (7, 5)) == "tc_sm75"          # the smaller rungs stay reachable
+    with pytest.raises(CapabilityError, match="needs sm_80"):
+        _choose("tc_sm80_large", "f16", (7, 5))
     assert _choose("auto", "bf16", (7, 5)) == "simt"
     assert _choose("auto", "f32", (7, 5)) == "simt"
     with pytest.raises(CapabilityError, match="needs sm_80"):

@@ -83,10 +83,10 @@ LADDER = [
     _simt(simt_warptile, "simt 7: dbuf + warp tiles"),
     _simt(simt_unrolled, "simt 8: unrolled k, padded A^T"),
     _tc(tc_sm75, "tc sm75 128x128x32", SM75),
-    _tc(tc_sm75_large, "tc sm75 large 128x256x32", SM75),
+    _tc(tc_sm75_large, "tc sm75 large 128x128x32", SM75, **tc_sm75_large.BEST),
     _tc(tc_sm80, "tc sm80 128x128x32 3st", SM80, prefetch=False),
     _tc(tc_sm80, "tc sm80 + frag prefetch", SM80),
-    _tc_large(tc_sm80_large, "tc sm80 large 128x256x32", SM80),
+    _tc_large(tc_sm80_large, "tc sm80 large 128x128x32 4st", SM80, **tc_sm80_large.BEST),
 ]
 
 EXPLORE = [
@@ -96,9 +96,9 @@ EXPLORE = [
     _tc(tc_sm80, "tc sm80 w4x2 pf", SM80, WARPS_M=4, WARPS_N=2, prefetch=True),
     _tc(tc_sm80, "tc sm80 1blk pf", SM80, min_blocks=1, prefetch=True),
     _tc(tc_sm75, "tc sm75 w4x2", SM75, WARPS_M=4, WARPS_N=2),
-    _tc_large(tc_sm80_large, "tc sm80 large 4st", SM80, STAGES=4),
-    _tc_large(tc_sm80_large, "tc sm80 large 256x128", SM80, BM=256, BN=128, WARPS_M=4, WARPS_N=2),
-    _tc_large(tc_sm80_large, "tc sm80 large BK64", SM80, BK=64, STAGES=3),
-    _tc_large(tc_sm80_large, "tc sm80 large 128x128 2blk", SM80, BN=128, WARPS_N=2, min_blocks=2),
-    _tc_large(tc_sm80_large, "tc sm80 large g16", SM80, group=16),
+    _tc_large(tc_sm80_large, "tc sm80 large 128x256 4st", SM80, STAGES=4),
+    _tc_large(tc_sm80_large, "tc sm80 large 128x256 5st", SM80, STAGES=5),
+    _tc_large(tc_sm80_large, "tc sm80 large 256x128 4st", SM80, BM=256, BN=128, WARPS_M=4, WARPS_N=2, STAGES=4),
+    _tc_large(tc_sm80_large, "tc sm80 large BK64 4st", SM80, BK=64, STAGES=4, dbuf=False),
+    _tc(tc_sm75_large, "tc sm75 large 128x256x32", SM75),
 ]

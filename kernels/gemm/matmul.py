@@ -1,8 +1,9 @@
 """matmul(A, B, out=None, kernel="auto"): C = A @ B on the GPU (or in the simulator) with the ladder's
 best kernels.
 
-  * f32 inputs -> SIMT fp32 (simt_warptile); f16 / bf16 inputs -> f32 through tensor cores (tc_sm80 on
-    sm_80+, tc_sm75 on a T4; bf16 on sm_75 runs the SIMT kernel on exact f32 copies).
+  * f32 inputs -> SIMT fp32 (simt_unrolled); f16 / bf16 inputs -> f32 through tensor cores
+    (tc_sm80_large on sm_80+, tc_sm75_large on a T4; bf16 on sm_75 runs the SIMT kernel on exact f32
+    copies). kernel="tc_sm80" / "tc_sm75" / "simt_warptile" pick the earlier, smaller rungs.
   * Any M, N, K: shapes that are not multiples of the CTA tile are padded (zeros) into device copies,
     and the result is cropped. Row- or column-major A and B: the tensor-core kernels read either in
     place (ldmatrix or ldmatrix.trans); the SIMT kernel and odd strides get a row-major device copy.
@@ -16,9 +17,10 @@ from numba import cuda
 
 from ..capability import CapabilityError, require
 from ..runtime import device_info, in_simulator
-from . import simt_warptile, tc_sm75, tc_sm80
+from . import simt_unrolled, simt_warptile, tc_sm75, tc_sm75_large, tc_sm80, tc_sm80_large
 
-KERNELS = ("auto", "simt", "tc_sm75", "tc_sm80")
+KERNELS = ("auto", "simt", "tc_sm75", "tc_sm80", "simt_warptile", "tc_sm75_large", "tc_sm80_large")
+SM80_PATH, SM75_PATH = ("tc_sm80", "tc_sm80_large"), ("tc_sm75", "tc_sm75_large")
 _CACHE = {}
 
 
@@ -58,19 +60,19 @@ def _choose(kernel, dtype, cc):
         if dtype == "f32":
             return "simt"
         if cc is None or cc >= (8, 0):
-            return "tc_sm80"
+            return "tc_sm80_large"
         if dtype == "bf16":
             return "simt"          # sm_75 has no bf16 mma: bf16 -> f32 is exact
         require("mma.m16n8k8.f16", cc)
-        return "tc_sm75"
-    if kernel == "simt":
+        return "tc_sm75_large"
+    if kernel in ("simt", "simt_warptile"):
         return kernel
     if dtype == "f32":
         raise TypeError("matmul: kernel %r takes float16/bfloat16 inputs, got float32 (use 'simt')" % kernel)
-    if kernel == "tc_sm75" and dtype == "bf16":
+    if kernel in SM75_PATH and dtype == "bf16":
         raise CapabilityError("matmul: tc_sm75 (mma.m16n8k8 on sm_75) has no bf16 inputs; use 'tc_sm80' or 'simt'")
     if cc is not None:
-        for need in (("mma.m16n8k16.f16", "cp.async") if kernel == "tc_sm80" else ("mma.m16n8k8.f16", "ldmatrix")):
+        for need in (("mma.m16n8k16.f16", "cp.async") if kernel in SM80_PATH else ("mma.m16n8k8.f16", "ldmatrix")):
             require(need, cc)
     return kernel
 
@@ -81,6 +83,12 @@ def _tc_kernel(which, dtype, a_kmajor, b_kmajor):
         small = dict(BM=64, BN=64, WARPS_M=2, WARPS_N=2) if in_simulator() else {}
         if which == "tc_sm80":
             _CACHE[key] = tc_sm80.make_kernel(a_kmajor=a_kmajor, b_kmajor=b_kmajor, dtype=dtype, **small)
+        elif which == "tc_sm80_large":
+            cfg = dict(tc_sm80_large.BEST, **small)
+            _CACHE[key] = tc_sm80_large.make_kernel(a_kmajor=a_kmajor, b_kmajor=b_kmajor, dtype=dtype, **cfg)
+        elif which == "tc_sm75_large":
+            cfg = dict(tc_sm75_large.BEST, **small)
+            _CACHE[key] = tc_sm75_large.make_kernel(a_kmajor=a_kmajor, b_kmajor=b_kmajor, **cfg)
         else:
             _CACHE[key] = tc_sm75.make_kernel(a_kmajor=a_kmajor, b_kmajor=b_kmajor, **small)
     return _CACHE[key]
@@ -162,17 +170,18 @@ def matmul(A, B, out=None, kernel="auto"):
         C = matmul_hopper(a, b, out)
         if C is not None:
             return out if out is not None else (C if (dev_a or dev_b) else C.copy_to_host())
-    if which == "simt" and ta == "bf16":      # exact upcast, then the fp32 kernel
+    if which in ("simt", "simt_warptile") and ta == "bf16":      # exact upcast, then the fp32 kernel
         a32, b32 = cuda.device_array((M, K), np.float32), cuda.device_array((K, N), np.float32)
         _launch2(_bf16_to_f32, (M, K), _dev(a), a32)
         _launch2(_bf16_to_f32, (K, N), _dev(b), b32)
         a, b, ta = a32, b32, "f32"
-    if which == "simt":
-        T = simt_warptile
+    if which in ("simt", "simt_warptile"):
+        T = simt_unrolled if which == "simt" else simt_warptile
+        kern = T.gemm_simt_unrolled if which == "simt" else T.gemm_simt_warptile
         Mp, Np, Kp = _ceil(M, T.BM), _ceil(N, T.BN), _ceil(K, T.BK)
         ag = a if _fits_in_place(a, Mp, Kp, 4) else _staged(a, Mp, Kp, np.float32)
         bg = b if _fits_in_place(b, Kp, Np, 4) else _staged(b, Kp, Np, np.float32)
-        run = lambda C: T.gemm_simt_warptile[T.grid(Mp, Np)](ag, bg, C)  # noqa: E731
+        run = lambda C: kern[T.grid(Mp, Np)](ag, bg, C)  # noqa: E731
     else:
         # majorness: a column-major operand is its transpose, row-major, read with ldmatrix.trans
         a_kmajor = not (a.strides[0] == 2 and a.strides[1] != 2)
@@ -186,7 +195,10 @@ def matmul(A, B, out=None, kernel="auto"):
         bsh = (Np, Kp) if b_kmajor else (Kp, Np)
         ag = at if _fits_in_place(at, *ash, 2) else _staged(at, *ash, np.uint16)
         bg = bt if _fits_in_place(bt, *bsh, 2) else _staged(bt, *bsh, np.uint16)
-        run = lambda C: k[(Mp // c["BM"]) * (Np // c["BN"]), c["threads"]](ag, bg, C)  # noqa: E731
+        if which == "tc_sm80_large":
+            run = lambda C: tc_sm80_large.launch(k, ag, bg, C)  # noqa: E731
+        else:
+            run = lambda C: k[(Mp // c["BM"]) * (Np // c["BN"]), c["threads"]](ag, bg, C)  # noqa: E731
     if out is not None:
         o = cuda.as_cuda_array(out) if not isinstance(out, np.ndarray) else out
         if o.shape != (M, N) or np.dtype(o.dtype) != np.float32:

@@ -17,6 +17,8 @@ from .tc_sm80_large import check_c_layout, fragment_address, step_rule
 from .tiles import copy_tv, ldmatrix_tile, operand_tile, raster
 
 u16 = np.uint16
+# fastest on the H100 (benchmarks/gemm/RESULTS.md): two 128x128 CTAs an SM, 4 warps of 64x64 each
+BEST = dict(BM=128, BN=128, WARPS_M=2, WARPS_N=2, min_blocks=2)
 
 
 def make_kernel(BM=128, BN=256, BK=32, WARPS_M=2, WARPS_N=4, a_kmajor=True, b_kmajor=False, group=8,

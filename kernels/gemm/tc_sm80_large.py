@@ -24,6 +24,8 @@ from ..layout_codegen import layout_fn, layout_pyfunc
 from . import _jit, unrolled
 from .tiles import copy_tv, ldmatrix_tile, operand_tile, raster
 
+# fastest on the H100 (benchmarks/gemm/RESULTS.md): two 128x128 CTAs an SM, 4 warps of 64x64 each, 4 stages
+BEST = dict(BM=128, BN=128, WARPS_M=2, WARPS_N=2, STAGES=4, min_blocks=2, dbuf=False)
 u16 = uint16  # a Numba type: the simulator needs one for dynamic shared arrays
 
 
