@@ -12,7 +12,6 @@ mma.m16n8k16) with the changes that let the tensor cores run most of the time:
   * the stages in dynamic shared memory (above 48 KB; kernels.gemm._jit.allow_dynamic_shared).
 """
 
-import numpy as np
 from cutelite import make_mma_atom
 from numba import cuda, uint16
 
