@@ -6,7 +6,7 @@ and the accumulators then live in local memory. So, as `kernels.layout_codegen` 
 write the unrolled code out as source: accumulators and fragments are tuples, every index is a literal,
 and nothing can end up in memory.
 
-    >>> print(mma_tile_source(1, 2, "mma"))
+    >>> print(mma_tile_source(1, 2, "mma"), end="")
     def mma_tile(fa, fb, acc):
         d0 = mma((fa[0], fa[1], fa[2], fa[3]), (fb[0], fb[1]), (acc[0], acc[1], acc[2], acc[3]))
         d1 = mma((fa[0], fa[1], fa[2], fa[3]), (fb[2], fb[3]), (acc[4], acc[5], acc[6], acc[7]))
