@@ -29,7 +29,7 @@ WGMMA_N = (8, 16, 32, 64, 96, 128, 192, 256)   # the N with an intrinsic here (a
 __all__ = ["TARGET", "WGMMA_N", "wgmma_fence", "wgmma_commit", "wgmma_wait", "wgmma_zero", "wgmma_uninit", "wgmma",
            "mbarrier_init", "mbarrier_arrive", "mbarrier_arrive_expect_tx", "mbarrier_try_wait",
            "fence_proxy_async", "fence_mbarrier_init", "tma_load_2d", "tma_prefetch_desc", "setmaxnreg_inc",
-           "setmaxnreg_dec", "stmatrix_x4", "store_acc_f32", "shared_address"]
+           "setmaxnreg_dec", "named_barrier_sync", "named_barrier_arrive", "stmatrix_x4", "store_acc_f32", "shared_address"]
 
 
 def _need_sm90a(name):
@@ -58,6 +58,12 @@ if in_simulator():
         pass
 
     def setmaxnreg_dec(n):
+        pass
+
+    def named_barrier_sync(bar_id, count):
+        pass
+
+    def named_barrier_arrive(bar_id, count):
         pass
 
     def mbarrier_init(bar, idx, count):
@@ -327,6 +333,27 @@ else:
 
     setmaxnreg_inc = _setmaxnreg("setmaxnreg_inc", "inc")
     setmaxnreg_dec = _setmaxnreg("setmaxnreg_dec", "dec")
+
+    def _named_barrier(name, op):
+        """bar.sync / bar.arrive on hardware barrier `bar_id` (1..15; 0 is __syncthreads) that completes
+        once `count` threads (a multiple of 32) have arrived: sync waits for that, arrive does not."""
+        def impl(typingctx, bar_id, count):
+            for v in (bar_id, count):
+                if not isinstance(v, types.IntegerLiteral):
+                    raise TypingError("%s: barrier id and thread count must be literal ints, got %s" % (name, v))
+            i, n = bar_id.literal_value, count.literal_value
+            if not (1 <= i <= 15 and n > 0 and n % 32 == 0):
+                raise TypingError("%s: needs 1 <= id <= 15 and a count multiple of 32, got %d, %d" % (name, i, n))
+            text = "bar.%s %d, %d;" % (op, i, n)
+
+            def codegen(context, builder, sig, args):
+                _asm(builder, ir.VoidType(), [], text, "~{memory}", [])
+                return context.get_dummy_value()
+            return types.void(bar_id, count), codegen
+        return _named(name, impl)
+
+    named_barrier_sync = _named_barrier("named_barrier_sync", "sync")
+    named_barrier_arrive = _named_barrier("named_barrier_arrive", "arrive")
 
     @intrinsic
     def stmatrix_x4(typingctx, arr, idx, r):

@@ -96,6 +96,10 @@ if IN_PROCESS:
         else:
             H.setmaxnreg_inc(232)
         H.stmatrix_x4(s, 8 * (cuda.threadIdx.x % 32), (1, 2, 3, 4))
+        if cuda.threadIdx.x < 128:
+            H.named_barrier_arrive(1, 256)
+        else:
+            H.named_barrier_sync(1, 256)
         out[0] = s[3]
 
     CASES = {
@@ -110,7 +114,8 @@ if IN_PROCESS:
                           "fence.proxy.async.shared::cta", "prefetch.tensormap", "fence.mbarrier_init"]),
         "setmaxnreg+stmatrix": (k_regs_stmatrix, (T.uint16[::1],),
                                 ["setmaxnreg.dec.sync.aligned.u32 40", "setmaxnreg.inc.sync.aligned.u32 232",
-                                 "stmatrix.sync.aligned.m8n8.x4.shared.b16"]),
+                                 "stmatrix.sync.aligned.m8n8.x4.shared.b16", "bar.arrive 1, 256;",
+                                 "bar.sync 1, 256;"]),
     }
 else:
     CASES = {}
@@ -142,11 +147,15 @@ def test_refused_below_sm90a(name):
 @here
 @needs_ptxas
 @pytest.mark.parametrize("cfg", [dict(BN=128), dict(BN=256, regs=(40, 232), group=8),
-                                 dict(BN=256, regs=(40, 232), group=8, persistent=True)])
+                                 dict(BN=256, regs=(40, 232), group=8, persistent=True),
+                                 dict(BN=256, stages=5, regs=(40, 232), group=16, pingpong=True)])
 def test_gemm_assembles_without_serialized_wgmma(cfg):
-    from kernels.hopper_gemm import make_gemm_persistent, make_gemm_ws
+    from kernels.hopper_gemm import make_gemm_persistent, make_gemm_pingpong, make_gemm_ws
     cfg = dict(cfg)
-    make = make_gemm_persistent if cfg.pop("persistent", False) else make_gemm_ws
+    if cfg.pop("pingpong", False):
+        make = make_gemm_pingpong
+    else:
+        make = make_gemm_persistent if cfg.pop("persistent", False) else make_gemm_ws
     kernel, threads, _ = make(**cfg)
     sig = (T.uint64[::1], T.uint64[::1], T.float32[:, ::1]) + (T.int64,) * 5
     ptx = _compile(kernel.py_func, sig)
