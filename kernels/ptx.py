@@ -76,10 +76,14 @@ def _element_ptr(context, builder, arrty, arr, idx, idxty):
 
 
 def _shared_u32(context, builder, arrty, arr, idx, idxty):
-    """The 32-bit shared-window address of arr[idx]: addrspacecast generic -> shared (3), then ptrtoint."""
-    ptr = _element_ptr(context, builder, arrty, arr, idx, idxty)
-    sptr = builder.addrspacecast(ptr, ir.PointerType(context.get_data_type(arrty.dtype), 3))
-    return builder.ptrtoint(sptr, _i32)
+    """The 32-bit shared-window address of arr[idx]: the array's start (addrspacecast generic -> shared
+    (3), then ptrtoint) plus idx * itemsize, added in 32 bits: shared memory is under 4 GB, and 32-bit
+    offsets let LLVM narrow the kernel's index arithmetic (Numba's is 64-bit: twice the registers)."""
+    data = context.make_array(arrty)(context, builder, arr).data
+    sdata = builder.addrspacecast(data, ir.PointerType(context.get_data_type(arrty.dtype), 3))
+    off = builder.trunc(context.cast(builder, idx, idxty, types.intp), _i32)
+    off = builder.mul(off, ir.Constant(_i32, context.get_abi_sizeof(context.get_data_type(arrty.dtype))))
+    return builder.add(builder.ptrtoint(sdata, _i32), off)
 
 
 def _global_u64(context, builder, arrty, arr, idx, idxty):
@@ -174,6 +178,31 @@ ldmatrix_x2_trans = _make_ldmatrix("ldmatrix_x2_trans", 2, True)
 ldmatrix_x4_trans = _make_ldmatrix("ldmatrix_x4_trans", 4, True)
 
 
+
+def _make_ldmatrix_at(name, trans):
+    """ldmatrix.x4 at a 32-bit shared address (from smem_addr) plus a literal byte offset: the [reg+imm]
+    operand, so fragments a constant apart share one address register. `arr` is for the simulator."""
+    def impl(typingctx, arr, addr, imm):
+        if not isinstance(addr, types.Integer) or not isinstance(imm, types.IntegerLiteral):
+            raise TypingError("%s: expected (array, uint32 address, literal byte offset)" % name)
+        text = "ldmatrix.sync.aligned.m8n8.x4%s.shared.b16 {$0,$1,$2,$3}, [$4+%d];" % (
+            ".trans" if trans else "", imm.literal_value)
+        sig = types.UniTuple(types.uint32, 4)(arr, addr, imm)
+
+        def codegen(context, builder, sig, args):
+            check_target("ldmatrix")
+            a = builder.trunc(args[1], _i32) if args[1].type.width > 32 else args[1]
+            out = _asm(builder, ir.LiteralStructType([_i32] * 4), [_i32], text, "=r,=r,=r,=r,r,~{memory}", [a])
+            return context.make_tuple(builder, sig.return_type, _unpack(builder, out, 4))
+
+        return sig, codegen
+
+    return _named(name, impl)
+
+
+ldmatrix_x4_at = _make_ldmatrix_at("ldmatrix_x4_at", False)
+ldmatrix_x4_trans_at = _make_ldmatrix_at("ldmatrix_x4_trans_at", True)
+
 # ---- cp.async --------------------------------------------------------------------------------------------
 def _make_cp_async(name, cache, nbytes):
     text = "cp.async.%s.shared.global [$0], [$1], %d;" % (cache, nbytes)
@@ -193,6 +222,24 @@ def _make_cp_async(name, cache, nbytes):
         return sig, codegen
 
     return _named(name, impl)
+
+
+@intrinsic
+def cp_async_cg_16_at(typingctx, dst, addr, src, src_idx):
+    """cp.async.cg 16 bytes to the 32-bit shared address `addr` (from smem_addr; `dst` is for the
+    simulator) from src[src_idx]."""
+    _check_array("cp_async_cg_16_at", src, src_idx)
+    sig = types.void(dst, addr, src, src_idx)
+
+    def codegen(context, builder, sig, args):
+        check_target("cp.async")
+        d = builder.trunc(args[1], _i32) if args[1].type.width > 32 else args[1]
+        g = _global_u64(context, builder, sig.args[2], args[2], args[3], sig.args[3])
+        _asm(builder, ir.VoidType(), [_i32, _i64], "cp.async.cg.shared.global [$0], [$1], 16;", "r,l,~{memory}",
+             [d, g])
+        return context.get_dummy_value()
+
+    return sig, codegen
 
 
 cp_async_ca_4 = _make_cp_async("cp_async_ca_4", "ca", 4)

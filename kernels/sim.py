@@ -272,6 +272,16 @@ ldmatrix_x2_trans = _make_ldmatrix("ldmatrix_x2_trans", 2, True)
 ldmatrix_x4_trans = _make_ldmatrix("ldmatrix_x4_trans", 4, True)
 
 
+
+def ldmatrix_x4_at(arr, addr, imm):
+    """Simulator twin: addr is smem_addr's byte offset from arr's start, imm a byte offset."""
+    return ldmatrix_x4(arr, (int(addr) + imm) // _ndarray(arr).dtype.itemsize)
+
+
+def ldmatrix_x4_trans_at(arr, addr, imm):
+    """Simulator twin: addr is smem_addr's byte offset from arr's start, imm a byte offset."""
+    return ldmatrix_x4_trans(arr, (int(addr) + imm) // _ndarray(arr).dtype.itemsize)
+
 # ---- cp.async: the copy happens at once, so commit and wait have nothing left to do ---------------------
 def _make_cp_async(name, nbytes):
     def twin(dst, dst_idx, src, src_idx):
@@ -287,6 +297,11 @@ cp_async_ca_8 = _make_cp_async("cp_async_ca_8", 8)
 cp_async_ca_16 = _make_cp_async("cp_async_ca_16", 16)
 cp_async_cg_16 = _make_cp_async("cp_async_cg_16", 16)
 
+
+
+def cp_async_cg_16_at(dst, addr, src, src_idx):
+    """Simulator twin: addr is smem_addr's byte offset from dst's start."""
+    cp_async_cg_16(dst, int(addr) // _ndarray(dst).dtype.itemsize, src, src_idx)
 
 def cp_async_commit():
     """Simulator twin of cp.async.commit_group: nothing is in flight."""

@@ -28,7 +28,7 @@ if IN_PROCESS:
         from numba.core import types as T
 
     from kernels.capability import CapabilityError
-    from kernels.gemm import tc_sm75, tc_sm75_large, tc_sm80, tc_sm80_large
+    from kernels.gemm import tc_sm75, tc_sm75_large, tc_sm80, tc_sm80_large, tc_sm80_lean
     from test_kernels_ptx import PTXAS, ptxas, toolchain  # noqa: F401  (the fixture)
 
     SIG = (T.uint16[:, ::1], T.uint16[:, ::1], T.float32[:, ::1])
@@ -43,7 +43,7 @@ if IN_PROCESS:
 else:
     PTXAS = None
 
-needs_ptxas = pytest.mark.skipif(PTXAS is None, reason="ptxas not found")
+needs_ptxas = pytest.mark.skipif(IN_PROCESS and PTXAS is None, reason="ptxas not found")
 
 
 @here
@@ -91,5 +91,19 @@ def test_tc_sm80_large_needs_sm80(toolchain):  # noqa: F811
     assert isinstance(info.value, CapabilityError) or "needs sm_80" in str(info.value)
     ptx = compile_ptx(k, (8, 0))
     assert "cp.async.cg.shared.global" in ptx and "m16n8k16" in ptx and "ld.local" not in ptx
+    rc, err = ptxas(ptx, "sm_80")
+    assert rc == 0, err
+
+
+@here
+@needs_ptxas
+def test_tc_sm80_lean_needs_sm80_and_uses_immediate_offsets(toolchain):  # noqa: F811
+    k = tc_sm80_lean.make_kernel(**tc_sm80_lean.BEST)
+    with pytest.raises(Exception) as info:
+        compile_ptx(k, (7, 5))
+    assert isinstance(info.value, CapabilityError) or "needs sm_80" in str(info.value)
+    ptx = compile_ptx(k, (8, 0))
+    assert "cp.async.cg.shared.global" in ptx and "m16n8k16" in ptx and "ld.local" not in ptx
+    assert "+1024];" in ptx          # fragments a constant apart: one register, [reg + imm]
     rc, err = ptxas(ptx, "sm_80")
     assert rc == 0, err

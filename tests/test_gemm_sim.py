@@ -21,7 +21,7 @@ def test_gemm_simulator_suite_in_subprocess():
 if IN_PROCESS:
     from kernels import gemm
     from kernels.capability import CapabilityError
-    from kernels.gemm import matmul, tc_sm75, tc_sm75_large, tc_sm80, tc_sm80_large
+    from kernels.gemm import matmul, tc_sm75, tc_sm75_large, tc_sm80, tc_sm80_large, tc_sm80_lean
     SIMT = [r.name for r in gemm.LADDER if r.dtype == "f32"]
 else:
     SIMT = []
@@ -64,7 +64,7 @@ def test_tensor_core_kernel_matches_numpy(module, a_kmajor, b_kmajor):
 
 
 @here
-@pytest.mark.parametrize("module", ["sm80_large", "sm75_large"])
+@pytest.mark.parametrize("module", ["sm80_large", "sm80_lean", "sm75_large"])
 @pytest.mark.parametrize("a_kmajor,b_kmajor", [(True, False), (False, True)])
 def test_large_tensor_core_kernel_matches_numpy(module, a_kmajor, b_kmajor):
     """The 64x64-warp-tile rungs at a simulator size (32x32 warp tiles: same code paths)."""
@@ -74,11 +74,14 @@ def test_large_tensor_core_kernel_matches_numpy(module, a_kmajor, b_kmajor):
     A, B = rng.standard_normal((M, K)).astype(np.float16), rng.standard_normal((K, N)).astype(np.float16)
     Ag = (A if a_kmajor else np.ascontiguousarray(A.T)).view(np.uint16)
     Bg = (np.ascontiguousarray(B.T) if b_kmajor else B).view(np.uint16)
-    variants = ([dict(STAGES=3), dict(STAGES=2, dbuf=False), dict(STAGES=4)] if module == "sm80_large" else [{}])
+    variants = ([dict(STAGES=3), dict(STAGES=2, dbuf=False), dict(STAGES=4)] if module == "sm80_large" else
+                [dict(STAGES=3), dict(STAGES=2)] if module == "sm80_lean" else [{}])
     for cfg in variants:
         C = np.full((M, N), np.nan, np.float32)
         if module == "sm80_large":
             tc_sm80_large.launch(tc_sm80_large.make_kernel(**small, **cfg), Ag, Bg, C)
+        elif module == "sm80_lean":
+            tc_sm80_large.launch(tc_sm80_lean.make_kernel(**small, **cfg), Ag, Bg, C)
         else:
             tc_sm75_large.make_kernel(**small)[(M // 64) * (N // 64), 128](Ag, Bg, C)
         _check(C, A, B, 1e-5)

@@ -19,13 +19,17 @@ import torch  # noqa: E402
 from numba import cuda  # noqa: E402
 
 from kernels import gemm  # noqa: E402
-from kernels.gemm import ceiling, tc_sm75, tc_sm75_large, tc_sm80, tc_sm80_large  # noqa: E402,F401
+from kernels.gemm import ceiling, tc_sm75, tc_sm75_large, tc_sm80, tc_sm80_large, tc_sm80_lean  # noqa: E402,F401
 
 torch.backends.cuda.matmul.allow_tf32 = False
 
 
 def L(**cfg):
     return gemm._tc_large(tc_sm80_large, "L" + str(cfg), (), **cfg)
+
+
+def N(**cfg):
+    return gemm._tc_large(tc_sm80_lean, "N" + str(cfg), (), **cfg)
 
 
 def S(**cfg):
@@ -70,7 +74,7 @@ def main():
             out = cuda.device_array(132 * 8 * 256, np.float32)
             ms = timed(lambda: k[132 * 8, 256](out, 4096), 10)
             rows.append(("mma.sync ceiling " + shape, ceiling.flops(k, 132 * 8, 256, 4096) / ms / 1e9, 0.0, ""))
-    env = dict(gemm.__dict__, L=L, S=S, gemm=gemm)
+    env = dict(gemm.__dict__, L=L, N=N, S=S, gemm=gemm)
     for i, v in enumerate(a.variants):
         r = eval(v, env)
         A, B = (A32, B32) if r.dtype == "f32" else (A16, B16)

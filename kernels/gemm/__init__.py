@@ -17,7 +17,8 @@ from numba import cuda
 from ..capability import supports
 from .matmul import matmul  # noqa: F401
 from . import (simt_blocking1d, simt_blocking2d, simt_coalesced, simt_naive, simt_smem, simt_vectorized,
-               simt_unrolled, simt_warptile, tc_sm75, tc_sm75_large, tc_sm80, tc_sm80_large)
+               simt_unrolled, simt_warptile, tc_sm75, tc_sm75_large, tc_sm80, tc_sm80_large,
+               tc_sm80_lean)
 
 
 @dataclass
@@ -101,4 +102,6 @@ EXPLORE = [
     _tc_large(tc_sm80_large, "tc sm80 large 256x128 4st", SM80, BM=256, BN=128, WARPS_M=4, WARPS_N=2, STAGES=4),
     _tc_large(tc_sm80_large, "tc sm80 large BK64 4st", SM80, BK=64, STAGES=4, dbuf=False),
     _tc(tc_sm75_large, "tc sm75 large 128x256x32", SM75),
+    _tc_large(tc_sm80_lean, "tc sm80 lean 128x128 4st 3blk", SM80, **tc_sm80_lean.BEST),
+    _tc_large(tc_sm80_lean, "tc sm80 lean 128x128 3st 3blk", SM80, **dict(tc_sm80_lean.BEST, STAGES=3)),
 ]

@@ -131,3 +131,53 @@ def outer_products_source(BK, a_row, b_row, a_gap, b_gap):
 
 def outer_products(ld, BK, a_row, b_row, a_gap, b_gap):
     return _compile(outer_products_source(BK, a_row, b_row, a_gap, b_gap), "steps", {"ld_a": ld, "ld_b": ld})
+
+
+def ktile_streamed_source(MT, NT, a_at, b_at):
+    """ktile(arr, pa, pb, acc): the mma of one k-tile, k-step by k-step: A's MT fragments (ldmatrix.x4),
+    then B in pairs of n-tiles, each pair's ldmatrix.x4 followed by its 2 MT mma (B is never held whole:
+    4 registers at a time). a_at[s][i] = (c, imm): fragment i of k-step s is at address pa[c] + imm
+    bytes; b_at[s][j] likewise for the pair j (n-tiles 2j, 2j + 1) from pb. acc as in mma_tile."""
+    lines = ["def ktile(arr, pa, pb, acc):"]
+    cur = ["acc[%d]" % i for i in range(4 * MT * NT)]
+    d = 0
+    for s, (arow, brow) in enumerate(zip(a_at, b_at)):
+        for i, (c, imm) in enumerate(arow):
+            lines.append("    a%d_%d = ld_a(arr, pa[%d], %d)" % (s, i, c, imm))
+        for j, (c, imm) in enumerate(brow):
+            lines.append("    b%d_%d = ld_b(arr, pb[%d], %d)" % (s, j, c, imm))
+            for mt in range(MT):
+                for h in ((0, 1) if mt % 2 == 0 else (1, 0)):        # serpentine
+                    o = 4 * (NT * mt + 2 * j + h)
+                    a = _tuple(["a%d_%d[%d]" % (s, mt, q) for q in range(4)])
+                    b = _tuple(["b%d_%d[%d]" % (s, j, 2 * h + q) for q in range(2)])
+                    lines.append("    d%d = mma(%s, %s, %s)" % (d, a, b, _tuple(cur[o:o + 4])))
+                    cur[o:o + 4] = ["d%d[%d]" % (d, q) for q in range(4)]
+                    d += 1
+    lines.append("    return " + _tuple(cur))
+    return "\n".join(lines) + "\n"
+
+
+def ktile_streamed(mma, ld_a, ld_b, MT, NT, a_at, b_at):
+    return _compile(ktile_streamed_source(MT, NT, a_at, b_at), "ktile", {"mma": mma, "ld_a": ld_a, "ld_b": ld_b})
+
+
+def offsets_source(n):
+    """offsets(base, rel): (uint32(base + rel[0]), ..., uint32(base + rel[n - 1])): 32-bit addresses."""
+    return "def offsets(base, rel):\n    return %s\n" % _tuple(["uint32(base + rel[%d])" % i for i in range(n)])
+
+
+def offsets(n):
+    import numpy as np
+    return _compile(offsets_source(n), "offsets", {"uint32": np.uint32})
+
+
+def at_each_source(points, scale):
+    """at_each(lane, w): (uint32(scale * f(i, s, lane, w)) for (i, s) in points): byte offsets."""
+    return "def at_each(lane, w):\n    return %s\n" % _tuple(
+        ["uint32(%d * f(%d, %d, lane, w))" % (scale, i, s) for i, s in points])
+
+
+def at_each(f, points, scale=2):
+    import numpy as np
+    return _compile(at_each_source(points, scale), "at_each", {"uint32": np.uint32, "f": f})
