@@ -44,7 +44,7 @@ if IN_PROCESS:
 else:
     PTXAS = None
 
-needs_ptxas = pytest.mark.skipif(PTXAS is None, reason="ptxas not found")
+needs_ptxas = pytest.mark.skipif(IN_PROCESS and PTXAS is None, reason="ptxas not found")
 
 
 @here
