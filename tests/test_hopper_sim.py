@@ -30,6 +30,8 @@ def test_sim_noops_and_refusals():
         while H.mbarrier_try_wait(bars, 0, 0) == 0:
             pass
         H.fence_proxy_async()
+        H.named_barrier_arrive(1, 256)
+        H.named_barrier_sync(2, 256)
         acc = H.wgmma_wait(H.wgmma_fence(H.wgmma_zero(16)), 0)
         H.wgmma_commit()
         out[cuda.threadIdx.x] = len(acc) + acc[0]
