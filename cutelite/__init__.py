@@ -32,7 +32,7 @@ from .tiled import (
     tile_shape, tile_size, thr_size, partition_shape_A, partition_shape_B, partition_shape_C,
 )
 from .bank_conflicts import (
-    bank_of, wavefronts, ldmatrix_wavefronts, analyse, analyse_ldmatrix, swizzle_for, draw_banks, bank_widget,
+    bank_of, wavefronts, ldmatrix_wavefronts, analyse, analyse_ldmatrix, swizzle_for,
 )
 
 __all__ = [name for name in dir() if not name.startswith("__") and name not in

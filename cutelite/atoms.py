@@ -22,7 +22,7 @@ from .layout import Layout, size
 
 __all__ = ["MMA_Atom", "MMA_ATOMS", "make_mma_atom", "print_atom", "tile_shape", "fragment_of", "owner_of",
            "gather_fragments", "scatter_fragments", "mma_reference", "quadpair_lanes",
-           "fragment_grids", "fragment_html", "fragment_widget"]
+           "fragment_grids"]
 
 
 @dataclass(frozen=True)
@@ -375,56 +375,3 @@ def fragment_grids(atom, lane=None, element=None):
                 mask[element[1], element[2]] = True
         out[op] = (labels, mask)
     return out
-
-
-def fragment_html(atom, lane=None, element=None):
-    """An HTML picture of fragment_grids: three tables, highlighted cells in colour."""
-    parts = []
-    for op, (labels, mask) in fragment_grids(atom, lane, element).items():
-        name = {"A": "A (M x K)", "B": "B (K x N)", "C": "C/D (M x N)"}[op]
-        rows = []
-        for r in range(labels.shape[0]):
-            cells = "".join(
-                f'<td style="border:1px solid #ccc;padding:1px 3px;font-size:9px;'
-                f'background:{"#f4a261" if mask[r, c] else "#fff"}">{labels[r, c]}</td>'
-                for c in range(labels.shape[1]))
-            rows.append(f"<tr>{cells}</tr>")
-        parts.append(f'<div style="display:inline-block;vertical-align:top;margin-right:12px">'
-                     f'<b>{name}</b><table style="border-collapse:collapse">{"".join(rows)}</table></div>')
-    return "".join(parts)
-
-
-def fragment_widget(atom):
-    """Core-ipywidgets explorer: pick a lane to see the A, B, C elements it holds (register v is shown as
-    T{lane}.{v}); or pick an operand element to see its owner (lane, register)."""
-    import ipywidgets as W
-    from .teach.live import announce, explorer_spec
-    announce(explorer_spec("fragments", ("atom", "atom", atom.name, list(MMA_ATOMS)),
-                           ("mode", "mode", "by lane", ["by lane", "by element"]), ("lane", "lane", "0", None),
-                           ("operand", "element of", "A", ["A", "B", "C"]), ("row", "row", "0", None),
-                           ("col", "col", "0", None)))
-
-    lane = W.IntSlider(value=0, min=0, max=31, description="lane")
-    op = W.Dropdown(options=["A", "B", "C"], value="A", description="element of")
-    row = W.BoundedIntText(value=0, min=0, max=63, description="row")
-    col = W.BoundedIntText(value=0, min=0, max=63, description="col")
-    mode = W.ToggleButtons(options=["by lane", "by element"], value="by lane")
-    text, picture = W.HTML(), W.HTML()
-
-    def redraw(_=None):
-        if mode.value == "by lane":
-            held = {o: fragment_of(atom, o, lane.value) for o in _OPERANDS}
-            text.value = "<br>".join(f"lane {lane.value} holds {o}: " +
-                                     ", ".join(f"v{v}={rc}" for v, rc in held[o]) for o in _OPERANDS)
-            picture.value = fragment_html(atom, lane=lane.value)
-        else:
-            rows_, cols_ = tile_shape(atom, op.value)
-            r, c = min(row.value, rows_ - 1), min(col.value, cols_ - 1)
-            ln, v = owner_of(atom, op.value, r, c)
-            text.value = f"{op.value}({r}, {c}) is held by lane {ln}, register v{v}"
-            picture.value = fragment_html(atom, element=(op.value, r, c))
-
-    for w in (lane, op, row, col, mode):
-        w.observe(redraw, names="value")
-    redraw()
-    return W.VBox([mode, W.HBox([lane]), W.HBox([op, row, col]), text, picture])

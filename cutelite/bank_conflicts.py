@@ -36,8 +36,7 @@ from .int_tuple import idx2crd
 
 __all__ = ["NUM_BANKS", "BANK_BYTES", "bank_of", "lanes_per_phase", "BankReport",
            "wavefronts", "ldmatrix_wavefronts", "byte_addresses", "analyse", "analyse_ldmatrix",
-           "bank_grid", "lane_coords", "swizzle_for",
-           "draw_banks", "bank_widget", "widget_redraw"]
+           "bank_grid", "lane_coords", "swizzle_for"]
 
 NUM_BANKS = 32
 BANK_BYTES = 4
@@ -238,104 +237,3 @@ def swizzle_for(row_elems, elem_bytes, vector_bytes=16):
     B = _log2(max(min(row_bytes, 128) // vector_bytes, 1), "row bytes / vector bytes")
     S = _log2(max(row_bytes, 128) // vector_bytes, "row bytes / vector bytes")
     return Swizzle(B, M, S)
-
-
-# ---- pictures and the widget (matplotlib and ipywidgets are imported only here) -----------------------
-def draw_banks(layout, elem_bytes=4, access=None, ax=None, title=None, numbers=True):
-    """Draw a rank-2 layout as a grid of cells coloured by bank; outline the cells `access` touches
-    (lane numbers written in them). Returns the matplotlib Axes."""
-    import matplotlib.pyplot as plt
-    import numpy as np
-    grid = np.array(bank_grid(layout, elem_bytes))
-    rows, cols = grid.shape
-    if ax is None:
-        _, ax = plt.subplots(figsize=(min(0.32 * cols + 1, 11), min(0.32 * rows + 1, 9)))
-    ax.imshow(grid, cmap="hsv", vmin=0, vmax=NUM_BANKS, alpha=0.55, aspect="equal", interpolation="nearest")
-    if numbers and rows * cols <= 1024:
-        for m in range(rows):
-            for n in range(cols):
-                ax.text(n, m, str(grid[m, n]), ha="center", va="center", fontsize=5 if cols > 16 else 7)
-    xs, ys = [], []                       # all outlines as one polyline (NaN-separated): fast to draw
-    for a in access or []:
-        for c in (a if isinstance(a, list) else [a] if a is not None else []):
-            x, y = c[1] - 0.5, c[0] - 0.5
-            xs += [x, x + 1, x + 1, x, x, np.nan]
-            ys += [y, y, y + 1, y + 1, y, np.nan]
-    if xs:
-        ax.plot(xs, ys, color="black", lw=1.4)
-    ax.set_xticks([]), ax.set_yticks([])
-    ax.set_title(title or f"{layout}: bank of each element ({elem_bytes}-byte elements)", fontsize=9)
-    return ax
-
-
-_TILES = {"32x32 float (4 B)": (32, 32, 4), "8x64 half (2 B)": (8, 64, 2), "16x16 float (4 B)": (16, 16, 4)}
-_PATTERNS = ("column, 32-bit", "row, 32-bit", "column, 128-bit", "ldmatrix.x4 (8 rows x 4 chunks)")
-
-
-def _widget_case(tile, pattern, B, M, S):
-    from .layout import Layout, composition
-    from .swizzle import Swizzle
-    rows, cols, eb = _TILES[tile]
-    layout = Layout((rows, cols), (cols, 1))
-    if B > 0:
-        layout = composition(Swizzle(B, M, S), layout)
-    if pattern == "column, 32-bit":
-        access = [(i % rows, i // rows) for i in range(32)]
-        rep = analyse(layout, access, eb)
-    elif pattern == "row, 32-bit":
-        access = [(i // cols, i % cols) for i in range(32)]
-        rep = analyse(layout, access, eb)
-    else:
-        per = 16 // eb
-        if pattern == "column, 128-bit":
-            access = [[(i % rows, (i // rows) * per + k) for k in range(per)] for i in range(32)]
-            access = [a if a[-1][1] < cols else None for a in access]
-            rep = analyse(layout, access, eb)
-        else:  # ldmatrix.x4: matrix j = rows 0..7, 16-byte chunk j
-            access = [[(i % 8 % rows, (i // 8) * per + k) for k in range(per)] for i in range(32)]
-            rep = ldmatrix_wavefronts(byte_addresses(layout, access, eb)[0])
-    return layout, eb, access, rep
-
-
-def widget_redraw(tile, pattern, B, M, S, ax=None):
-    """Draw one state of the widget; returns (text, report). Timed in the tests (< 100 ms)."""
-    try:
-        layout, eb, access, rep = _widget_case(tile, pattern, B, M, S)
-    except ValueError as e:  # |S| < B, or a vector split by the swizzle
-        if ax is not None:
-            ax.clear(), ax.set_axis_off(), ax.text(0, 0.5, str(e), wrap=True, fontsize=9)
-        return str(e), None
-    text = f"{layout}\n{pattern}: {rep}"
-    if ax is not None:
-        ax.clear()
-        draw_banks(layout, eb, access, ax=ax, numbers=False, title=text)
-    return text, rep
-
-
-def bank_widget():
-    """Sliders for B, M, S (B = 0: no swizzle), a tile and an access pattern; redraws the bank picture."""
-    import ipywidgets as w
-    import matplotlib.pyplot as plt
-    from IPython.display import display
-    from .teach.live import announce, explorer_spec
-    announce(explorer_spec("banks", ("tile", "tile", list(_TILES)[0], list(_TILES)),
-                           ("pattern", "access", _PATTERNS[0], list(_PATTERNS)),
-                           ("B", "B", "0", None), ("M", "M", "0", None), ("S", "S", "5", None)))
-    tile = w.Dropdown(options=list(_TILES), description="tile")
-    pattern = w.Dropdown(options=list(_PATTERNS), description="access")
-    B, M, S = (w.IntSlider(value=v, min=lo, max=hi, description=n)
-               for n, v, lo, hi in (("B", 0, 0, 5), ("M", 0, 0, 4), ("S", 5, -6, 6)))
-    out = w.Output()
-
-    def redraw(*_):
-        with out:
-            out.clear_output(wait=True)
-            fig, ax = plt.subplots(figsize=(9, 4.5))
-            widget_redraw(tile.value, pattern.value, B.value, M.value, S.value, ax=ax)
-            plt.show()
-    for c in (tile, pattern, B, M, S):
-        c.observe(redraw, names="value")
-    redraw()
-    box = w.VBox([w.HBox([tile, pattern]), w.HBox([B, M, S]), out])
-    display(box)
-    return box

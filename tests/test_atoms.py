@@ -8,7 +8,8 @@ import time
 import numpy as np
 import pytest
 
-from cutelite.atoms import (MMA_ATOMS, fragment_grids, fragment_html, fragment_of, gather_fragments,
+from cutelite.teach.widgets import fragment_html
+from cutelite.atoms import (MMA_ATOMS, fragment_grids, fragment_of, gather_fragments,
                             make_mma_atom, mma_reference, owner_of, print_atom, quadpair_lanes,
                             scatter_fragments)
 

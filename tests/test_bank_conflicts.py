@@ -8,8 +8,8 @@ import pytest
 
 from cutelite import Layout, Swizzle, composition
 from cutelite.bank_conflicts import (analyse, analyse_ldmatrix, bank_of, bank_grid, byte_addresses,
-                                     lane_coords, lanes_per_phase, ldmatrix_wavefronts, wavefronts,
-                                     widget_redraw)
+                                     lane_coords, lanes_per_phase, ldmatrix_wavefronts, wavefronts)
+from cutelite.teach.widgets import widget_redraw
 
 
 def numpy_wavefronts(addrs, width, lanes_per_phase):

@@ -12,16 +12,16 @@ Input errors never raise: cutelite's error text ("ValueError: composition: ...")
 """
 
 from ..atoms import _copy_of, _copy_shift, fragment_of, make_mma_atom, owner_of, tile_shape
-from ..bank_conflicts import _widget_case
+from ..bank_conflicts import analyse, byte_addresses, ldmatrix_wavefronts
 from ..explain import OPS, UNARY, explain, operand_text
 from ..int_tuple import fmt
-from ..layout import Layout, LayoutLeft, LayoutRight, cosize, make_layout, rank, size
+from ..layout import Layout, LayoutLeft, LayoutRight, composition, cosize, make_layout, rank, size
 from ..parse import parse_operand
 from ..printing import format_layout
-from ..swizzle import ComposedLayout
+from ..swizzle import ComposedLayout, Swizzle
 
 __all__ = ["describe_layout", "layout_result", "algebra_result", "bank_result", "fragment_result",
-           "tiled_mma_result", "drawable", "OPS"]
+           "tiled_mma_result", "drawable", "OPS", "bank_case", "BANK_TILES", "BANK_PATTERNS"]
 
 ERRORS = (ValueError, TypeError, IndexError, KeyError, ZeroDivisionError)
 
@@ -84,7 +84,7 @@ def algebra_result(op, a, b=""):
 def bank_result(tile, pattern, B, M, S):
     """(text, (layout, elem_bytes, access) or None) for the swizzle/bank explorer (B = 0: no swizzle)."""
     try:
-        layout, eb, access, rep = _widget_case(tile, pattern, int(B), int(M), int(S))
+        layout, eb, access, rep = bank_case(tile, pattern, int(B), int(M), int(S))
     except ERRORS as e:  # |S| < B, or a vector the swizzle splits
         return _error(e), None
     return f"{layout}\n{pattern}: {rep}", (layout, eb, access)
@@ -159,3 +159,31 @@ def tiled_mma_result(atom_name, thr_layout="(2,2,1)", perm="(32,32,16)", thread=
             + f"\nthread {t}: (V,M,N,K) coordinate {fmt(thr_mma.thr_vmnk)} (outlined)\n"
             + "".join(f"  partition_{op} of a {tile} tile {modes}: {lay}\n" for op, modes, lay, tile in parts))
     return text, (tiled, t)
+
+
+BANK_TILES = {"32x32 float (4 B)": (32, 32, 4), "8x64 half (2 B)": (8, 64, 2), "16x16 float (4 B)": (16, 16, 4)}
+BANK_PATTERNS = ("column, 32-bit", "row, 32-bit", "column, 128-bit", "ldmatrix.x4 (8 rows x 4 chunks)")
+
+
+def bank_case(tile, pattern, B, M, S):
+    """The bank explorer's case: (layout, element bytes, the warp's accesses, the BankReport)."""
+    rows, cols, eb = BANK_TILES[tile]
+    layout = Layout((rows, cols), (cols, 1))
+    if B > 0:
+        layout = composition(Swizzle(B, M, S), layout)
+    if pattern == "column, 32-bit":
+        access = [(i % rows, i // rows) for i in range(32)]
+        rep = analyse(layout, access, eb)
+    elif pattern == "row, 32-bit":
+        access = [(i // cols, i % cols) for i in range(32)]
+        rep = analyse(layout, access, eb)
+    else:
+        per = 16 // eb
+        if pattern == "column, 128-bit":
+            access = [[(i % rows, (i // rows) * per + k) for k in range(per)] for i in range(32)]
+            access = [a if a[-1][1] < cols else None for a in access]
+            rep = analyse(layout, access, eb)
+        else:  # ldmatrix.x4: matrix j = rows 0..7, 16-byte chunk j
+            access = [[(i % 8 % rows, (i // 8) * per + k) for k in range(per)] for i in range(32)]
+            rep = ldmatrix_wavefronts(byte_addresses(layout, access, eb)[0])
+    return layout, eb, access, rep

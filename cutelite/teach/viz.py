@@ -7,6 +7,7 @@
     draw_pipeline(run)                  a timeline of a simulated producer/consumer pipeline (cutelite.pipeline)
     draw_tiled_mma(mma)                 print_latex's picture of a TiledMMA: A left of C, B above C
     draw_tiled_copy(copy)               print_latex's picture of a TiledCopy: source and destination
+    draw_banks(L, elem_bytes, access)   the shared-memory bank of each element, a warp's accesses outlined
 
 Each function draws into `ax` (a new figure when None) and returns the axes. Grids read like
 print_layout: row m downwards, column n across, (0, 0) top left.
@@ -17,9 +18,10 @@ import numpy as np
 from ..explain import operand_text
 from ..layout import make_layout, rank, size, zipped_divide, logical_product, blocked_product
 from ..layout import raked_product
+from ..bank_conflicts import NUM_BANKS, bank_grid
 
 __all__ = ["layout_grid", "draw_layout", "draw_tv_layout", "draw_tiles", "segments_of", "draw_warp_access",
-           "draw_pipeline", "draw_owners", "draw_tiled_mma", "draw_tiled_copy", "layout_png"]
+           "draw_pipeline", "draw_owners", "draw_tiled_mma", "draw_tiled_copy", "draw_banks", "layout_png"]
 
 MAX_LABELS = 16 * 16  # more cells than this: colours only (and text is slow to draw: ~0.5 ms a label)
 
@@ -337,3 +339,29 @@ def layout_png(layout, cell=14, cmap="viridis"):
     buf = io.BytesIO()
     Image.fromarray(big).save(buf, format="PNG")
     return buf.getvalue()
+
+
+def draw_banks(layout, elem_bytes=4, access=None, ax=None, title=None, numbers=True):
+    """Draw a rank-2 layout as a grid of cells coloured by bank; outline the cells `access` touches
+    (lane numbers written in them). Returns the matplotlib Axes."""
+    _, plt = _plt()
+    grid = np.array(bank_grid(layout, elem_bytes))
+    rows, cols = grid.shape
+    if ax is None:
+        _, ax = plt.subplots(figsize=(min(0.32 * cols + 1, 11), min(0.32 * rows + 1, 9)))
+    ax.imshow(grid, cmap="hsv", vmin=0, vmax=NUM_BANKS, alpha=0.55, aspect="equal", interpolation="nearest")
+    if numbers and rows * cols <= 1024:
+        for m in range(rows):
+            for n in range(cols):
+                ax.text(n, m, str(grid[m, n]), ha="center", va="center", fontsize=5 if cols > 16 else 7)
+    xs, ys = [], []                       # all outlines as one polyline (NaN-separated): fast to draw
+    for a in access or []:
+        for c in (a if isinstance(a, list) else [a] if a is not None else []):
+            x, y = c[1] - 0.5, c[0] - 0.5
+            xs += [x, x + 1, x + 1, x, x, np.nan]
+            ys += [y, y, y + 1, y + 1, y, np.nan]
+    if xs:
+        ax.plot(xs, ys, color="black", lw=1.4)
+    ax.set_xticks([]), ax.set_yticks([])
+    ax.set_title(title or f"{layout}: bank of each element ({elem_bytes}-byte elements)", fontsize=9)
+    return ax

@@ -14,15 +14,17 @@ Operands are read by cutelite.parse.parse_operand (ast.literal_eval or a small p
 import html
 import time
 
+from ..atoms import MMA_ATOMS, fragment_grids, fragment_of, owner_of, tile_shape
 from ..explain import OPS
 from ..layout import Layout, rank
-from .explorers import algebra_result, describe_layout, layout_result, make_layout_from_text
+from .explorers import (BANK_PATTERNS, BANK_TILES, algebra_result, bank_case, describe_layout, layout_result,
+                        make_layout_from_text)
 from .live import announce, explorer_spec
-from .viz import layout_png
+from .viz import draw_banks, layout_png
 
 __all__ = ["layout_explorer", "algebra_explorer", "tiled_mma_explorer", "LayoutExplorer", "AlgebraExplorer",
-           "TiledMMAExplorer",
-           "describe_layout"]
+           "TiledMMAExplorer", "describe_layout", "bank_widget", "widget_redraw", "fragment_widget",
+           "fragment_html"]
 
 
 def _picture(layout):
@@ -149,3 +151,100 @@ def tiled_mma_explorer(atom="SM80_16x8x16_F16F16F16F16_TN", thr="(2,2,1)", perm=
     announce(explorer_spec("tiled_mma", ("atom", "atom", atom, list(MMA_ATOMS)), ("thr", "atom layout", thr, None),
                            ("perm", "permutation", perm, None), ("thread", "thread", thread, None)))
     return TiledMMAExplorer(atom, thr, perm, thread).widget
+
+
+# ---- chapter 4: shared-memory banks under a swizzle ----------------------------------------------------
+def widget_redraw(tile, pattern, B, M, S, ax=None):
+    """Draw one state of the widget; returns (text, report). Timed in the tests (< 100 ms)."""
+    try:
+        layout, eb, access, rep = bank_case(tile, pattern, B, M, S)
+    except ValueError as e:  # |S| < B, or a vector split by the swizzle
+        if ax is not None:
+            ax.clear(), ax.set_axis_off(), ax.text(0, 0.5, str(e), wrap=True, fontsize=9)
+        return str(e), None
+    text = f"{layout}\n{pattern}: {rep}"
+    if ax is not None:
+        ax.clear()
+        draw_banks(layout, eb, access, ax=ax, numbers=False, title=text)
+    return text, rep
+
+
+def bank_widget():
+    """Sliders for B, M, S (B = 0: no swizzle), a tile and an access pattern; redraws the bank picture."""
+    import ipywidgets as w
+    import matplotlib.pyplot as plt
+    from IPython.display import display
+    announce(explorer_spec("banks", ("tile", "tile", list(BANK_TILES)[0], list(BANK_TILES)),
+                           ("pattern", "access", BANK_PATTERNS[0], list(BANK_PATTERNS)),
+                           ("B", "B", "0", None), ("M", "M", "0", None), ("S", "S", "5", None)))
+    tile = w.Dropdown(options=list(BANK_TILES), description="tile")
+    pattern = w.Dropdown(options=list(BANK_PATTERNS), description="access")
+    B, M, S = (w.IntSlider(value=v, min=lo, max=hi, description=n)
+               for n, v, lo, hi in (("B", 0, 0, 5), ("M", 0, 0, 4), ("S", 5, -6, 6)))
+    out = w.Output()
+
+    def redraw(*_):
+        with out:
+            out.clear_output(wait=True)
+            fig, ax = plt.subplots(figsize=(9, 4.5))
+            widget_redraw(tile.value, pattern.value, B.value, M.value, S.value, ax=ax)
+            plt.show()
+    for c in (tile, pattern, B, M, S):
+        c.observe(redraw, names="value")
+    redraw()
+    box = w.VBox([w.HBox([tile, pattern]), w.HBox([B, M, S]), out])
+    display(box)
+    return box
+
+
+# ---- chapter 5: which lane holds which fragment element ----------------------------------------------------
+def fragment_html(atom, lane=None, element=None):
+    """An HTML picture of fragment_grids: three tables, highlighted cells in colour."""
+    parts = []
+    for op, (labels, mask) in fragment_grids(atom, lane, element).items():
+        name = {"A": "A (M x K)", "B": "B (K x N)", "C": "C/D (M x N)"}[op]
+        rows = []
+        for r in range(labels.shape[0]):
+            cells = "".join(
+                f'<td style="border:1px solid #ccc;padding:1px 3px;font-size:9px;'
+                f'background:{"#f4a261" if mask[r, c] else "#fff"}">{labels[r, c]}</td>'
+                for c in range(labels.shape[1]))
+            rows.append(f"<tr>{cells}</tr>")
+        parts.append(f'<div style="display:inline-block;vertical-align:top;margin-right:12px">'
+                     f'<b>{name}</b><table style="border-collapse:collapse">{"".join(rows)}</table></div>')
+    return "".join(parts)
+
+
+def fragment_widget(atom):
+    """Core-ipywidgets explorer: pick a lane to see the A, B, C elements it holds (register v is shown as
+    T{lane}.{v}); or pick an operand element to see its owner (lane, register)."""
+    import ipywidgets as W
+    announce(explorer_spec("fragments", ("atom", "atom", atom.name, list(MMA_ATOMS)),
+                           ("mode", "mode", "by lane", ["by lane", "by element"]), ("lane", "lane", "0", None),
+                           ("operand", "element of", "A", ["A", "B", "C"]), ("row", "row", "0", None),
+                           ("col", "col", "0", None)))
+
+    lane = W.IntSlider(value=0, min=0, max=31, description="lane")
+    op = W.Dropdown(options=["A", "B", "C"], value="A", description="element of")
+    row = W.BoundedIntText(value=0, min=0, max=63, description="row")
+    col = W.BoundedIntText(value=0, min=0, max=63, description="col")
+    mode = W.ToggleButtons(options=["by lane", "by element"], value="by lane")
+    text, picture = W.HTML(), W.HTML()
+
+    def redraw(_=None):
+        if mode.value == "by lane":
+            held = {o: fragment_of(atom, o, lane.value) for o in "ABC"}
+            text.value = "<br>".join(f"lane {lane.value} holds {o}: " +
+                                     ", ".join(f"v{v}={rc}" for v, rc in held[o]) for o in "ABC")
+            picture.value = fragment_html(atom, lane=lane.value)
+        else:
+            rows_, cols_ = tile_shape(atom, op.value)
+            r, c = min(row.value, rows_ - 1), min(col.value, cols_ - 1)
+            ln, v = owner_of(atom, op.value, r, c)
+            text.value = f"{op.value}({r}, {c}) is held by lane {ln}, register v{v}"
+            picture.value = fragment_html(atom, element=(op.value, r, c))
+
+    for w in (lane, op, row, col, mode):
+        w.observe(redraw, names="value")
+    redraw()
+    return W.VBox([mode, W.HBox([lane]), W.HBox([op, row, col]), text, picture])
