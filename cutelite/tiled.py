@@ -12,13 +12,13 @@ Tensors are duck-typed (anything with .layout, .engine and .offset, e.g. cutelit
 their place gives back the partitioned Layout.
 """
 
-from .atoms import MMA_Atom, tile_shape as atom_tile_shape
+from .atoms import MMA_Atom, make_mma_atom, tile_shape as atom_tile_shape
 from .copy_atoms import Copy_Atom
 from .int_tuple import dyn, fmt, is_int, is_static, is_tuple, product_each, mod
 from .layout import (
     Layout, _, append, complement, composition, coalesce, get, get_flat_coord, left_inverse, logical_divide,
     logical_product, make_layout, make_fragment_like, raked_product, rank, right_inverse, size, filter,
-    slice_and_offset, upcast, zipped_divide,
+    slice_and_offset, tiled_product, upcast, zipped_divide,
 )
 
 __all__ = ["TiledMMA", "ThrMMA", "TiledCopy", "ThrCopy", "make_tiled_mma", "make_tiled_copy",
@@ -252,7 +252,6 @@ def make_tiled_mma(atom, thr_layout=None, permutations=None):
     Post: size(result) == size(atom.ThrID) * size(thr_layout); tile_shape(result) is the (M,N,K) tile;
     the TV layouts of A, B and C cover their tiles (A's and B's once per K block).
     """
-    from .atoms import make_mma_atom
     if isinstance(atom, str):
         try:
             atom = make_mma_atom(atom)
@@ -282,7 +281,6 @@ def make_tiled_mma(atom, thr_layout=None, permutations=None):
                 isinstance(p, Layout) and not is_static(p.stride)):
             raise ValueError(f"make_tiled_mma: permutation {_tile_str(perm)} must be static "
                              "(TiledMMA requires static permutations of MNK)")
-    from .layout import tiled_product
     mma = TiledMMA(atom, tiled_product(atom.ThrID, thr_mnk), perm)
     for i, mode in enumerate("MNK"):
         step = atom.Shape_MNK[i] * size(mma.thr_layout_vmnk, i + 1)
