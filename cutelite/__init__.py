@@ -11,7 +11,8 @@ from .layout import (
     max_common_vector, max_common_layout, tile_to_shape, upcast, downcast,
     slice_and_offset, crd2idx, idx2crd,
 )
-from .swizzle import Swizzle, ComposedLayout
+from .layout import ComposedLayout
+from .swizzle import Swizzle
 from .printing import format_layout, print_layout
 from .teach.checks import check, check_close
 from .tensor import (

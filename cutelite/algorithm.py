@@ -20,7 +20,8 @@ and compared with A @ B.
 Tensors are cutelite.Tensor views (NumPy is imported only here, for the data).
 """
 
-from .layout import size
+from .atoms import mma_reference
+from .layout import _, size, slice_and_offset
 
 __all__ = ["copy", "copy_all", "clear", "axpby", "gemm", "mainloop", "copy_vectors", "vector_report"]
 
@@ -115,8 +116,6 @@ def gemm(mma, tCrA, tCrB, tCrC):
     Post: gathering C's fragments back into the tile gives A @ B + C (with the TiledMMA's partitions).
     """
     import numpy as np
-    from .atoms import mma_reference
-    from .layout import _
     if size(mma.thr_layout_vmnk, 3) != 1:
         raise ValueError(f"gemm: atoms along K ({mma.thr_layout_vmnk}) would need a reduction of C "
                          "between threads; this model takes ThrK == 1")
@@ -177,7 +176,6 @@ def copy_vectors(tiled_copy, layout, side="S"):
 
     side "S" partitions as partition_S (the source), "D" as partition_D.
     """
-    from .layout import _, slice_and_offset
     tidfrg = tiled_copy.tidfrg_S(layout) if side == "S" else tiled_copy.tidfrg_D(layout)
     n_atom = tiled_copy.atom.num_val_src if side == "S" else tiled_copy.atom.num_val_dst
     out = []

@@ -33,6 +33,8 @@ vector instruction needs), or None for an inactive lane.
 from dataclasses import dataclass, field
 
 from .int_tuple import idx2crd
+from .layout import size
+from .swizzle import Swizzle
 
 __all__ = ["NUM_BANKS", "BANK_BYTES", "bank_of", "lanes_per_phase", "BankReport",
            "wavefronts", "ldmatrix_wavefronts", "byte_addresses", "analyse", "analyse_ldmatrix",
@@ -203,14 +205,12 @@ def analyse_ldmatrix(layout, rows, elem_bytes=2):
 def lane_coords(tv_layout, tile_shape, values=None):
     """From a thread-value layout (thread, value) -> index into a tile of `tile_shape` (colexicographic,
     as CuTe's TV layouts are) to the access list: lane t -> list of tile coordinates of its values."""
-    from .layout import size
     nv = size(tv_layout, 1) if values is None else values
     return [[idx2crd(int(tv_layout(t, v)), tile_shape) for v in range(nv)] for t in range(32)]
 
 
 def bank_grid(layout, elem_bytes=4):
     """A rows x cols list of lists: the bank of each element of a rank-2 layout."""
-    from .layout import size
     return [[bank_of(_offset(layout, (m, n)) * elem_bytes) for n in range(size(layout, 1))]
             for m in range(size(layout, 0))]
 
@@ -231,7 +231,6 @@ def swizzle_for(row_elems, elem_bytes, vector_bytes=16):
 
     e.g. 32 floats, 4-byte reads: Sw<5,0,5>; 64 halves, 16-byte ldmatrix rows: Sw<3,3,3>; 32 halves: Sw<2,3,3>.
     """
-    from .swizzle import Swizzle
     row_bytes = row_elems * elem_bytes
     M = _log2(vector_bytes // elem_bytes, "vector_bytes / elem_bytes")
     B = _log2(max(min(row_bytes, 128) // vector_bytes, 1), "row bytes / vector bytes")

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from .atoms import MMA_Atom
 from .int_tuple import congruent, is_int, is_static
 from .layout import Layout, LayoutLeft, get, logical_divide, rank, size, tile_to_shape, upcast, zipped_divide
-from .swizzle import ComposedLayout, Swizzle
+from .layout import ComposedLayout
+from .swizzle import Swizzle
 
 __all__ = ["GMMA_Atom", "GMMA_ATOMS", "make_gmma_atom", "GmmaSmemLayout", "make_gmma_layout_atom",
            "Layout_K_INTER_Atom", "Layout_K_SW32_Atom", "Layout_K_SW64_Atom", "Layout_K_SW128_Atom",

@@ -9,9 +9,10 @@ from .int_tuple import (
     ceil_div, product, flatten as flatten_tuple, wrap, unwrap, congruent, crd2idx, idx2crd, fmt,
 )
 from . import int_tuple
+from .swizzle import MixedBits, Swizzle, mixed_xor, sliced_swizzle_strides, swizzle_bits, to_mixed_bits
 
 __all__ = [
-    "Layout", "Underscore", "_", "LayoutLeft", "LayoutRight",
+    "Layout", "ComposedLayout", "Underscore", "_", "LayoutLeft", "LayoutRight",
     "make_layout", "make_ordered_layout", "make_layout_like", "make_fragment_like",
     "size", "cosize", "rank", "depth", "shape", "stride", "get", "append", "prepend", "group", "flatten",
     "select", "take", "coalesce", "filter", "composition", "complement", "right_inverse", "left_inverse",
@@ -142,6 +143,59 @@ class Layout:
 
     def __repr__(self):
         return f"Layout({self})"
+
+
+class ComposedLayout:
+    """``layout_a o offset o layout_b``: coordinate c -> layout_a(offset + layout_b(c)).
+
+    Made by ``composition(Swizzle(...), layout)``; the algebra (composition, divides, products,
+    slicing) acts on layout_b and keeps the swizzle, as in CuTe.
+    """
+
+    __slots__ = ("layout_a", "offset", "layout_b")
+
+    def __init__(self, layout_a, offset, layout_b):
+        if not isinstance(layout_b, Layout):
+            raise TypeError(f"ComposedLayout: the inner layout must be a Layout, got {layout_b!r}")
+        self.layout_a, self.offset, self.layout_b = layout_a, offset, layout_b
+
+    def with_inner(self, layout_b, offset=None):
+        """The same swizzle (and offset, unless given) over another inner layout."""
+        if not isinstance(layout_b, Layout):
+            return layout_b  # e.g. an int from size(); nothing to wrap
+        return ComposedLayout(self.layout_a, self.offset if offset is None else offset, layout_b)
+
+    @property
+    def shape(self):
+        return self.layout_b.shape
+
+    @property
+    def stride(self):
+        return self.layout_b.stride
+
+    def __call__(self, *coord):
+        inner = self.layout_b(*coord)
+        if isinstance(inner, Layout):
+            c = coord[0] if len(coord) == 1 else coord
+            return slice_and_offset(c, self)[0]
+        return int(self.layout_a(add(self.offset, inner)))
+
+    def __getitem__(self, key):
+        return get(self, *key) if isinstance(key, tuple) else get(self, key)
+
+    def __eq__(self, other):
+        return (isinstance(other, ComposedLayout) and self.layout_a == other.layout_a
+                and self.offset == other.offset and self.layout_b == other.layout_b)
+
+    def __hash__(self):
+        return hash((self.layout_a, self.offset, self.layout_b))
+
+    def __str__(self):
+        off = fmt(self.offset) if is_int(self.offset) and not isinstance(self.offset, MixedBits) else str(self.offset)
+        return f"{self.layout_a} o {off} o {self.layout_b}"
+
+    def __repr__(self):
+        return f"ComposedLayout({self})"
 
 
 def _has_free(c):
@@ -483,9 +537,8 @@ def slice_and_offset(coord, layout):
     _need_layout(layout, "slice_and_offset", composed=True)
     _need_coord(coord, "slice_and_offset")
     if hasattr(layout, "layout_b"):
-        from .swizzle import Swizzle, slice_swizzled
         if _has_fixed(coord) and isinstance(layout.layout_a, Swizzle):
-            return slice_swizzled(coord, layout)
+            return _slice_swizzled(coord, layout)
         sub_layout, off = slice_and_offset(coord, layout.layout_b)
         return layout.with_inner(sub_layout, add(layout.offset, off)), 0
     _check_slice(coord, layout.shape, layout)
@@ -533,6 +586,34 @@ def get_flat_coord(layout, idx):
     if not is_tuple(layout.shape):
         return h
     return tuple(crd2idx(c, s) for c, s in zip(h, layout.shape))
+
+
+def _slice_swizzled(coord, layout):
+    """slice_and_offset for Swizzle o offset o L with some coordinates fixed (C++ swizzle_layout.hpp).
+
+    Post: for every coordinate c of the free modes, result_layout(c) + result_offset ==
+          layout(coord with its free modes set to c).
+    """
+    sw, inner = layout.layout_a, layout.layout_b
+    B, M, S = sw.bits, sw.base, abs(sw.shift)
+    shp = (1 << M, 1 << B, 1 << (S - B), 1 << B, 1)
+    anti_zy = Layout(shp, (1, 0, 1 << (M + B), 0, 1 << (M + B + S)))
+    only_zy = Layout(shp, (0, 1 << M, 0, 1 << (M + S), 0))
+    sliced = Layout._make(_slice(coord, inner.shape), _slice(coord, inner.stride))
+    diced = dice(coord, inner)
+    diced_coord = dice(coord, coord)
+    diced_zy = composition(only_zy, diced)
+    offset_only_zy = mixed_xor(layout.offset, to_mixed_bits(diced_zy.shape, diced_zy.stride, diced_coord))
+    offset_anti_zy = composition(anti_zy, diced)(diced_coord)
+    sliced_zy = composition(only_zy, sliced)
+    active = sliced_zy(size(sliced_zy) - 1)
+    if active & ~sw(active):      # the sliced layout reaches a Y bit and its Z bit: keep the swizzle
+        return ComposedLayout(sw, offset_only_zy, sliced), int(offset_anti_zy)
+    lo, hi = sliced_swizzle_strides(sw, offset_only_zy)
+    field = (2,) * B if B > 1 else 2
+    folded = Layout((1 << M, field, 1 << (S - B), field, 1),
+                    (1, lo if B > 1 else lo[0], 1 << (M + B), hi if B > 1 else hi[0], 1 << (M + B + S)))
+    return composition(folded, sliced), int(swizzle_bits(sw, offset_only_zy)) + int(offset_anti_zy)
 
 
 def _has_fixed(c):
@@ -682,7 +763,6 @@ def composition(a, b):
     if hasattr(a, "layout_b"):
         return a.with_inner(composition(a.layout_b, b))
     if not isinstance(a, Layout):
-        from .swizzle import ComposedLayout, Swizzle
         if isinstance(a, Swizzle):
             if not isinstance(b, Layout):
                 raise TypeError(f"composition: a Swizzle composes with a Layout, got {b!r}")

@@ -17,7 +17,8 @@ import re
 
 from .int_tuple import Dyn, congruent, is_int, is_tuple
 from .layout import Layout, _, Underscore
-from .swizzle import ComposedLayout, Swizzle
+from .layout import ComposedLayout
+from .swizzle import Swizzle
 
 __all__ = ["parse_layout", "parse_int_tuple", "parse_operand"]
 

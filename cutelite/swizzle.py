@@ -1,14 +1,13 @@
-"""Swizzle<B,M,S>: an XOR of bit fields of an offset, and ComposedLayout: a swizzle after a layout.
+"""Swizzle<B,M,S>: an XOR of bit fields of an offset (a ComposedLayout, in layout.py, puts one after a layout).
 
 A swizzle keeps the lowest M bits (2^M elements move together), takes the B bits that sit S above
 them (the "yyy" mask) and XORs them into the B bits at M (the "zzz" mask). With a negative S the yyy
 bits sit below the zzz bits. Because yyy and zzz must not overlap, CuTe requires abs(S) >= B.
 """
 
-from .int_tuple import Dyn, add, fmt, is_int
-from .layout import Layout
+from .int_tuple import Dyn, flatten, idx2crd, is_int
 
-__all__ = ["Swizzle", "ComposedLayout"]
+__all__ = ["Swizzle", "MixedBits", "mixed_xor", "to_mixed_bits", "swizzle_bits", "sliced_swizzle_strides"]
 
 
 class Swizzle:
@@ -60,67 +59,10 @@ class Swizzle:
     __repr__ = __str__
 
 
-class ComposedLayout:
-    """``layout_a o offset o layout_b``: coordinate c -> layout_a(offset + layout_b(c)).
-
-    Made by ``composition(Swizzle(...), layout)``; the algebra (composition, divides, products,
-    slicing) acts on layout_b and keeps the swizzle, as in CuTe.
-    """
-
-    __slots__ = ("layout_a", "offset", "layout_b")
-
-    def __init__(self, layout_a, offset, layout_b):
-        if not isinstance(layout_b, Layout):
-            raise TypeError(f"ComposedLayout: the inner layout must be a Layout, got {layout_b!r}")
-        self.layout_a, self.offset, self.layout_b = layout_a, offset, layout_b
-
-    def with_inner(self, layout_b, offset=None):
-        """The same swizzle (and offset, unless given) over another inner layout."""
-        if not isinstance(layout_b, Layout):
-            return layout_b  # e.g. an int from size(); nothing to wrap
-        return ComposedLayout(self.layout_a, self.offset if offset is None else offset, layout_b)
-
-    @property
-    def shape(self):
-        return self.layout_b.shape
-
-    @property
-    def stride(self):
-        return self.layout_b.stride
-
-    def __call__(self, *coord):
-        inner = self.layout_b(*coord)
-        if isinstance(inner, Layout):
-            from .layout import slice_and_offset
-            c = coord[0] if len(coord) == 1 else coord
-            return slice_and_offset(c, self)[0]
-        return int(self.layout_a(add(self.offset, inner)))
-
-    def __getitem__(self, key):
-        from .layout import get
-        return get(self, *key) if isinstance(key, tuple) else get(self, key)
-
-    def __eq__(self, other):
-        return (isinstance(other, ComposedLayout) and self.layout_a == other.layout_a
-                and self.offset == other.offset and self.layout_b == other.layout_b)
-
-    def __hash__(self):
-        return hash((self.layout_a, self.offset, self.layout_b))
-
-    def __str__(self):
-        off = fmt(self.offset) if is_int(self.offset) and not isinstance(self.offset, MixedBits) else str(self.offset)
-        return f"{self.layout_a} o {off} o {self.layout_b}"
-
-    def __repr__(self):
-        return f"ComposedLayout({self})"
-
-
-# ---- slicing a swizzled layout ------------------------------------------------------------------------
-# Slicing fixes some coordinates; their offset goes through the swizzle with the rest. When the sliced
-# layout cannot reach a Y bit and its Z partner both, CuTe folds the swizzle into the strides and the
-# pointer (the result is a plain Layout); otherwise it keeps the swizzle with the fixed bits as its offset.
-# A fixed coordinate that is only known at run time (a thread index) makes some of those bits dynamic:
-# MixedBits tracks which, exactly as C++ does, because it decides which strides print as static.
+# ---- the bits of a sliced swizzle ---------------------------------------------------------------------
+# Slicing a swizzled layout (layout.py) fixes some coordinates; their offset goes through the swizzle with
+# the rest. A fixed coordinate that is only known at run time (a thread index) makes some of those bits
+# dynamic: MixedBits tracks which, exactly as C++ does, because it decides which strides print as static.
 
 class MixedBits(int):
     """An int with static bits `s` and run-time bits `d` under the mask `f` (s & f == 0): C++ MixedBits."""
@@ -151,7 +93,8 @@ def _make_mixed(s, d, f):
     return s | (d & f) if f == 0 else MixedBits(s, f, d & f)
 
 
-def _xor(a, b):
+def mixed_xor(a, b):
+    """a ^ b, static bit by bit where both are (C++ MixedBits operator^)."""
     s0, f0, d0 = _bits(a)
     s1, f1, d1 = _bits(b)
     return _make_mixed((~s0 & s1 & ~f0) | (s0 & ~s1 & ~f1), (s0 | d0) ^ (s1 | d1), f0 | f1)
@@ -169,21 +112,20 @@ def _shift_right(a, n):
     return _make_mixed(s >> n, d >> n, f >> n) if n >= 0 else _make_mixed(s << -n, d << -n, f << -n)
 
 
-def _swizzle_bits(sw, x):
+def swizzle_bits(sw, x):
     """sw(x) for an int or MixedBits (C++ Swizzle::apply with its MixedBits operators)."""
-    return _xor(x, _shift_right(_and(x, sw.yyy_msk), sw.shift))
+    return mixed_xor(x, _shift_right(_and(x, sw.yyy_msk), sw.shift))
 
 
-def _to_mixed_bits(layout, coord):
+def to_mixed_bits(shape, stride, coord):
     """XOR of coord_i * stride_i over the leaves of a power-of-two layout, static where coord_i is."""
-    from .int_tuple import idx2crd, flatten
-    shape, stride = flatten(layout.shape), flatten(layout.stride)
-    crd = flatten(idx2crd(coord, layout.shape))
+    crd = flatten(idx2crd(coord, shape))
+    shape, stride = flatten(shape), flatten(stride)
     out = 0
     for s, d, c in zip(shape, stride, crd):
         mask = (int(s) - 1) * int(d)
         leaf = int(c) * int(d) & mask if type(c) is int else _make_mixed(0, int(c) * int(d), mask)
-        out = _xor(out, leaf)
+        out = mixed_xor(out, leaf)
     return out
 
 
@@ -201,39 +143,16 @@ def _is_zero(x):
     return int(int(x) == 0)
 
 
-def _swizzle_strides(z_lower, z, y, offset, bits):
+def _field_strides(z_lower, z, y, offset, bits):
     """The strides of the B bits of one swizzle field after slicing at `offset` (C++ make_swizzle_strides)."""
     if z_lower:
         return tuple(_pick(_is_zero(_and(offset, y << i)), z << i, -(z << i)) for i in range(bits))
     return tuple(_pick(_is_zero(_and(offset, z << i)), (y + z) << i, (y - z) << i) for i in range(bits))
 
 
-def slice_swizzled(coord, layout):
-    """slice_and_offset for Swizzle o offset o L with some coordinates fixed (C++ swizzle_layout.hpp).
-
-    Post: for every coordinate c of the free modes, result_layout(c) + result_offset ==
-          layout(coord with its free modes set to c).
-    """
-    from .layout import Layout, _slice as slice_tuple, composition, dice, size
-    sw, inner = layout.layout_a, layout.layout_b
-    B, M, S = sw.bits, sw.base, abs(sw.shift)
-    shp = (1 << M, 1 << B, 1 << (S - B), 1 << B, 1)
-    anti_zy = Layout(shp, (1, 0, 1 << (M + B), 0, 1 << (M + B + S)))
-    only_zy = Layout(shp, (0, 1 << M, 0, 1 << (M + S), 0))
-    sliced = Layout._make(slice_tuple(coord, inner.shape), slice_tuple(coord, inner.stride))
-    diced = dice(coord, inner)
-    diced_coord = dice(coord, coord)
-    offset_only_zy = _xor(layout.offset, _to_mixed_bits(composition(only_zy, diced), diced_coord))
-    offset_anti_zy = composition(anti_zy, diced)(diced_coord)
-    sliced_zy = composition(only_zy, sliced)
-    active = sliced_zy(size(sliced_zy) - 1)
-    if active & ~sw(active):      # the sliced layout reaches a Y bit and its Z bit: keep the swizzle
-        return ComposedLayout(sw, offset_only_zy, sliced), int(offset_anti_zy)
+def sliced_swizzle_strides(sw, offset):
+    """The strides of the swizzle's lower and upper B-bit fields once the fixed bits `offset` are known:
+    what slicing a Swizzle o layout folds into a plain layout (C++ slice_and_offset of a swizzled layout)."""
     z = sw.zzz_msk & -sw.zzz_msk
     y = sw.yyy_msk & -sw.yyy_msk
-    lo = _swizzle_strides(z < y, z, y, offset_only_zy, B)
-    hi = _swizzle_strides(z > y, z, y, offset_only_zy, B)
-    field = (2,) * B if B > 1 else 2
-    folded = Layout((1 << M, field, 1 << (S - B), field, 1),
-                    (1, lo if B > 1 else lo[0], 1 << (M + B), hi if B > 1 else hi[0], 1 << (M + B + S)))
-    return composition(folded, sliced), int(_swizzle_bits(sw, offset_only_zy)) + int(offset_anti_zy)
+    return (_field_strides(z < y, z, y, offset, sw.bits), _field_strides(z > y, z, y, offset, sw.bits))

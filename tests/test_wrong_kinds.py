@@ -100,7 +100,7 @@ def test_every_engine_export_is_covered():
     mods = {"cutelite.layout", "cutelite.int_tuple", "cutelite.tensor", "cutelite.atoms", "cutelite.printing",
             "cutelite.tiled", "cutelite.copy_atoms"}
     classes = {"Layout", "Tensor", "MMA_Atom", "Underscore", "LayoutLeft", "LayoutRight",
-               "TiledMMA", "ThrMMA", "TiledCopy", "ThrCopy", "Copy_Atom"}
+               "TiledMMA", "ThrMMA", "TiledCopy", "ThrCopy", "Copy_Atom", "ComposedLayout"}
     exported = {n for n in cl.__all__ if callable(getattr(cl, n)) and getattr(cl, n).__module__ in mods}
     assert exported - classes - {"is_tensor"} <= set(CALLS)
 

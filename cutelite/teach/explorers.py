@@ -18,7 +18,8 @@ from ..int_tuple import fmt
 from ..layout import Layout, LayoutLeft, LayoutRight, composition, cosize, make_layout, rank, size
 from ..parse import parse_operand
 from ..printing import format_layout
-from ..swizzle import ComposedLayout, Swizzle
+from ..layout import ComposedLayout
+from ..swizzle import Swizzle
 
 __all__ = ["describe_layout", "layout_result", "algebra_result", "bank_result", "fragment_result",
            "tiled_mma_result", "drawable", "OPS", "bank_case", "BANK_TILES", "BANK_PATTERNS"]

@@ -21,7 +21,8 @@ from contextlib import redirect_stdout
 
 from ..layout import Layout, make_layout
 from ..parse import parse_layout, parse_operand
-from ..swizzle import ComposedLayout, Swizzle
+from ..layout import ComposedLayout
+from ..swizzle import Swizzle
 from . import explorers as ex
 from .svg import bank_svg, grid_svg, layout_svg, tiled_mma_svg
 
