@@ -1,4 +1,5 @@
-"""Hopper (sm_90a) intrinsics: wgmma, mbarrier, TMA (cp.async.bulk.tensor), fences, setmaxnreg, stmatrix.
+"""Hopper (sm_90a) intrinsics: wgmma, mbarrier, TMA loads and stores (cp.async.bulk.tensor), fences,
+setmaxnreg, stmatrix.
 
 Each is a Numba `@intrinsic` emitting one inline-PTX statement, as in `kernels.ptx`. They differ from the
 warp-level ones in two ways:
@@ -16,9 +17,9 @@ Operands: shared-memory arrays as (array, element offset); a tensor map as a uin
 words (`kernels.hopper_gemm.make_tensor_map`) whose generic address is taken here; descriptors as uint64
 (`cutelite.gmma.make_gmma_desc` builds them on the host, the kernel adds the start address).
 
-In Numba's simulator the fences, commit/wait and setmaxnreg are no-ops and mbarrier waits succeed at
+In Numba's simulator the fences, commit/wait (wgmma's and the TMA store's bulk groups) and setmaxnreg are no-ops and mbarrier waits succeed at
 once (a simulated block runs its threads to each barrier together); wgmma, TMA and stmatrix raise
-CapabilityError ("needs sm_90a"): the simulator has no tensor-memory engine to stand in for them.
+CapabilityError ("needs sm_90a"), as do the TMA store and stage_acc_f32_sw128: the simulator has no tensor-memory engine to stand in for them.
 """
 
 from .runtime import in_simulator
@@ -29,7 +30,8 @@ WGMMA_N = (8, 16, 32, 64, 96, 128, 192, 256)   # the N with an intrinsic here (a
 __all__ = ["TARGET", "WGMMA_N", "wgmma_fence", "wgmma_commit", "wgmma_wait", "wgmma_zero", "wgmma_uninit", "wgmma",
            "mbarrier_init", "mbarrier_arrive", "mbarrier_arrive_expect_tx", "mbarrier_try_wait",
            "fence_proxy_async", "fence_mbarrier_init", "tma_load_2d", "tma_prefetch_desc", "setmaxnreg_inc",
-           "setmaxnreg_dec", "named_barrier_sync", "named_barrier_arrive", "stmatrix_x4", "store_acc_f32", "shared_address"]
+           "setmaxnreg_dec", "named_barrier_sync", "named_barrier_arrive", "stmatrix_x4", "store_acc_f32", "shared_address",
+           "tma_store_2d", "tma_store_commit", "tma_store_wait_read", "tma_store_wait", "stage_acc_f32_sw128"]
 
 
 def _need_sm90a(name):
@@ -69,6 +71,15 @@ if in_simulator():
     def mbarrier_init(bar, idx, count):
         bar[idx] = 0
 
+    def tma_store_commit():
+        pass
+
+    def tma_store_wait_read(n):
+        pass
+
+    def tma_store_wait(n):
+        pass
+
     def mbarrier_arrive(bar, idx):
         pass
 
@@ -97,6 +108,8 @@ if in_simulator():
     tma_prefetch_desc = _refuse("prefetch.tensormap")
     stmatrix_x4 = _refuse("stmatrix")
     store_acc_f32 = _refuse("store_acc_f32 (a wgmma accumulator)")
+    tma_store_2d = _refuse("cp.async.bulk.tensor (store)")
+    stage_acc_f32_sw128 = _refuse("stage_acc_f32_sw128 (a wgmma accumulator)")
 else:
     from llvmlite import ir
 
@@ -316,6 +329,93 @@ else:
             _asm(builder, ir.VoidType(), [_i64], text, "l,~{memory}", [_generic_u64(context, builder, sig.args[0], args[0])])
             return context.get_dummy_value()
         return types.void(tmap), codegen
+
+    @intrinsic
+    def tma_store_2d(typingctx, tmap, src, src_idx, c0, c1):
+        """cp.async.bulk.tensor.2d.global.shared::cta.bulk_group: shared src[src_idx:] (laid out as the tensor
+        map's box, swizzle included) -> the box at coordinates (c0 innermost, c1) of `tmap`'s global array.
+        One thread issues it, after fence_proxy_async by every thread that wrote src and a barrier among
+        them; completion is tracked by bulk groups (tma_store_commit, tma_store_wait_read / _wait)."""
+        _check_array("tma_store_2d", src, src_idx)
+        if not isinstance(tmap, types.Array):
+            raise TypingError("tma_store_2d: tmap must be the tensor map's device array, got %s" % tmap)
+        text = "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$0, {$1, $2}], [$3];"
+
+        def codegen(context, builder, sig, args):
+            _check_sm90a("cp.async.bulk.tensor (store)")
+            t = _generic_u64(context, builder, sig.args[0], args[0])
+            s = _shared_u32(context, builder, sig.args[1], args[1], args[2], sig.args[2])
+            x = context.cast(builder, args[3], sig.args[3], types.int32)
+            y = context.cast(builder, args[4], sig.args[4], types.int32)
+            _asm(builder, ir.VoidType(), [_i64, _i32, _i32, _i32], text, "l,r,r,r,~{memory}", [t, x, y, s])
+            return context.get_dummy_value()
+        return types.void(tmap, src, src_idx, c0, c1), codegen
+
+    tma_store_commit = _void("tma_store_commit", "cp.async.bulk.commit_group;")
+
+    def _bulk_wait(name, suffix):
+        """cp.async.bulk.wait_group{suffix} n: wait until at most n of this thread's bulk groups are pending
+        (.read: only until their shared-memory source has been read, so it may be overwritten)."""
+        def impl(typingctx, n):
+            if not isinstance(n, types.IntegerLiteral):
+                raise TypingError("%s: the group count must be a literal integer, got %s" % (name, n))
+            text = "cp.async.bulk.wait_group%s %d;" % (suffix, n.literal_value)
+
+            def codegen(context, builder, sig, args):
+                _check_sm90a(name)
+                _asm(builder, ir.VoidType(), [], text, "~{memory}", [])
+                return context.get_dummy_value()
+            return types.void(n), codegen
+        return _named(name, impl)
+
+    tma_store_wait_read = _bulk_wait("tma_store_wait_read", ".read")
+    tma_store_wait = _bulk_wait("tma_store_wait", "")
+
+    @intrinsic
+    def stage_acc_f32_sw128(typingctx, arr, idx, t, acc, box):
+        """Columns 32*box .. 32*box+31 of a 64xN wgmma accumulator (thread t of the warpgroup, 0..127) ->
+        the 64 x 32 float32 box at shared arr[idx] (1024-byte aligned), row-major with the 128-byte swizzle
+        that a TMA store of that box reads: value (row r, column c) at byte 4 * Sw<3,2,3>(32 r + c)
+        (cutelite: tile_to_smem(Layout_K_SW128_Atom("float"), (64, 32)); kernels.hopper_gemm.staging_layout).
+        Thread t holds rows r = 16 (t // 32) + (t % 32) // 4 (+ 8) and column pairs 8 j + 2 (t % 4): each pair
+        is one st.shared.v2.f32; the 8 rows of a warp store hit 8 different 16-byte chunks (no conflicts).
+        `box` may be a run-time value (a switch picks the registers)."""
+        _check_array("stage_acc_f32_sw128", arr, idx)
+        _check_acc("stage_acc_f32_sw128", acc)
+        nbox = len(acc) // 16
+        if nbox * 16 != len(acc):
+            raise TypingError("stage_acc_f32_sw128: the accumulator must be 64 x (a multiple of 32)")
+        sig = types.void(arr, idx, t, acc, box)
+
+        def codegen(context, builder, sig, args):
+            _check_sm90a("stage_acc_f32_sw128")
+            c = lambda v: ir.Constant(_i32, v)  # noqa: E731
+            base = _shared_u32(context, builder, sig.args[0], args[0], args[1], sig.args[1])
+            tt = builder.trunc(context.cast(builder, args[2], sig.args[2], types.int64), _i32)
+            lane = builder.and_(tt, c(31))
+            g = builder.lshr(lane, c(2))                                   # row within 8, = the swizzle key
+            row = builder.add(builder.shl(builder.lshr(tt, c(5)), c(4)), g)
+            rowaddr = builder.add(builder.add(base, builder.shl(row, c(7))), builder.shl(builder.and_(lane, c(1)), c(3)))
+            half = builder.and_(builder.lshr(lane, c(1)), c(1))           # which 16-byte chunk of the 8 columns
+            bx = context.cast(builder, args[4], sig.args[4], types.int64)
+            end = builder.append_basic_block("stage_end")
+            sw = builder.switch(bx, end)
+            for b in range(nbox):
+                blk = builder.append_basic_block("stage_box%d" % b)
+                sw.add_case(ir.Constant(_i64, b), blk)
+                builder.position_at_end(blk)
+                for jj in range(4):
+                    chunk = builder.xor(builder.add(half, c(2 * jj)), g)
+                    addr = builder.add(rowaddr, builder.shl(chunk, c(4)))
+                    for i1 in range(2):
+                        p = 2 * (4 * b + jj) + i1
+                        vals = [builder.extract_value(args[3], 2 * p), builder.extract_value(args[3], 2 * p + 1)]
+                        _asm(builder, ir.VoidType(), [_i32, _f32, _f32], "st.shared.v2.f32 [$0], {$1, $2};",
+                             "r,f,f,~{memory}", [builder.add(addr, c(1024 * i1))] + vals)
+                builder.branch(end)
+            builder.position_at_end(end)
+            return context.get_dummy_value()
+        return sig, codegen
 
     # ---- registers, epilogue -----------------------------------------------------------------------------
     def _setmaxnreg(name, op):

@@ -102,6 +102,19 @@ if IN_PROCESS:
             H.named_barrier_sync(1, 256)
         out[0] = s[3]
 
+    def k_tma_store(tm, out):
+        s = cuda.shared.array(4096, T.uint16)
+        t = cuda.threadIdx.x
+        acc = H.wgmma_zero(64)
+        H.tma_store_wait_read(1)
+        H.stage_acc_f32_sw128(s, 0, t, acc, out[0])
+        H.fence_proxy_async()
+        H.named_barrier_sync(1, 128)
+        if t == 0:
+            H.tma_store_2d(tm, s, 0, 32, 64)
+            H.tma_store_commit()
+            H.tma_store_wait(0)
+
     CASES = {
         "wgmma": (k_wgmma, (T.int64[::1], T.float32[::1]),
                   ["wgmma.fence.sync.aligned", "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16",
@@ -112,12 +125,29 @@ if IN_PROCESS:
                           "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
                           "mbarrier.try_wait.parity.shared::cta.b64", "mbarrier.arrive.shared::cta.b64",
                           "fence.proxy.async.shared::cta", "prefetch.tensormap", "fence.mbarrier_init"]),
+        "tma store": (k_tma_store, (T.uint64[::1], T.int64[::1]),
+                      ["cp.async.bulk.tensor.2d.global.shared::cta.bulk_group", "cp.async.bulk.commit_group",
+                       "cp.async.bulk.wait_group.read 1", "cp.async.bulk.wait_group 0", "st.shared.v2.f32",
+                       "fence.proxy.async.shared::cta", "bar.sync 1, 128;"]),
         "setmaxnreg+stmatrix": (k_regs_stmatrix, (T.uint16[::1],),
                                 ["setmaxnreg.dec.sync.aligned.u32 40", "setmaxnreg.inc.sync.aligned.u32 232",
                                  "stmatrix.sync.aligned.m8n8.x4.shared.b16", "bar.arrive 1, 256;",
                                  "bar.sync 1, 256;"]),
     }
 else:
+    def k_tma_store(tm, out):
+        s = cuda.shared.array(4096, T.uint16)
+        t = cuda.threadIdx.x
+        acc = H.wgmma_zero(64)
+        H.tma_store_wait_read(1)
+        H.stage_acc_f32_sw128(s, 0, t, acc, out[0])
+        H.fence_proxy_async()
+        H.named_barrier_sync(1, 128)
+        if t == 0:
+            H.tma_store_2d(tm, s, 0, 32, 64)
+            H.tma_store_commit()
+            H.tma_store_wait(0)
+
     CASES = {}
 
 
@@ -148,6 +178,7 @@ def test_refused_below_sm90a(name):
 @needs_ptxas
 @pytest.mark.parametrize("cfg", [dict(BN=128), dict(BN=256, regs=(40, 232), group=8),
                                  dict(BN=256, regs=(40, 232), group=8, persistent=True),
+                                 dict(BN=256, regs=(40, 232), group=16, persistent=True, tma_store=True),
                                  dict(BN=256, stages=5, regs=(40, 232), group=16, pingpong=True)])
 def test_gemm_assembles_without_serialized_wgmma(cfg):
     from kernels.hopper_gemm import make_gemm_persistent, make_gemm_pingpong, make_gemm_ws
@@ -157,15 +188,43 @@ def test_gemm_assembles_without_serialized_wgmma(cfg):
     else:
         make = make_gemm_persistent if cfg.pop("persistent", False) else make_gemm_ws
     kernel, threads, _ = make(**cfg)
-    sig = (T.uint64[::1], T.uint64[::1], T.float32[:, ::1]) + (T.int64,) * 5
+    c_arg = T.uint64[::1] if cfg.get("tma_store") else T.float32[:, ::1]    # C, or C's tensor map
+    sig = (T.uint64[::1], T.uint64[::1], c_arg) + (T.int64,) * 5
     ptx = _compile(kernel.py_func, sig)
-    assert ptx.count("wgmma.mma_async") == 4 and ptx.count("cp.async.bulk.tensor") == 2
+    assert ptx.count("wgmma.mma_async") == 4
+    assert ptx.count("cp.async.bulk.tensor") == 2 + bool(cfg.get("tma_store"))
     extra = ["-maxrregcount=%d" % ((65536 // threads) // 8 * 8)] if cfg.get("regs") else []
     rc, err = _ptxas(ptx, extra)
     assert rc == 0, err
     assert "C7515" not in err and "serialized" not in err, err      # wgmma pipeline intact
     assert "C7508" not in err, err                                   # setmaxnreg honoured
     assert "0 bytes spill stores" in err, err
+
+
+def test_epilogue_staging_matches_cutelite_layout():
+    """stage_acc_f32_sw128's addresses (replayed here in Python) are staging_layout() at the wgmma fragment's
+    (row, column) of every thread and value, and fill the 64 x 32 box once."""
+    from cutelite.gmma import gmma_fragment_of, make_gmma_atom
+    from kernels.hopper_gemm import staging_layout
+    L = staging_layout()
+    sw = L.element_swizzle()
+    atom = make_gmma_atom("SM90_64x256x16_F32F16F16_SS")
+    seen = set()
+    for t in range(128):
+        lane, g = t % 32, (t % 32) // 4
+        frag = dict(gmma_fragment_of(atom, "C", t))
+        rowaddr = (16 * (t // 32) + g) * 128 + (lane & 1) * 8
+        for b in (0, 5):
+            for jj in range(4):
+                for i1 in range(2):
+                    addr = rowaddr + 1024 * i1 + ((((lane >> 1) & 1) + 2 * jj) ^ g) * 16
+                    for i0 in range(2):
+                        v = 2 * (2 * (4 * b + jj) + i1) + i0
+                        r, c = frag[v]
+                        assert c // 32 == b
+                        assert addr + 4 * i0 == 4 * sw(L.layout_b(r, c % 32)), (t, v)
+                        seen.add((b, addr + 4 * i0))
+    assert len(seen) == 2 * 64 * 32
 
 
 def test_descriptor_constant_comes_from_cutelite():

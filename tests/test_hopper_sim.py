@@ -34,6 +34,9 @@ def test_sim_noops_and_refusals():
         H.named_barrier_sync(2, 256)
         acc = H.wgmma_wait(H.wgmma_fence(H.wgmma_zero(16)), 0)
         H.wgmma_commit()
+        H.tma_store_commit()
+        H.tma_store_wait_read(1)
+        H.tma_store_wait(0)
         out[cuda.threadIdx.x] = len(acc) + acc[0]
 
     out = np.zeros(4, np.float32)
@@ -43,3 +46,7 @@ def test_sim_noops_and_refusals():
         H.wgmma((0.0,) * 8, 0, 0, 1, "f32.f16.f16", 0)
     with pytest.raises(CapabilityError, match="needs sm_90a"):
         H.tma_load_2d(None, 0, None, None, 0, 0, 0)
+    with pytest.raises(CapabilityError, match="needs sm_90a"):
+        H.tma_store_2d(None, None, 0, 0, 0)
+    with pytest.raises(CapabilityError, match="needs sm_90a"):
+        H.stage_acc_f32_sw128(None, 0, 0, (0.0,) * 16, 0)
