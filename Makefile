@@ -20,6 +20,11 @@ STAMP := $(VENV)/.installed-$(DEPS_KEY)
 # cell calls kernels.setup(), which decides the same way; this makes sure of it before numba is imported.
 ifeq ($(shell nvidia-smi >/dev/null 2>&1 && echo gpu),)
 export NUMBA_ENABLE_CUDASIM ?= 1
+# The simulator runs one Python thread per CUDA thread (128-1024 a block); NumPy's BLAS worker threads,
+# which spin after each call, then starve them on a small machine (a 2-core run of the GEMM tests went
+# from 2.5 minutes to over 10). One BLAS thread is plenty for the simulator-sized checks.
+export OPENBLAS_NUM_THREADS ?= 1
+export OMP_NUM_THREADS ?= 1
 endif
 
 # Find the notebook kernel ("python3") in the virtual environment first, whatever the user has installed.
