@@ -17,10 +17,6 @@ def test_gemm_ptx_suite_in_subprocess():
 
 
 if IN_PROCESS:
-    from unittest import mock
-
-    from numba import cuda
-    from numba.cuda import dispatcher as _dispatcher
     try:
         from numba.cuda import types as T
         T.UniTuple  # noqa: B018
@@ -29,17 +25,12 @@ if IN_PROCESS:
 
     from kernels.capability import CapabilityError
     from kernels.gemm import tc_sm75, tc_sm75_large, tc_sm80, tc_sm80_large, tc_sm80_lean
-    from test_kernels_ptx import PTXAS, ptxas, toolchain  # noqa: F401  (the fixture)
+    from test_kernels_ptx import PTXAS, compile_kernel_ptx, ptxas, toolchain  # noqa: F401  (the fixture)
 
     SIG = (T.uint16[:, ::1], T.uint16[:, ::1], T.float32[:, ::1])
 
-    class _FakeDevice:
-        def __init__(self, cc):
-            self.compute_capability = cc
-
     def compile_ptx(kernel, cc):
-        with mock.patch.object(_dispatcher, "get_current_device", lambda: _FakeDevice(cc)):
-            return cuda.compile_ptx(kernel.py_func, SIG, cc=cc)[0]
+        return compile_kernel_ptx(kernel, SIG, cc)
 else:
     PTXAS = None
 

@@ -110,15 +110,20 @@ class _FakeDevice:
         self.compute_capability = cc
 
 
-def compile_ptx(name, cc):
-    """PTX of KERNELS[name] for compute capability cc, without a GPU.
+def compile_kernel_ptx(kernel, sig, cc):
+    """PTX of a cuda.jit kernel for compute capability cc, without a GPU.
 
     numba-cuda compiles device functions for the *current device's* cc, so with no GPU we stand one in.
     """
-    kernel, sig, _ = KERNELS[name]
     with mock.patch.object(_dispatcher, "get_current_device", lambda: _FakeDevice(cc)):
         ptx, _ = cuda.compile_ptx(kernel.py_func, sig, cc=cc)
     return ptx
+
+
+def compile_ptx(name, cc):
+    """PTX of KERNELS[name] for compute capability cc, without a GPU."""
+    kernel, sig, _ = KERNELS[name]
+    return compile_kernel_ptx(kernel, sig, cc)
 
 
 _PTX_VERSION_OF_CUDA = {(12, n): "8.%d" % n for n in range(9)}

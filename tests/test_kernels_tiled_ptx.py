@@ -17,10 +17,6 @@ def test_tiled_ptx_suite_in_subprocess():
 
 
 if IN_PROCESS:
-    from unittest import mock
-
-    from numba import cuda
-    from numba.cuda import dispatcher as _dispatcher
     try:
         from numba.cuda import types as T
         T.UniTuple  # noqa: B018
@@ -30,17 +26,10 @@ if IN_PROCESS:
     from kernels.tiled_copy import make_copy_kernel
     from kernels.tiled_mma import make_gemm_kernel
     from test_kernels_ptx import PTXAS, ptxas, toolchain  # noqa: F401  (the fixture)
+    from test_kernels_ptx import compile_kernel_ptx as compile_ptx
 
     GEMM_SIG = (T.uint16[::1], T.uint16[::1], T.float32[::1])
     COPY_SIG = (T.float32[::1], T.float32[::1])
-
-    class _FakeDevice:
-        def __init__(self, cc):
-            self.compute_capability = cc
-
-    def compile_ptx(kernel, sig, cc):
-        with mock.patch.object(_dispatcher, "get_current_device", lambda: _FakeDevice(cc)):
-            return cuda.compile_ptx(kernel.py_func, sig, cc=cc)[0]
 else:
     PTXAS = None
 
