@@ -99,7 +99,8 @@ def test_seed_table_rows():
     rows = tg.seed_table_rows(tf)
     assert len(rows) == len(tg.SEED003_TABLE) == 6
     assert rows[0][3:] == (15.0, "simt 6: 128-bit loads", 30.0, 2.0)
-    assert rows[1][2] == "-" and rows[2][6] is None
+    assert rows[1][2:5] == ("simt 6: 128-bit loads", 30.0, "simt 6b: swizzled smem") and rows[1][6] is None
+    assert rows[2][6] is None
 
 
 def test_checkers(capsys):

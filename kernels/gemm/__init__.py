@@ -16,8 +16,8 @@ from numba import cuda
 
 from ..capability import supports
 from .matmul import matmul  # noqa: F401
-from . import (simt_blocking1d, simt_blocking2d, simt_coalesced, simt_naive, simt_smem, simt_vectorized,
-               simt_unrolled, simt_warptile, tc_sm75, tc_sm75_large, tc_sm80, tc_sm80_large,
+from . import (simt_banks, simt_blocking1d, simt_blocking2d, simt_coalesced, simt_naive, simt_smem,
+               simt_vectorized, simt_unrolled, simt_warptile, tc_sm75, tc_sm75_large, tc_sm80, tc_sm80_large,
                tc_sm80_lean)
 
 
@@ -62,8 +62,8 @@ def _tc_large(module, name, needs, **cfg):
     return Rung(name, "f16", k, lambda A, B, C: module.launch(k, A, B, C), (c["BM"], c["BN"], c["BK"]), needs)
 
 
-def _simt(module, name):
-    k = getattr(module, "gemm_" + module.__name__.rsplit(".", 1)[1])
+def _simt(module, name, kernel=None):
+    k = getattr(module, kernel or "gemm_" + module.__name__.rsplit(".", 1)[1])
 
     def launch(A, B, C):
         grid, block = module.grid(*C.shape)
@@ -81,6 +81,8 @@ LADDER = [
     _simt(simt_blocking1d, "simt 4: 1-D blocking"),
     _simt(simt_blocking2d, "simt 5: 2-D blocking 8x8"),
     _simt(simt_vectorized, "simt 6: 128-bit loads"),
+    _simt(simt_banks, "simt 6b: padded smem", "gemm_simt_padded"),
+    _simt(simt_banks, "simt 6b: swizzled smem", "gemm_simt_swizzled"),
     _simt(simt_warptile, "simt 7: dbuf + warp tiles"),
     _simt(simt_unrolled, "simt 8: unrolled k, padded A^T"),
     _tc(tc_sm75, "tc sm75 128x128x32", SM75),

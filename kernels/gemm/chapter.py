@@ -23,7 +23,7 @@ from numba import cuda
 
 from ..capability import supports
 from ..runtime import in_simulator
-from . import (EXPLORE, LADDER, ceiling, runnable, simt_blocking1d, simt_blocking2d, simt_coalesced, simt_naive,
+from . import (EXPLORE, LADDER, ceiling, runnable, simt_banks, simt_blocking1d, simt_blocking2d, simt_coalesced, simt_naive,
                simt_smem, simt_vectorized, simt_warptile, tc_sm75, tc_sm80)
 from . import recorded as rec
 
@@ -32,7 +32,8 @@ __all__ = ["Step", "STEPS", "step", "quote", "check_run", "Bench", "device_numbe
 
 @dataclass
 class Step:
-    """One rung of the ladder as the chapter shows it. `what`: the object whose source is quoted;
+    """One rung of the ladder as the chapter shows it. `what`: the object whose source is quoted (None: the
+    module's own source);
     `start`/`stop`: the first and last quoted lines contain these (None: from the top / to the end);
     thread_tile: the (m, n) outputs one thread (SIMT) or one warp (tensor cores) computes."""
     name: str
@@ -60,8 +61,10 @@ STEPS = [
          thread_tile=(8, 1)),
     Step("simt 5: 2-D blocking 8x8", simt_blocking2d, "gemm_simt_blocking2d", "for k in range(BK)",
          "acc[TN * i + j] +=", thread_tile=(8, 8)),
-    Step("simt 6: 128-bit loads", simt_vectorized, "gemm_simt_vectorized", "for k0 in range", "cuda.syncthreads()",
+    Step("simt 6: 128-bit loads", simt_vectorized, "make_kernel", "for k0 in range", "acc[TN * i + j] +=",
          thread_tile=(8, 8)),
+    Step("simt 6b: padded smem", simt_banks, None, "PADDED = (", "PADDED = (", thread_tile=(8, 8)),
+    Step("simt 6b: swizzled smem", simt_banks, None, "SWIZZLED = (", "Swizzle(1, 2, 3)", thread_tile=(8, 8)),
     Step("simt 7: dbuf + warp tiles", simt_warptile, "gemm_simt_warptile", "for kt in range", "# one barrier",
          thread_tile=(8, 8)),
     Step("tc sm75 128x128x32", tc_sm75, "make_kernel", "for kt in range(KT)", "cuda.syncthreads()",
@@ -94,11 +97,12 @@ def step(name):
 def quote(s, start=None, stop=None):
     """Lines of `s.what`'s source (a Step, or any object inspect can read), from the first line containing
     `start` to the first line after it containing `stop`, dedented, headed by the file and line numbers."""
-    obj = getattr(s.module, s.what) if isinstance(s, Step) else s
+    obj = (s.module if s.what is None else getattr(s.module, s.what)) if isinstance(s, Step) else s
     start = s.start if isinstance(s, Step) and start is None else start
     stop = s.stop if isinstance(s, Step) and stop is None else stop
     obj = getattr(obj, "py_func", obj)
     lines, first = inspect.getsourcelines(obj)
+    first = first or 1                                   # a module's source starts at line 1, reported as 0
     i = 0 if start is None else next((n for n, ln in enumerate(lines) if start in ln), None)
     if i is None:
         raise ValueError("quote: no line of %s contains %r" % (obj.__name__, start))
@@ -244,7 +248,7 @@ class Bench:
         rung = s.rung if isinstance(s, Step) else rung_named(s)
         if not self.live:
             tf = rec.recorded(rung.name)
-            self.results[rung.name] = (tf, "recorded")
+            self.results[rung.name] = (tf, "recorded" if tf is not None else "not in the recorded run")
             return tf
         if not runnable(rung, self.info.cc):
             self.results[rung.name] = (None, "needs a newer GPU")
