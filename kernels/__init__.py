@@ -16,6 +16,6 @@ Importing this package does not import numba: Numba reads NUMBA_ENABLE_CUDASIM w
 and `setup()` has to set it first on a machine without a GPU.
 """
 
-from .capability import CapabilityError, best_mma_for, require, supports  # noqa: F401
+from .capability import CapabilityError, best_mma_for, supports  # noqa: F401
 from .layout_codegen import layout_fn, layout_pyfunc, layout_source  # noqa: F401
-from .runtime import DeviceInfo, in_simulator, pick_size, setup  # noqa: F401
+from .runtime import DeviceInfo, in_simulator, pick_size, require, setup  # noqa: F401

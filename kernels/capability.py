@@ -2,10 +2,11 @@
 
 A T4 (Colab's free GPU) is sm_75: it has the Turing tensor-core shapes (m8n8k4, m16n8k8 with f16) and
 `ldmatrix`, but not the Ampere additions (m16n8k16, bf16 inputs, `cp.async`). Chapters ask
-`best_mma_for(cc)` which shape to build on, and `require(name)` fails early with a message that names the
+`best_mma_for(cc)` which shape to build on, and `require(name, cc)` fails early with a message that names the
 instruction and the device instead of a PTX assembler error.
 
-This module imports nothing from numba, so it can be used before `kernels.setup()`.
+This module imports nothing, from numba or from the rest of `kernels`: it is pure rules, usable before
+`kernels.setup()`. What the *current* GPU or compile target is lives in kernels.runtime.
 """
 
 # instruction name (as PTX spells it, without .sync.aligned) -> minimum (major, minor)
@@ -38,17 +39,9 @@ def supports(name, cc):
     return tuple(cc[:2]) >= MIN_SM[name]
 
 
-def require(name, cc=None, device_name=None):
-    """Raise CapabilityError unless `name` runs on `cc` (default: the current GPU, if any).
-
-    In the simulator every instruction is available (its Python twin runs), so nothing is raised there.
-    """
-    if cc is None:
-        from . import runtime
-        info = runtime.device_info()
-        if info.simulator:
-            return
-        cc, device_name = info.cc, device_name or info.name
+def require(name, cc, device_name=None):
+    """Raise CapabilityError unless `name` runs on compute capability `cc` (`device_name`, if given, is
+    named in the message). kernels.require(name) asks this of the current GPU."""
     if not supports(name, cc):
         raise CapabilityError(_message(name, cc, device_name))
 
@@ -75,30 +68,3 @@ def best_mma_for(cc, dtype="f16"):
         if name in MIN_SM and supports(name, cc):
             return shape
     raise CapabilityError("best_mma_for: no tensor-core mma with %s inputs on %s" % (dtype, sm(cc)))
-
-
-def target_cc():
-    """The compute capability Numba is compiling for right now (inside an intrinsic's codegen), or None.
-
-    numba-cuda keeps it on the target-config stack (`flags.compute_capability`); `cuda.compile_ptx(cc=...)`
-    and a launch on a device both set it.
-    """
-    try:
-        try:
-            from numba.cuda.core import targetconfig
-        except ImportError:  # older numba-cuda
-            from numba.core import targetconfig
-        cc = getattr(targetconfig.ConfigStack().top(), "compute_capability", None)
-    except Exception:
-        return None
-    return tuple(cc) if cc else None
-
-
-def check_target(name):
-    """Called by every intrinsic while it is compiled: fail with a clear message on a too-old target."""
-    cc = target_cc()
-    if cc is not None and not supports(name, cc):
-        from . import runtime
-        info = runtime._INFO
-        device_name = info.name if (info and not info.simulator and info.cc == cc) else None
-        raise CapabilityError(_message(name, cc, device_name))

@@ -115,7 +115,8 @@ else:
 
     from .ptx import (TypingError, _asm, _element_ptr, _named, _shared_u32, _unpack, intrinsic, types,
                       _check_array, _global_u64)
-    from .capability import target_cc, CapabilityError
+    from .capability import CapabilityError
+    from .runtime import target_cc
 
     _i32, _i64, _f32 = ir.IntType(32), ir.IntType(64), ir.FloatType()
 

@@ -33,7 +33,7 @@ try:
 except ImportError:
     from numba.cuda.core.errors import TypingError
 
-from .capability import check_target
+from .runtime import check_target
 
 SIMULATOR = False
 SMEM_ALIGN = 16   # pass as cuda.shared.array(..., alignment=SMEM_ALIGN): 16-byte rows for ldmatrix/cp.async

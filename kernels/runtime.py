@@ -15,6 +15,8 @@ import os
 import sys
 from dataclasses import dataclass
 
+from . import capability
+
 
 @dataclass(frozen=True)
 class DeviceInfo:
@@ -99,10 +101,9 @@ def setup(verbose=True, simulator=None):
         dev = cuda.get_current_device()
         name = dev.name.decode() if isinstance(dev.name, bytes) else str(dev.name)
         info = DeviceInfo(simulator=False, name=name, cc=tuple(dev.compute_capability))
-        from .capability import CapabilityError, best_mma_for
         try:
-            mma = best_mma_for(info.cc)
-        except CapabilityError:
+            mma = capability.best_mma_for(info.cc)
+        except capability.CapabilityError:
             mma = "none (needs sm_70+)"
         banner = "GPU: %s, compute capability %d.%d (%s); tensor-core mma: %s%s" % (
             name, info.cc[0], info.cc[1], info.sm, mma, note)
@@ -125,3 +126,41 @@ def _numpy_compat():
 def device_info():
     """The DeviceInfo of the last setup(), running a quiet setup() first if there was none."""
     return _INFO if _INFO is not None else setup(verbose=False)
+
+
+def require(name, cc=None, device_name=None):
+    """capability.require on `cc`, by default the GPU setup() found. Nothing is raised in the simulator:
+    every instruction has a Python twin there."""
+    if cc is None:
+        info = device_info()
+        if info.simulator:
+            return
+        cc, device_name = info.cc, device_name or info.name
+    capability.require(name, cc, device_name)
+
+
+def target_cc():
+    """The compute capability Numba is compiling for right now (inside an intrinsic's codegen), or None.
+
+    numba-cuda keeps it on the target-config stack (`flags.compute_capability`); `cuda.compile_ptx(cc=...)`
+    and a launch on a device both set it.
+    """
+    try:
+        try:
+            from numba.cuda.core import targetconfig
+        except ImportError:  # older numba-cuda
+            from numba.core import targetconfig
+        cc = getattr(targetconfig.ConfigStack().top(), "compute_capability", None)
+    except Exception:
+        return None
+    return tuple(cc) if cc else None
+
+
+def check_target(name):
+    """Called by every intrinsic while it is compiled: fail with a clear message on a too-old target (naming
+    the GPU when the target is the one setup() found)."""
+    cc = target_cc()
+    if cc is not None and not capability.supports(name, cc):
+        info = _INFO
+        device_name = info.name if (info and not info.simulator and info.cc == cc) else None
+        capability.require(name, cc, device_name)

@@ -83,6 +83,13 @@ def test_require_names_instruction_and_device():
 
 
 # ---- bf16 and packing helpers --------------------------------------------------------------------------
+def test_capability_is_the_floor():
+    """kernels.capability imports nothing (kernels.runtime builds on it, not the other way round)."""
+    import ast
+    tree = ast.parse(open(cap.__file__).read())
+    assert [n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))] == []
+
+
 def test_bf16_round_to_nearest_even():
     x = np.array([1.0, 1.0 + 2 ** -8, 1.0 + 3 * 2 ** -8, -2.5, np.inf, np.nan, 3.4e38], np.float32)
     b = to_bf16_bits(x)
