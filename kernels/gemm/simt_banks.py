@@ -32,10 +32,10 @@ SWIZZLED = (composition(Swizzle(3, 2, 5), Layout((BK, BM), (BM, 1))),
 ROW_MAJOR = (simt_vectorized.ROW_MAJOR_At, simt_vectorized.ROW_MAJOR_B)
 
 
-def shared_cost(sAt, sB, warp=0):
-    """Wavefronts per k-tile of warp `warp`'s shared-memory instructions with tiles `sAt` and `sB`:
+def shared_cost(a_tile, b_tile, warp=0):
+    """Wavefronts per k-tile of warp `warp`'s shared-memory instructions with tiles `a_tile` (k, m) and `b_tile` (k, n):
     {what: (wavefronts, ideal)}, summed over the instructions of each kind (see warp_accesses)."""
-    tiles = {"A^T": sAt, "B": sB}
+    tiles = {"A^T": a_tile, "B": b_tile}
     cost = {}
     for what, tile, access, store in warp_accesses(warp):
         r = analyse(tiles[tile], access, 4, store=store)

@@ -2,7 +2,7 @@
 one load per thread per tile); A is stored transposed (k rows of BM) so that a thread's 8 values of A,
 like its 8 of B, are two ld.shared.v4 each; C is written with st.global.v4.
 
-The two shared tiles are cutelite layouts, (k, m) for A^T and (k, n) for B: `make_kernel(sAt, sB)` builds
+The two shared tiles are cutelite layouts, (k, m) for A^T and (k, n) for B: `make_kernel(a_tile, b_tile)` builds
 the kernel for any pair that keeps 4 consecutive m (or n) in one aligned 16-byte vector. Rung 6 uses the
 plain row-major tiles; the next rung (kernels.gemm.simt_banks) changes only these two layouts.
 """
@@ -56,18 +56,18 @@ def warp_accesses(warp=0):
     return out
 
 
-def make_kernel(sAt=ROW_MAJOR_At, sB=ROW_MAJOR_B):
-    """The rung-6 kernel with shared tiles laid out by `sAt` (k, m) and `sB` (k, n)."""
-    check_vectors(sAt, "A^T")
-    check_vectors(sB, "B")
-    SA, SB = cosize(sAt), cosize(sB)   # array sizes: plain ints, constants to the kernel
-    sAt_at = layout_fn(sAt, by_mode=True, name="sAt_at")
-    sB_at = layout_fn(sB, by_mode=True, name="sB_at")
+def make_kernel(a_tile=ROW_MAJOR_At, b_tile=ROW_MAJOR_B):
+    """The rung-6 kernel with its shared tiles laid out by `a_tile` (k, m) and `b_tile` (k, n)."""
+    check_vectors(a_tile, "A^T")
+    check_vectors(b_tile, "B")
+    SA, SB = cosize(a_tile), cosize(b_tile)   # array sizes: plain ints, constants to the kernel
+    sAt_at = layout_fn(a_tile, by_mode=True, name="sAt_at")
+    sB_at = layout_fn(b_tile, by_mode=True, name="sB_at")
 
     @_jit.jit()
     def gemm_simt_vectorized(A, B, C):
         sA = cuda.shared.array(SA, np.float32)
-        sBt = cuda.shared.array(SB, np.float32)
+        sB = cuda.shared.array(SB, np.float32)
         acc = cuda.local.array(NACC, np.float32)
         a = cuda.local.array(TM, np.float32)
         b = cuda.local.array(TN, np.float32)
@@ -82,12 +82,12 @@ def make_kernel(sAt=ROW_MAJOR_At, sB=ROW_MAJOR_B):
             va = ld_global_v4_f32(A, (m0 + ar) * K + k0 + ak)
             for j in range(4):
                 sA[sAt_at(ak + j, ar)] = va[j]
-            st_shared_v4_f32(sBt, sB_at(br, bc), ld_global_v4_f32(B, (k0 + br) * N + n0 + bc))
+            st_shared_v4_f32(sB, sB_at(br, bc), ld_global_v4_f32(B, (k0 + br) * N + n0 + bc))
             cuda.syncthreads()
             for k in range(BK):
                 for h in range(2):
                     x = ld_shared_v4_f32(sA, sAt_at(k, tm + 4 * h))
-                    y = ld_shared_v4_f32(sBt, sB_at(k, tn + 4 * h))
+                    y = ld_shared_v4_f32(sB, sB_at(k, tn + 4 * h))
                     for j in range(4):
                         a[4 * h + j] = x[j]
                         b[4 * h + j] = y[j]
@@ -101,7 +101,7 @@ def make_kernel(sAt=ROW_MAJOR_At, sB=ROW_MAJOR_B):
                 st_global_v4_f32(C, (m0 + tm + i) * N + n0 + tn + 4 * h,
                                  (acc[o], acc[o + 1], acc[o + 2], acc[o + 3]))
 
-    gemm_simt_vectorized.layouts = (sAt, sB)
+    gemm_simt_vectorized.layouts = (a_tile, b_tile)
     return gemm_simt_vectorized
 
 
