@@ -33,8 +33,8 @@ ROW_MAJOR = (simt_vectorized.ROW_MAJOR_At, simt_vectorized.ROW_MAJOR_B)
 
 
 def shared_cost(a_tile, b_tile, warp=0):
-    """Wavefronts per k-tile of warp `warp`'s shared-memory instructions with tiles `a_tile` (k, m) and `b_tile` (k, n):
-    {what: (wavefronts, ideal)}, summed over the instructions of each kind (see warp_accesses)."""
+    """Wavefronts per k-tile of warp `warp`'s shared-memory instructions with tiles `a_tile` (k, m) and
+    `b_tile` (k, n): {what: (wavefronts, ideal)}, summed over the instructions of each kind (warp_accesses)."""
     tiles = {"A^T": a_tile, "B": b_tile}
     cost = {}
     for what, tile, access, store in warp_accesses(warp):
