@@ -23,8 +23,8 @@ from numba import cuda
 
 from ..capability import supports
 from ..runtime import in_simulator
-from . import (EXPLORE, LADDER, ceiling, runnable, simt_banks, simt_blocking1d, simt_blocking2d, simt_coalesced, simt_naive,
-               simt_smem, simt_vectorized, simt_warptile, tc_sm75, tc_sm80)
+from . import (EXPLORE, LADDER, ceiling, runnable, simt_banks, simt_blocking1d, simt_blocking2d, simt_coalesced,
+               simt_naive, simt_smem, simt_vectorized, simt_warptile, tc_sm75, tc_sm80)
 from . import recorded as rec
 
 __all__ = ["Step", "STEPS", "step", "quote", "check_run", "Bench", "device_numbers", "BASELINE_NAMES"]
