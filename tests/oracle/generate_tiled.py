@@ -147,38 +147,44 @@ def perm_options(extent, threads, rng):
     return opts
 
 
+def mma_case(rng, atom_name, types, shape_mnk, atom_threads, layouts):
+    """One TiledMMA configuration of an atom (its M, N, K extents and number of threads given): a random
+    atom layout from `layouts`, permutation, tensors of A, B, C (1 or 2 tiles per mode) and four threads."""
+    em, en, ek = shape_mnk
+    shp, std = rng.choice(layouts)
+    full = tuple(shp) + (1,) * (3 - len(shp))
+    perm = [rng.choice(perm_options(e, t, rng)) if rng.random() < 0.6 else "_"
+            for e, t in zip((em, en, ek), full)]
+    k = rng.choice([1, 2, 3])
+    perm = perm[:k] if all(p == "_" for p in perm[k:]) else perm
+    tile = []
+    for e, t, p in zip((em, en, ek), full, perm + ["_"] * (3 - len(perm))):
+        tile.append(e * t if p == "_" else (p if isinstance(p, int) else prod(p["shape"])))
+    M, N, K = tile
+    nthr = atom_threads * full[0] * full[1] * full[2]
+    reps = [rng.choice([1, 2]) for _ in range(3)]
+    tA = rng.choice(tensors_for(M * reps[0], K * reps[2], rng))
+    tB = rng.choice(tensors_for(N * reps[1], K * reps[2], rng))
+    tC = rng.choice(tensors_for(M * reps[0], N * reps[1], rng))
+    threads = sorted({0, 1, rng.randrange(nthr), nthr - 1})
+    return {"kind": "mma", "atom": atom_name, "types": list(types), "thr_layout": lay(tuple(shp), std),
+            "perm": perm, "tensors": {"A": tA, "B": tB, "C": tC}, "threads": threads, "copies": []}
+
+
 def mma_cases(rng):
     import cutelite
     cases = []
     for atom_name, (tab, tc) in MMA_ATOMS.items():
         atom = cutelite.make_mma_atom(atom_name)
-        em, en, ek = atom.Shape_MNK
         layouts = FMA_LAYOUTS if atom_name.startswith("Universal") else ATOM_LAYOUTS
         n_cfg = 8 if atom_name.startswith("SM80_16x8x16_F16") else 4
         for _ in range(n_cfg):
-            shp, std = rng.choice(layouts)
-            full = tuple(shp) + (1,) * (3 - len(shp))
-            perm = [rng.choice(perm_options(e, t, rng)) if rng.random() < 0.6 else "_"
-                    for e, t in zip((em, en, ek), full)]
-            k = rng.choice([1, 2, 3])
-            perm = perm[:k] if all(p == "_" for p in perm[k:]) else perm
-            tile = []
-            for e, t, p in zip((em, en, ek), full, perm + ["_"] * (3 - len(perm))):
-                tile.append(e * t if p == "_" else (p if isinstance(p, int) else prod(p["shape"])))
-            M, N, K = tile
-            nthr = cutelite.size(atom.ThrID) * full[0] * full[1] * full[2]
-            reps = [rng.choice([1, 2]) for _ in range(3)]
-            tA = rng.choice(tensors_for(M * reps[0], K * reps[2], rng))
-            tB = rng.choice(tensors_for(N * reps[1], K * reps[2], rng))
-            tC = rng.choice(tensors_for(M * reps[0], N * reps[1], rng))
-            threads = sorted({0, 1, rng.randrange(nthr), nthr - 1})
+            case = mma_case(rng, atom_name, (tab, tc), atom.Shape_MNK, cutelite.size(atom.ThrID), layouts)
             copies = []
             if tab == "half_t" or tab == "bfloat16_t":
                 copies = rng.sample(COPY_OPS_16, 2) + [rng.choice(UNIVERSAL[:4])]
             else:
                 copies = [rng.choice(["UniversalCopy<uint32_t>", "UniversalCopy<uint64_t>", "UniversalCopy<uint128_t>"])]
-            case = {"kind": "mma", "atom": atom_name, "types": [tab, tc], "thr_layout": lay(tuple(shp), std),
-                    "perm": perm, "tensors": {"A": tA, "B": tB, "C": tC}, "threads": threads, "copies": []}
             cases.append(case)
             # each TiledCopy of this MMA is its own case, so that one C++ rejects does not hide the others
             for op in copies:
@@ -187,33 +193,40 @@ def mma_cases(rng):
     return cases
 
 
+COPY_THR_LAYOUTS = [lay((16, 4), (4, 1)), lay((32, 4), (4, 1)), lay((8, 16), (1, 8)), lay((32, 8), (8, 1)),
+                    lay((4, 8), None), lay((16, 8), (8, 1)), lay((8, 4), (4, 1)), lay((128,), None)]
+COPY_VAL_LAYOUTS = [lay((4, 1), None), lay((1, 4), None), lay((8, 1), None), lay((1, 8), None), lay((2, 2), None),
+                    lay((1, 1), None), lay((2, 1), None), lay((1, 2), None), lay((4,), None)]
+
+
+def copy_case(rng, op, vt, thr_layouts=COPY_THR_LAYOUTS, val_layouts=COPY_VAL_LAYOUTS):
+    """One make_tiled_copy configuration: random thread and value layouts, a tensor of whole tiles."""
+    thr = rng.choice(thr_layouts)
+    val = rng.choice(val_layouts)
+    rank = max(len(thr["shape"]), len(val["shape"]))
+    ts = prod(thr["shape"])
+    # a tensor of a whole number of tiles (the tile is thr x val, mode by mode)
+    ext = []
+    for i in range(rank):
+        a = thr["shape"][i] if i < len(thr["shape"]) else 1
+        b = val["shape"][i] if i < len(val["shape"]) else 1
+        ext.append(a * b * rng.choice([1, 2, 4]))
+    if rank == 1:
+        t = lay((ext[0],), None)
+        tensors = [t]
+    else:
+        tensors = tensors_for(ext[0], ext[1], rng)
+    threads = sorted({0, rng.randrange(ts), ts - 1})
+    return {"kind": "copy", "op": op, "value_type": vt, "thr_layout": thr, "val_layout": val,
+            "tensor": rng.choice(tensors), "threads": threads}
+
+
 def copy_cases(rng):
     cases = []
-    thr_layouts = [lay((16, 4), (4, 1)), lay((32, 4), (4, 1)), lay((8, 16), (1, 8)), lay((32, 8), (8, 1)),
-                   lay((4, 8), None), lay((16, 8), (8, 1)), lay((8, 4), (4, 1)), lay((128,), None)]
-    val_layouts = [lay((4, 1), None), lay((1, 4), None), lay((8, 1), None), lay((1, 8), None), lay((2, 2), None),
-                   lay((1, 1), None), lay((2, 1), None), lay((1, 2), None), lay((4,), None)]
     for _ in range(60):
         op = rng.choice(UNIVERSAL)
         vt = rng.choice(["half_t", "float"])
-        thr = rng.choice(thr_layouts)
-        val = rng.choice(val_layouts)
-        rank = max(len(thr["shape"]), len(val["shape"]))
-        ts = prod(thr["shape"])
-        # a tensor of a whole number of tiles (the tile is thr x val, mode by mode)
-        ext = []
-        for i in range(rank):
-            a = thr["shape"][i] if i < len(thr["shape"]) else 1
-            b = val["shape"][i] if i < len(val["shape"]) else 1
-            ext.append(a * b * rng.choice([1, 2, 4]))
-        if rank == 1:
-            t = lay((ext[0],), None)
-            tensors = [t]
-        else:
-            tensors = tensors_for(ext[0], ext[1], rng)
-        threads = sorted({0, rng.randrange(ts), ts - 1})
-        cases.append({"kind": "copy", "op": op, "value_type": vt, "thr_layout": thr, "val_layout": val,
-                      "tensor": rng.choice(tensors), "threads": threads})
+        cases.append(copy_case(rng, op, vt))
     return cases
 
 
@@ -321,22 +334,27 @@ def flat(t):
 SA = re.compile(r"error: static assertion failed(?:: (.*))?$")
 
 
-def run_chunk(idx, cases, incs, key):
-    """Compile and run one chunk; failing cases become ('error', message). Returns {case index: result}."""
+def case_cpp(i, c):
+    return copy_cpp(i, c) if c["kind"] == "copy" else mma_cpp(i, c)
+
+
+def run_chunk(idx, cases, incs, key, cpp_of=case_cpp, prefix="tiled"):
+    """Compile and run one chunk (cpp_of(i, case) writes a case's C++ function); failing cases become
+    ('error', message). Returns {case index: result}."""
     results = {}
     todo = dict(cases)
     while todo:
         src = [CPP_HEAD]
         ranges = {}
         for i, c in todo.items():
-            body = copy_cpp(i, c) if c["kind"] == "copy" else mma_cpp(i, c)
+            body = cpp_of(i, c)
             start = sum(s.count("\n") for s in src) + 1
             src.append("\n".join(body) + "\n")
             ranges[i] = (start, start + len(body))
         src.append("int main() {\n" + "".join("  case_%d();\n" % i for i in todo) + "  return 0;\n}\n")
         text = "".join(src)
         h = hashlib.sha1((key + text).encode()).hexdigest()[:16]
-        cpp = os.path.join(BUILD, "tiled_%s.cpp" % h)
+        cpp = os.path.join(BUILD, "%s_%s.cpp" % (prefix, h))
         exe = cpp[:-4]
         log = cpp + ".out"
         if not os.path.exists(log):
@@ -362,8 +380,10 @@ def run_chunk(idx, cases, incs, key):
                 line = int(m.group(1))
                 for i, (a, b) in ranges.items():
                     if a <= line <= b and i not in bad:
-                        msg = next((SA.search(x).group(1) or "static assertion failed" for x in lines
-                                    if SA.search(x)), "compile error")
+                        # the error this line leads to: the first error reported from here on
+                        err = next((x for x in lines[n:] if ": error: " in x), "")
+                        msg = (SA.search(err).group(1) or "static assertion failed") if SA.search(err) \
+                            else "compile error"
                         bad[i] = msg.strip().strip('"')
             if not bad:
                 raise RuntimeError("chunk %d failed to compile and no case was named:\n%s" % (idx, out[:3000]))
