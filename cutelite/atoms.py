@@ -17,8 +17,8 @@ Post: str(atom) is the text C++ CuTe prints for `print(MMA_Atom<Op>{})` (tests/f
 
 from dataclasses import dataclass
 
-from .int_tuple import fmt, is_int
-from .layout import Layout, size
+from .int_tuple import congruent, fmt, is_int
+from .layout import Layout, right_inverse, size
 
 __all__ = ["MMA_Atom", "MMA_ATOMS", "make_mma_atom", "print_atom", "tile_shape", "fragment_of", "owner_of",
            "gather_fragments", "scatter_fragments", "mma_reference", "quadpair_lanes",
@@ -90,13 +90,35 @@ SM80_16x32_S8_A = Layout(((4, 8), (4, 2, 2)), ((64, 1), (16, 8, 256)))
 SM80_8x32_S8_B = Layout(((4, 8), (4, 2)), ((32, 1), (8, 128)))   # (T32,V8) -> 8x32: (g, 4t + v0 + 16 v1)
 THR32 = Layout(32, 1)
 
+# 4-bit integers, eight to a register; CuTe writes the single value mode as a one-mode tuple (_8).
+SM80_8x32_S4 = Layout(((4, 8), (8,)), ((64, 1), (8,)))           # (T32,V8) -> 8x32: (g, 8t + v)
+SM80_16x32_S4_A = Layout(((4, 8), (8, 2)), ((128, 1), (16, 8)))   # (T32,V16) -> 16x32: (g + 8 v1, 8t + v0)
+SM80_8x32_S4_B_CUTE = Layout(((4, 8), (8,)), ((32, 1), (8,)))    # CuTe's B of m16n8k32 .s4: t steps by 4 in K,
+                                                                 # not 8 as the PTX ISA's b_i (kept: C++ prints it)
+SM80_16x64_S4_A = Layout(((4, 8), (8, 2, 2)), ((128, 1), (16, 8, 512)))
+SM80_8x64_S4_B = Layout(((4, 8), (8, 2)), ((64, 1), (8, 256)))    # (T32,V16) -> 8x64: (g, 8t + v0 + 32 v1)
+# 1-bit (b1) operands, 32 to a register.
+SM80_8x128_B1 = Layout(((4, 8), 32), ((256, 1), 8))               # (T32,V32) -> 8x128: (g, 32t + v)
+# CuTe's A of m16n8k128 .b1, exactly as its traits spell it: the stride ((16,8)) is one mode holding the
+# pair, where the shape (32,2) has two modes; C++ prints it so (shape and stride are not congruent).
+SM80_16x128_B1_A_CUTE = Layout._make(((4, 8), (32, 2)), ((512, 1), ((16, 8),)))
+SM80_16x256_B1_A = Layout(((4, 8), (32, 2, 2)), ((512, 1), (16, 8, 2048)))
+SM80_8x256_B1_B = Layout(((4, 8), (32, 2)), ((256, 1), (8, 1024)))
+# Hopper's f64 mma.sync (m16n8k4/k8/k16): f64 A and B one element a register.
+SM90_16x16_F64_A = Layout(((4, 8), (2, 4)), ((16, 1), (8, 64)))   # (T32,V8) -> 16x16: (g + 8 v0, t + 4 v1)
+SM90_8x16_F64_B = Layout(((4, 8), 4), ((8, 1), 32))               # (T32,V4) -> 8x16: (g, t + 4 v)
+
 # One-thread atoms: each lane computes a whole (tiny) product on its own.
 THR1 = Layout(1, 0)
 ONE_1x1 = Layout((1, 1), (0, 0))
 ONE_1x4 = Layout((1, 4), (0, 1))                                  # DP4A: 4 int8 of A (or B) in one register
+ONE_1x2 = Layout((1, 2), (0, 1))                                  # DP2A: 2 int16 of A (or B)
 
 _F16, _F32, _BF16, _TF32 = "float16", "float32", "bfloat16", "tf32"
 _S8, _S32, _F64 = "int8", "int32", "float64"
+_U8, _S4, _U4, _B1, _S16 = "uint8", "int4", "uint4", "uint1", "int16"
+_E4M3, _E5M2, _C64 = "float8_e4m3", "float8_e5m2", "complex128"
+_GC64 = "gauss_complex128"   # SM80_8x8x4_GC64C64C64GC64_TN's accumulator: three doubles (Gauss's 3-product trick)
 # C++ scalar types that UniversalFMA<D,A,B,C> takes, and their NumPy-style names.
 CPP_SCALARS = {"float": _F32, "double": _F64, "half_t": _F16, "bfloat16_t": _BF16, "tfloat32_t": _TF32,
                "int": _S32, "int32_t": _S32, "int8_t": _S8, "uint8_t": "uint8", "int16_t": "int16",
@@ -169,8 +191,77 @@ def _all_atoms():
               SM80_16x32_S8_A, SM80_8x32_S8_B),
         MMA_Atom("SM61_DP4A", "dp4a.s32.s32", s8, THR1, (1, 1, 4), ONE_1x4, ONE_1x4, ONE_1x1),
     ]
+    atoms += [MMA_Atom("SM61_DP2A", "dp2a.s32.s32", (_S32, _S16, _S16, _S32), THR1, (1, 1, 2), ONE_1x2, ONE_1x2,
+                       ONE_1x1)]
+    atoms += _integer_atoms() + _fp8_atoms() + _f64_atoms()
     atoms += [universal_fma(t) for t in ("float", "double", "half_t", "int")]
     return {a.name: a for a in atoms}
+
+
+_INT_LETTERS = {"S8": _S8, "U8": _U8, "S4": _S4, "U4": _U4}
+
+
+def _integer_atoms():
+    """Ampere's integer mma.sync beyond s8 x s8: every signed/unsigned pairing of 8- and 4-bit A and B,
+    each also as _SATURATE (.satfinite: clamp to int32 instead of wrapping), and the 1-bit ones (b1 AND or
+    XOR, then popc). Layouts depend only on the shape and the width of A/B, as CuTe's traits share them."""
+    shapes = {   # (bits of A and B, M, N, K) -> (A, B, C) layouts
+        (8, 8, 8, 16): (SM80_8x16_Row, SM80_8x16_Row, SM80_8x8_Row),
+        (8, 16, 8, 16): (SM80_16x16_S8_A, SM80_8x16_Row, SM80_16x8_Row),
+        (8, 16, 8, 32): (SM80_16x32_S8_A, SM80_8x32_S8_B, SM80_16x8_Row),
+        (4, 8, 8, 32): (SM80_8x32_S4, SM80_8x32_S4, SM80_8x8_Row),
+        (4, 16, 8, 32): (SM80_16x32_S4_A, SM80_8x32_S4_B_CUTE, SM80_16x8_Row),
+        (4, 16, 8, 64): (SM80_16x64_S4_A, SM80_8x64_S4_B, SM80_16x8_Row),
+    }
+    atoms = []
+    for (bits, m, n, k), (a, b, c) in shapes.items():
+        letters = ("S8", "U8") if bits == 8 else ("S4", "U4")
+        for la in letters:
+            for lb in letters:
+                for sat in ("", "_SATURATE"):
+                    if bits == 8 and la == lb == "S8" and not sat:
+                        continue   # the s8 x s8 atoms above
+                    ptx = (f"mma.sync.aligned.m{m}n{n}k{k}.row.col.s32.{la.lower()}.{lb.lower()}.s32"
+                           + (".satfinite" if sat else ""))
+                    types = (_S32, _INT_LETTERS[la], _INT_LETTERS[lb], _S32)
+                    atoms.append(_sm80(f"SM80_{m}x{n}x{k}_S32{la}{lb}S32_TN{sat}", ptx, types, (m, n, k), a, b, c))
+    b1_shapes = {(8, 8, 128): (SM80_8x128_B1, SM80_8x128_B1, SM80_8x8_Row),
+                 (16, 8, 128): (SM80_16x128_B1_A_CUTE, SM80_8x128_B1, SM80_16x8_Row),
+                 (16, 8, 256): (SM80_16x256_B1_A, SM80_8x256_B1_B, SM80_16x8_Row)}
+    for (m, n, k), (a, b, c) in b1_shapes.items():
+        for op in ("XOR", "AND"):
+            ptx = f"mma.sync.aligned.m{m}n{n}k{k}.row.col.s32.b1.b1.s32.{op.lower()}.popc"
+            atoms.append(_sm80(f"SM80_{m}x{n}x{k}_S32U1U1S32_TN_{op}POPC", ptx, (_S32, _B1, _B1, _S32), (m, n, k),
+                               a, b, c))
+    return atoms
+
+
+def _fp8_atoms():
+    """Ada's (SM89) m16n8k32 with 8-bit floats: e4m3 or e5m2 A and B, f32 or f16 C; laid out as s8's."""
+    fp8 = {"E4M3": _E4M3, "E5M2": _E5M2}
+    atoms = []
+    for acc, acc_t in (("F32", _F32), ("F16", _F16)):
+        for la in fp8:
+            for lb in fp8:
+                ptx = f"mma.sync.aligned.m16n8k32.row.col.{acc.lower()}.{la.lower()}.{lb.lower()}.{acc.lower()}"
+                atoms.append(_sm80(f"SM89_16x8x32_{acc}{la}{lb}{acc}_TN", ptx, (acc_t, fp8[la], fp8[lb], acc_t),
+                                   (16, 8, 32), SM80_16x32_S8_A, SM80_8x32_S8_B))
+    return atoms
+
+
+def _f64_atoms():
+    """Double precision: Ampere's m8n8k4 for complex doubles (C64, and GC64 whose accumulator holds the
+    three real products of Gauss's trick), Hopper's m16n8k4/k8/k16 for real and complex doubles."""
+    atoms = [_sm80("SM80_8x8x4_C64C64C64C64_TN", "four mma.sync.aligned.m8n8k4.row.col.f64 (complex product)",
+                   (_C64,) * 4, (8, 8, 4), SM80_8x4, SM80_8x4, SM80_8x8_Row),
+             _sm80("SM80_8x8x4_GC64C64C64GC64_TN", "three mma.sync.aligned.m8n8k4.row.col.f64 (Gauss's product)",
+                   (_GC64, _C64, _C64, _GC64), (8, 8, 4), SM80_8x4, SM80_8x4, SM80_8x8_Row)]
+    for k, a, b in ((4, SM80_16x4_TF32_A, SM80_8x4), (8, SM80_16x8_TF32_A, SM80_8x8_TF32_B),
+                    (16, SM90_16x16_F64_A, SM90_8x16_F64_B)):
+        ptx = f"mma.sync.aligned.m16n8k{k}.row.col.f64.f64.f64.f64"
+        atoms.append(_sm80(f"SM90_16x8x{k}_F64F64F64F64_TN", ptx, (_F64,) * 4, (16, 8, k), a, b))
+        atoms.append(_sm80(f"SM90_16x8x{k}_C64C64C64C64_TN", f"complex product of {ptx}", (_C64,) * 4, (16, 8, k), a, b))
+    return atoms
 
 
 MMA_ATOMS = _all_atoms()
@@ -204,7 +295,17 @@ def _tv(atom, operand, op):
     _need_atom(atom, op)
     if not isinstance(operand, str) or operand not in _OPERANDS:
         raise ValueError(f"{op}: operand must be one of 'A', 'B', 'C' (D is laid out as C), got {operand!r}")
-    return getattr(atom, f"Layout{operand}_TV")
+    return check_tv(atom, operand, op)
+
+
+def check_tv(atom, operand, op):
+    """Layout{operand}_TV of the atom, or a ValueError naming `op` when its shape and stride are not congruent
+    (CuTe's m16n8k128 .b1 A, as its traits spell it: C++ prints it but cannot compute with it either)."""
+    tv = getattr(atom, f"Layout{operand}_TV")
+    if not congruent(tv.shape, tv.stride):
+        raise ValueError(f"{op}: Layout{operand}_TV {tv} of {atom.name} has a stride not congruent with its shape "
+                         "(so CuTe's traits spell it); C++ CuTe does not compile this use either")
+    return tv
 
 
 def tile_shape(atom, operand):
@@ -281,11 +382,17 @@ def owner_of(atom, operand, row, col, quadpair=0):
         raise ValueError(f"owner_of: ({row}, {col}) is outside the {rows}x{cols} tile of {operand}")
     tv = _tv(atom, operand, "owner_of")
     T, V = size(tv, 0), size(tv, 1)
-    for t in range(T):
-        for v in range(V):
-            if _row_col(atom, operand, tv(t, v)) == (row, col):
-                return atom.ThrID(t) + _copy_shift(atom, quadpair), v
-    raise ValueError(f"owner_of: no thread of {atom.name} holds {operand}({row}, {col})")
+    M, N, K = atom.Shape_MNK
+    idx = {"A": row + col * M, "B": col + row * N, "C": row + col * M}[operand]   # CuTe's tile index
+    inv = right_inverse(tv)                           # index -> (t, v) as t + v*T, where tv is one-to-one
+    if idx < size(inv) and tv(inv(idx) % T, inv(idx) // T) == idx:
+        candidates = [(inv(idx) % T, inv(idx) // T)]
+    else:                                             # not one-to-one here: search
+        candidates = [(t, v) for t in range(T) for v in range(V) if tv(t, v) == idx]
+    if not candidates:
+        raise ValueError(f"owner_of: no thread of {atom.name} holds {operand}({row}, {col})")
+    t, v = candidates[0]
+    return atom.ThrID(t) + _copy_shift(atom, quadpair), v
 
 
 # ---- the NumPy model of one instruction --------------------------------------------------------------------

@@ -24,7 +24,7 @@ VALUE_TYPES = {
     "uint1_t": 1, "uint8_t": 8, "int8_t": 8, "uint16_t": 16, "int16_t": 16, "uint32_t": 32, "int32_t": 32,
     "int": 32, "uint64_t": 64, "int64_t": 64, "uint128_t": 128,
     "half_t": 16, "bfloat16_t": 16, "tfloat32_t": 32, "float": 32, "double": 64,
-    "float_e4m3_t": 8, "float_e5m2_t": 8,
+    "float_e4m3_t": 8, "float_e5m2_t": 8, "int4b_t": 4, "uint4b_t": 4, "uint1b_t": 1,
 }
 _ALIASES = {"float16": "half_t", "bfloat16": "bfloat16_t", "float32": "float", "float64": "double",
             "int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "uint16": "uint16_t",
@@ -59,12 +59,46 @@ _LDSM = {
                                Layout(((4, 8), (16, 2, 4)), ((256, 16), (1, 128, 1024)))),
 }
 
-# One-thread copies take their element type(s) as template arguments: Op<S> or Op<S, D>.
-_TEMPLATED = ("UniversalCopy", "SM80_CP_ASYNC_CACHEALWAYS", "SM80_CP_ASYNC_CACHEGLOBAL")
-# cp.async moves 4, 8 or 16 bytes (.cg: 16 only).
-_CP_ASYNC_BITS = {"SM80_CP_ASYNC_CACHEALWAYS": (32, 64, 128), "SM80_CP_ASYNC_CACHEGLOBAL": (128,)}
 
-COPY_OPS = tuple(f"{op}<T>" for op in _TEMPLATED) + tuple(_LDSM)
+
+def _stsm(ldsm):
+    """stmatrix (SM90), ldmatrix run backwards: registers of 32 lanes (ldmatrix's destination) go to rows of
+    shared memory (its source). Ref is Src."""
+    thr, src, dst, _ = _LDSM[ldsm]
+    return thr, dst, src, dst
+
+
+def _warp_exchange(src, dst):
+    """A warp-wide exchange of registers (movmatrix, shuffles): Ref is Src."""
+    return Layout(32), src, dst, src
+
+
+_WARP = dict(_LDSM)
+_WARP.update({ldsm.replace("SM75", "SM90").replace("LDSM", "STSM"): _stsm(ldsm) for ldsm in _LDSM})
+_WARP.update({
+    # movmatrix.trans: an 8x8 matrix of 16-bit elements transposed across the warp's registers
+    "SM75_U32x1_MOVM_T": (Layout(32), Layout((32, 32), (32, 1)), Layout((32, 32), (32, 1)),
+                          Layout((32, 32), (32, 1))),
+    # two 32-bit registers a lane, 2x2 blocks transposed with the lane at xor 1 / xor 4
+    "SM50_Shuffle_U32_2x2Trans_XOR1": _warp_exchange(Layout((32, 64), (64, 1)),
+                                                     Layout(((2, 16), (32, 2)), ((32, 128), (1, 64)))),
+    "SM50_Shuffle_U32_2x2Trans_XOR4": _warp_exchange(Layout((32, 64), (64, 1)),
+                                                     Layout(((4, 2, 4), (32, 2)), ((64, 32, 512), (1, 256)))),
+})
+
+# One-thread copies take their element type(s) as template arguments: Op<S> or Op<S, D>.
+_TEMPLATED = ("UniversalCopy", "SM80_CP_ASYNC_CACHEALWAYS", "SM80_CP_ASYNC_CACHEGLOBAL",
+              "SM80_CP_ASYNC_CACHEALWAYS_ZFILL", "SM80_CP_ASYNC_CACHEGLOBAL_ZFILL")
+# cp.async moves 4, 8 or 16 bytes (.cg: 16 only); the _ZFILL forms (zeros where a predicate is false) alike.
+_CP_ASYNC_BITS = {"SM80_CP_ASYNC_CACHEALWAYS": (32, 64, 128), "SM80_CP_ASYNC_CACHEGLOBAL": (128,),
+                  "SM80_CP_ASYNC_CACHEALWAYS_ZFILL": (32, 64, 128), "SM80_CP_ASYNC_CACHEGLOBAL_ZFILL": (128,)}
+# The auto-vectorizing copies: one thread, and the layouts (1,1):(0,0), as the copy algorithm picks the
+# vector width itself (up to MaxVecBits, assuming that alignment). DefaultCopy assumes none (8 bits).
+_VECTOR_BITS = (8, 16, 32, 64, 128)
+_ALIASES_OF_AUTO = {"AutoVectorizingCopy": 128, "DefaultCopy": 8}
+
+COPY_OPS = (tuple(f"{op}<T>" for op in _TEMPLATED) + ("AutoVectorizingCopyWithAssumedAlignment<N>",)
+            + tuple(_ALIASES_OF_AUTO) + tuple(_WARP))
 
 
 def _type_name(t, what):
@@ -79,8 +113,16 @@ def _type_name(t, what):
 
 def _traits(op):
     """(ThrID, SrcLayout, DstLayout, RefLayout) in bits for a copy op named as in C++."""
-    if op in _LDSM:
-        return _LDSM[op]
+    if op in _WARP:
+        return _WARP[op]
+    auto = re.fullmatch(r"AutoVectorizingCopyWithAssumedAlignment\s*<\s*(\d+)\s*>", op)
+    if auto or op in _ALIASES_OF_AUTO:
+        bits = int(auto.group(1)) if auto else _ALIASES_OF_AUTO[op]
+        if bits not in _VECTOR_BITS:
+            raise ValueError(f"make_copy_atom: {op}: MaxVecBits must be one of {', '.join(map(str, _VECTOR_BITS))}"
+                             f", got {bits}")
+        none = Layout((1, 1), (0, 0))
+        return Layout(1), none, none, none
     m = re.fullmatch(r"(\w+)\s*<\s*([\w:]+)\s*(?:,\s*([\w:]+)\s*)?>", op)
     if not m or m.group(1) not in _TEMPLATED:
         raise ValueError(f"make_copy_atom: unknown copy op {op!r}; known: {', '.join(COPY_OPS)} "
@@ -89,6 +131,9 @@ def _traits(op):
     src = _type_name(m.group(2), "source type")
     dst = _type_name(m.group(3), "destination type") if m.group(3) else src
     s_bits, d_bits = VALUE_TYPES[src], VALUE_TYPES[dst]
+    if base == "UniversalCopy" and min(s_bits, d_bits) < 8:
+        raise ValueError(f"make_copy_atom: {op} copies whole bytes or more; {min(s_bits, d_bits)}-bit elements "
+                         "are moved by a copy of the bytes holding them")
     if base in _CP_ASYNC_BITS and s_bits not in _CP_ASYNC_BITS[base]:
         raise ValueError(f"make_copy_atom: {op} copies {s_bits} bits; cp.async{'.cg' if 'GLOBAL' in base else ''}"
                          f" moves {', '.join(str(b) for b in _CP_ASYNC_BITS[base])} bits")

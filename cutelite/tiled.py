@@ -12,7 +12,7 @@ Tensors are duck-typed (anything with .layout, .engine and .offset, e.g. cutelit
 their place gives back the partitioned Layout.
 """
 
-from .atoms import MMA_Atom, make_mma_atom, tile_shape as atom_tile_shape
+from .atoms import MMA_Atom, check_tv, make_mma_atom, tile_shape as atom_tile_shape
 from .copy_atoms import Copy_Atom
 from .int_tuple import dyn, fmt, is_int, is_static, is_tuple, product_each, mod
 from .layout import (
@@ -129,7 +129,7 @@ class TiledMMA:
 
     def thrfrg_A(self, layout):
         """(M,K) -> ((ThrV,(ThrM,ThrK)),(FrgV,(RestM,RestK)))."""
-        return self._thrfrg(layout, self.atom.LayoutA_TV, (0, 2))
+        return self._thrfrg(layout, check_tv(self.atom, "A", "TiledMMA (operand A)"), (0, 2))
 
     def thrfrg_B(self, layout):
         """(N,K) -> ((ThrV,(ThrN,ThrK)),(FrgV,(RestN,RestK)))."""

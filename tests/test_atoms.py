@@ -32,8 +32,9 @@ CPP = cpp_prints()
 
 
 def test_fixture_covers_every_atom():
-    assert set(MMA_ATOMS) <= set(CPP)
-    assert len(MMA_ATOMS) == 27
+    """This fixture holds the first 27 atoms; tests/oracle/atom_cases.json (test_atoms_oracle.py) all."""
+    assert len(set(MMA_ATOMS) & set(CPP)) == 27
+    assert len(MMA_ATOMS) == 95
     assert set(CPP) - set(MMA_ATOMS) == {"UniversalFMA<float,half_t,half_t,float>"}
 
 
@@ -192,8 +193,60 @@ def ptx_m8n8k4_c_f32(lane, i):
 PTX_AB = {"TN": ("row", "col"), "NT": ("col", "row"), "NN": ("col", "col"), "TT": ("row", "row")}
 
 
+def ptx_narrow_a(m, per_reg, k):
+    """A of m8n8/m16n8 integer (8-, 4- or 1-bit) and fp8 mma: `per_reg` elements a register, registers going
+    down M (for m16) first, then along K; within a register, K-consecutive elements."""
+    def f(lane, i):
+        g, t = lane >> 2, lane % 4
+        reg, e = divmod(i, per_reg)
+        rows = m // 8
+        return g + 8 * (reg % rows), t * per_reg + e + 4 * per_reg * (reg // rows)
+    return f, per_reg * (m // 8) * (k // (4 * per_reg))
+
+
+def ptx_narrow_b(per_reg, k):
+    def f(lane, i):                # (k, n)
+        g, t = lane >> 2, lane % 4
+        reg, e = divmod(i, per_reg)
+        return t * per_reg + e + 4 * per_reg * reg, g
+    return f, per_reg * (k // (4 * per_reg))
+
+
+def ptx_m16n8k16_f64_a(lane, i):
+    g, t = lane >> 2, lane % 4
+    return g + 8 * (i & 1), t + 4 * (i >> 1)
+
+
+def ptx_m16n8k16_f64_b(lane, i):
+    g, t = lane >> 2, lane % 4
+    return t + 4 * i, g
+
+
+# Atoms whose CuTe layout is not the PTX ISA's fragment: CuTe's B of m16n8k32 .s4/.u4 steps K by 4 per
+# thread (the ISA: by 8, so CuTe's map is not one-to-one), and CuTe's A of m16n8k128 .b1 has a stride
+# ((16,8)) not congruent with its shape (32,2). cutelite keeps them as C++ prints them.
+CUTE_NOT_PTX = {n for n in MMA_ATOMS if n.startswith(("SM80_16x8x32_S32S4", "SM80_16x8x32_S32U4",
+                                                      "SM80_16x8x128_S32U1U1"))}
+
+
 def ptx_formulas(name):
     """operand -> (formula, number of elements per lane, lanes of the product)"""
+    import re
+    shape = re.match(r"SM\d+_(\d+)x(\d+)x(\d+)_", name)
+    m, n, k = (int(x) for x in shape.groups()) if shape else (0, 0, 0)
+    c = (ptx_m8n8_c, 2) if m == 8 else (ptx_m16n8_c, 4)
+    per_reg = {"S8": 4, "U8": 4, "E4": 4, "E5": 4, "S4": 8, "U4": 8, "U1": 32}.get(
+        name.split("_")[2][3:5] if shape else None)
+    if name.startswith(("SM80", "SM89")) and per_reg and (m, k) != (16, 16):
+        return {"A": ptx_narrow_a(m, per_reg, k), "B": ptx_narrow_b(per_reg, k), "C": c}
+    if name.startswith("SM90_16x8x16"):
+        return {"A": (ptx_m16n8k16_f64_a, 8), "B": (ptx_m16n8k16_f64_b, 4), "C": c}
+    if name.startswith("SM90_16x8x4"):
+        return {"A": (ptx_m16n8k4_tf32_a, 2), "B": (ptx_k4_b, 1), "C": c}
+    if name.startswith("SM90_16x8x8"):
+        return {"A": (ptx_m16n8k8_tf32_a, 4), "B": (ptx_m16n8k8_tf32_b, 2), "C": c}
+    if name == "SM61_DP2A":
+        return {"A": (lambda lane, i: (0, i), 2), "B": (lambda lane, i: (i, 0), 2), "C": (lambda lane, i: (0, 0), 1)}
     if name.startswith("SM70"):
         a_lay, b_lay = PTX_AB[name[-2:]]
         c = (ptx_m8n8k4_c_f32, 8) if "F32F16" in name else (ptx_m8n8k4_c_f16, 8)
@@ -205,13 +258,13 @@ def ptx_formulas(name):
         return {"A": one, "B": one, "C": one}
     if "x8x16_S32S8" in name and name.startswith(("SM75_8x8", "SM80_8x8")):
         return {"A": (ptx_m8n8k16_a, 4), "B": (ptx_s8_b, 4), "C": (ptx_m8n8_c, 2)}
-    if "16x8x16_S32S8" in name:
+    if "16x8x16_S32" in name:
         return {"A": (ptx_m16n8k16_s8_a, 8), "B": (ptx_s8_b, 4), "C": (ptx_m16n8_c, 4)}
     if "16x8x32_S32S8" in name:
         return {"A": (ptx_m16n8k32_s8_a, 16), "B": (ptx_s8_b, 8), "C": (ptx_m16n8_c, 4)}
     if "16x8x4_F32TF32" in name:
         return {"A": (ptx_m16n8k4_tf32_a, 2), "B": (ptx_k4_b, 1), "C": (ptx_m16n8_c, 4)}
-    if "F64F64" in name:
+    if "F64F64" in name or "C64" in name:
         return {"A": (ptx_m8n8k4_f64_a, 1), "B": (ptx_k4_b, 1), "C": (ptx_m8n8_c, 2)}
     if "TF32" in name:
         return {"A": (ptx_m16n8k8_tf32_a, 4), "B": (ptx_m16n8k8_tf32_b, 2), "C": (ptx_m16n8_c, 4)}
@@ -240,6 +293,8 @@ def test_one_thread_atoms_every_lane_has_its_own_product(name):
 @pytest.mark.parametrize("name", sorted(MMA_ATOMS))
 @pytest.mark.parametrize("operand", ["A", "B", "C"])
 def test_fragments_match_ptx_isa(name, operand):
+    if name in CUTE_NOT_PTX:
+        pytest.skip("CuTe's layout differs from the PTX ISA's fragment (see CUTE_NOT_PTX)")
     atom = make_mma_atom(name)
     formula, n = ptx_formulas(name)[operand]
     for lane in lanes_of(name):
@@ -270,6 +325,8 @@ def test_owner_of_outside_tile():
 
 @pytest.mark.parametrize("name", sorted(MMA_ATOMS))
 def test_mma_reference_is_numpy_matmul(name):
+    if name in CUTE_NOT_PTX:
+        pytest.skip("CuTe's layout differs from the PTX ISA's fragment (see CUTE_NOT_PTX)")
     atom = make_mma_atom(name)
     M, N, K = atom.Shape_MNK
     rng = np.random.default_rng(0)

@@ -67,13 +67,15 @@ def compute_mma(case):
     got = {}
     mma = make_tiled_mma(make_mma_atom(case["atom"]), layout_of(case["thr_layout"]),
                          tuple(perm_of(p) for p in case["perm"]))
-    got["print"] = str(mma)   # (an mma_copy case expects only its copy's keys)
-    got["A_TV"], got["B_TV"], got["C_TV"] = (str(mma.get_layoutA_TV()), str(mma.get_layoutB_TV()),
-                                             str(mma.get_layoutC_TV()))
-    got["tile_shape"] = fmt(tile_shape(mma))
-    got["size"] = fmt(size(mma))
+    main = case["kind"] == "mma"      # an mma_copy case expects only its copy's keys
     t = {k: tensor_of(v) for k, v in case["tensors"].items()}
-    got["pshape_C"] = fmt(partition_shape_C(mma, t["C"].shape))
+    if main:
+        got["print"] = str(mma)
+        got["A_TV"], got["B_TV"], got["C_TV"] = (str(mma.get_layoutA_TV()), str(mma.get_layoutB_TV()),
+                                                 str(mma.get_layoutC_TV()))
+        got["tile_shape"] = fmt(tile_shape(mma))
+        got["size"] = fmt(size(mma))
+        got["pshape_C"] = fmt(partition_shape_C(mma, t["C"].shape))
     make = {"A": make_tiled_copy_A, "B": make_tiled_copy_B, "C": make_tiled_copy_C}
     copies = []
     for j, cp in enumerate(case["copies"]):
@@ -88,9 +90,9 @@ def compute_mma(case):
     got["threads"] = {}
     for thr_idx in case["threads"]:
         thr = mma.get_slice(thr_idx)
-        g = got["threads"][str(thr_idx)] = {"thr_print": str(thr)}
+        g = got["threads"][str(thr_idx)] = {"thr_print": str(thr)} if main else {}
         static = {op: not case["tensors"][op].get("dyn") for op in "ABC"}   # C++ owns only static fragments
-        for op in "ABC" if case["kind"] == "mma" else "":
+        for op in "ABC" if main else "":
             g["p" + op] = view(getattr(thr, "partition_" + op)(t[op]))
             if static[op]:
                 g["f" + op] = str(getattr(thr, "partition_fragment_" + op)(t[op]).layout)
