@@ -14,7 +14,8 @@ import pytest
 
 from cutelite import (
     Layout, Swizzle, _, composition, dyn, make_copy_atom, make_fragment_like, make_mma_atom, make_tensor,
-    make_tiled_copy, make_tiled_copy_A, make_tiled_copy_B, make_tiled_copy_C, make_tiled_mma,
+    make_tiled_copy, make_tiled_copy_A, make_tiled_copy_B, make_tiled_copy_C, make_tiled_copy_C_atom,
+    make_tiled_copy_D, make_tiled_copy_S, make_tiled_mma,
     partition_shape_C, size, tile_shape,
 )
 from cutelite.int_tuple import fmt
@@ -76,14 +77,15 @@ def compute_mma(case):
         got["tile_shape"] = fmt(tile_shape(mma))
         got["size"] = fmt(size(mma))
         got["pshape_C"] = fmt(partition_shape_C(mma, t["C"].shape))
-    make = {"A": make_tiled_copy_A, "B": make_tiled_copy_B, "C": make_tiled_copy_C}
+    make = {"A": make_tiled_copy_A, "B": make_tiled_copy_B, "C": make_tiled_copy_C,
+            "make_tiled_copy_C_atom": make_tiled_copy_C_atom}
     copies = []
     for j, cp in enumerate(case["copies"]):
         key = "copy%d" % j
         if "expect" in case and key + "_print" not in case["expect"]:
             continue
         value_type = case["types"][1] if cp["operand"] == "C" else case["types"][0]
-        tc = make[cp["operand"]](make_copy_atom(cp["op"], value_type), mma)
+        tc = make[cp.get("fn", cp["operand"])](make_copy_atom(cp["op"], value_type), mma)
         got[key + "_print"] = str(tc)
         got[key + "_S_TV"], got[key + "_D_TV"] = str(tc.get_layoutS_TV()), str(tc.get_layoutD_TV())
         copies.append((key, cp["operand"], tc))
@@ -111,6 +113,9 @@ def compute_copy(case):
     got = {}
     tc = make_tiled_copy(make_copy_atom(case["op"], case["value_type"]), layout_of(case["thr_layout"]),
                          layout_of(case["val_layout"]))
+    if case.get("retarget"):    # make_tiled_copy_S/D of another atom
+        fn = {"make_tiled_copy_S": make_tiled_copy_S, "make_tiled_copy_D": make_tiled_copy_D}[case["retarget"]["fn"]]
+        tc = fn(make_copy_atom(case["retarget"]["op"], case["value_type"]), tc)
     got["print"] = str(tc)
     got["S_TV"], got["D_TV"], got["size"] = str(tc.get_layoutS_TV()), str(tc.get_layoutD_TV()), fmt(size(tc))
     g_t = tensor_of(case["tensor"])
@@ -118,7 +123,7 @@ def compute_copy(case):
     for thr_idx in case["threads"]:
         s = tc.get_slice(thr_idx)
         d = s.partition_D(g_t)
-        got["threads"][str(thr_idx)] = g = {"S": view(s.partition_S(g_t)), "D": view(d)}
+        got["threads"][str(thr_idx)] = g = {"S": view(s.partition_S(g_t)), "D": view(d), "thr_print": str(s)}
         if not case["tensor"].get("dyn"):
             g["retile_D"] = str(s.retile_D(make_fragment_like(d)).layout)
             g["retile_S"] = str(s.retile_S(make_fragment_like(s.partition_S(g_t))).layout)

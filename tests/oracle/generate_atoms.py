@@ -172,6 +172,29 @@ def tiled_cases(rng, names):
     for op in WARP:
         for vt in ("half_t", "float"):
             cases.append(gt.copy_case(rng, op, vt, warp_thr, warp_val))
+    # make_tiled_copy_C_atom: the smallest TiledCopy of one copy atom per thread over C's TV layout
+    for name, ops in (("SM80_16x8x16_F32F16F16F32_TN", ["UniversalCopy<uint32_t>", "UniversalCopy<uint64_t>",
+                                                        "UniversalCopy<uint128_t>", "SM90_U32x4_STSM_N"]),
+                      ("SM80_16x8x16_F16F16F16F16_TN", ["SM90_U32x1_STSM_N", "SM90_U32x2_STSM_N",
+                                                        "SM90_U32x4_STSM_N", "SM90_U16x8_STSM_T",
+                                                        "UniversalCopy<uint32_t>", "UniversalCopy<uint64_t>"]),
+                      ("SM70_8x8x4_F32F16F16F32_NT", ["UniversalCopy<uint32_t>", "UniversalCopy<uint64_t>"]),
+                      ("SM80_16x8x8_F32TF32TF32F32_TN", ["UniversalCopy<uint64_t>", "DefaultCopy"]),
+                      ("UniversalFMA<float,float,float,float>", ["UniversalCopy<uint32_t>", "UniversalCopy<uint64_t>"])):
+        tab, tc = gt.MMA_ATOMS[name]
+        mnk, nthr = shape_and_threads(name)
+        for op in ops:
+            case = gt.mma_case(rng, name, (tab, tc), mnk, nthr, gt.FMA_LAYOUTS if nthr == 1 else gt.ATOM_LAYOUTS)
+            cases.append(dict(case, kind="mma_copy", copies=[{"op": op, "operand": "C",
+                                                              "fn": "make_tiled_copy_C_atom"}]))
+    # make_tiled_copy_S/D: a second atom over the source / destination TV layout of a TiledCopy
+    for op, op2 in (("UniversalCopy<uint128_t>", "UniversalCopy<uint32_t>"), ("UniversalCopy<uint64_t>", "DefaultCopy"),
+                    ("UniversalCopy<uint32_t>", "UniversalCopy<uint64_t>"),
+                    ("SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>", "AutoVectorizingCopy"),
+                    ("UniversalCopy<uint128_t>", "SM80_CP_ASYNC_CACHEALWAYS<uint64_t>")):
+        for fn in ("make_tiled_copy_S", "make_tiled_copy_D"):
+            case = gt.copy_case(rng, op, rng.choice(["half_t", "float"]))
+            cases.append(dict(case, retarget={"fn": fn, "op": op2}))
     return cases + extra
 
 

@@ -268,7 +268,7 @@ def mma_cpp(i, c):
     if main:
         lines.append('  P("pshape_C", partition_shape_C(mma, shape(sC)));')
     for j, cp in enumerate(c["copies"]):
-        fn = "make_tiled_copy_%s" % cp["operand"]
+        fn = cp.get("fn", "make_tiled_copy_%s" % cp["operand"])      # fn: make_tiled_copy_C_atom
         T = tc if cp["operand"] == "C" else tab
         lines.append("  auto tc%d = %s(Copy_Atom<%s, %s>{}, mma);" % (j, fn, cp["op"], T))
         lines.append('  printf("@copy%d_print\\n"); print(tc%d); printf("@end\\n");' % (j, j))
@@ -299,9 +299,12 @@ def mma_cpp(i, c):
 
 def copy_cpp(i, c):
     t = c["tensor"]
-    lines = ["void case_%d() {" % i, '  printf("@@BEGIN %d\\n");' % i,
-             "  auto tc = make_tiled_copy(Copy_Atom<%s, %s>{}, %s, %s);"
-             % (c["op"], c["value_type"], cpp_layout(c["thr_layout"]), cpp_layout(c["val_layout"])),
+    make = ["  auto tc = make_tiled_copy(Copy_Atom<%s, %s>{}, %s, %s);" % (
+        c["op"], c["value_type"], cpp_layout(c["thr_layout"]), cpp_layout(c["val_layout"]))]
+    if c.get("retarget"):   # make_tiled_copy_S/D: another atom with this copy's source/destination TV layout
+        make = [make[0].replace("auto tc =", "auto tc0 ="), "  auto tc = %s(Copy_Atom<%s, %s>{}, tc0);" % (
+            c["retarget"]["fn"], c["retarget"]["op"], c["value_type"])]
+    lines = ["void case_%d() {" % i, '  printf("@@BEGIN %d\\n");' % i] + make + [
              '  printf("@print\\n"); print(tc); printf("@end\\n");',
              '  P("S_TV", tc.get_layoutS_TV()); P("D_TV", tc.get_layoutD_TV()); P("size", size(tc));',
              "  static %s buf[%d];" % (c["value_type"], cosize_of(t)),
@@ -310,7 +313,8 @@ def copy_cpp(i, c):
              '    printf("@thread %d\\n", t);',
              "    auto s = tc.get_slice(t);",
              '    PT("S", s.partition_S(g), &buf[0]); PT("D", s.partition_D(g), &buf[0]);',
-             ] + ([] if t.get("dyn") else [
+             ] + (['    printf("@thr_print\\n"); print(s); printf("@end\\n");'] if c.get("retarget") else []) + (
+             [] if t.get("dyn") else [
              '    PL("retile_D", s.retile_D(make_fragment_like(s.partition_D(g))));',
              '    PL("retile_S", s.retile_S(make_fragment_like(s.partition_S(g))));']) + [
              "  }",
