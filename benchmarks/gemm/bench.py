@@ -100,6 +100,7 @@ def main():
     ap.add_argument("--explore", action="store_true", help="also the tile/stage variants of gemm.EXPLORE")
     ap.add_argument("--slow-limit-ms", type=float, default=400.0, help="skip larger sizes for rungs slower")
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
+    ap.add_argument("--dump-sass", action="store_true", help="write each rung's SASS to OUT/sass/")
     args = ap.parse_args()
     from tqdm import tqdm
 
@@ -175,6 +176,11 @@ def main():
                             rel_err=""))
     sass_rows = []
     for r in rungs:
+        if args.dump_sass:
+            os.makedirs(os.path.join(args.out, "sass"), exist_ok=True)
+            sass = r.kernel.inspect_sass()
+            with open(os.path.join(args.out, "sass", re.sub(r"\W+", "_", r.name) + ".sass"), "w") as f:
+                f.write("\n".join(sass.values()) if isinstance(sass, dict) else sass)
         facts = sass_facts(r.kernel)
         sass_rows.append(dict(rung=r.name, **facts))
     keys = sorted({k for s in sass_rows for k in s}, key=lambda k: (k != "rung", k))

@@ -71,9 +71,11 @@ def check_c_layout(atom_name):
 
 
 def make_kernel(BM=128, BN=256, BK=32, WARPS_M=2, WARPS_N=4, STAGES=3, a_kmajor=True, b_kmajor=False,
-                dtype="f16", group=8, min_blocks=1, dbuf=True):
+                dtype="f16", group=8, min_blocks=1, dbuf=True, persistent=False):
     """k(A, B, C) for A (M, K), B (K, N) uint16 bits (f16 or bf16), C (M, N) f32; M, N, K multiples of
-    BM, BN, BK. Launch with launch(k, A, B, C) (grid, block and dynamic shared memory from k.config)."""
+    BM, BN, BK. Launch with launch(k, A, B, C) (grid, block and dynamic shared memory from k.config).
+    persistent: min_blocks CTAs an SM walk the tiles (grid-stride), the stage ring running on from one
+    tile into the next, so a tile's accumulators are stored while the next tile's first k-tiles load."""
     THREADS = 32 * WARPS_M * WARPS_N
     WM, WN = BM // WARPS_M, BN // WARPS_N
     MT, NT, KSTEPS = WM // 16, WN // 8, BK // 16
@@ -99,6 +101,7 @@ def make_kernel(BM=128, BN=256, BK=32, WARPS_M=2, WARPS_N=4, STAGES=3, a_kmajor=
     load_a = unrolled.load_frags(ldmatrix_x4 if a_kmajor else ldmatrix_x4_trans, MT, AF, AD, AS)
     load_b = unrolled.load_frags(ldmatrix_x4_trans if not b_kmajor else ldmatrix_x4, NT // 2, BF, BD, BS)
     mma_tile = unrolled.mma_tile(mma, MT, NT)
+    ktile = unrolled.ktile(load_a, load_b, mma_tile, KSTEPS, AE, BE)
     zeros = unrolled.zeros(4 * MT * NT)
     store_c = unrolled.store_c(MT, NT)
     tile_of = _jit.device(raster)
@@ -120,6 +123,57 @@ def make_kernel(BM=128, BN=256, BK=32, WARPS_M=2, WARPS_N=4, STAGES=3, a_kmajor=
             r, c = idx % B_R, idx // B_R
             g = (n0 + r) * ldb + k0 + c if b_kmajor else (k0 + r) * ldb + n0 + c
             cp_async_cg_16(smem, B0 + stage * B_SZ + sB_at(r, c), B, g)
+
+    @_jit.jit(launch_bounds=(THREADS, min_blocks))
+    def gemm_tc_sm80_persistent(A, B, C):
+        smem = cuda.shared.array(0, u16)
+        tid = cuda.threadIdx.x
+        lane, warp = tid % 32, tid // 32
+        wm, wn = (warp // WARPS_N) * WM, (warp % WARPS_N) * WN
+        fa0, fb0 = frag_a(0, 0, lane, wm), frag_b(0, 0, lane, wn)
+        M, N = C.shape
+        K = A.shape[1] if a_kmajor else A.shape[0]
+        TM, TN, KT, G = M // BM, N // BN, K // BK, cuda.gridDim.x
+        total = (TM * TN - cuda.blockIdx.x + G - 1) // G * KT    # k-tiles of all this CTA's tiles
+        lt, lk = cuda.blockIdx.x, 0                     # tile and k-tile of the next load
+        lm, ln = tile_of(lt, TM, TN, group)             # (divisions: only when the tile changes)
+        for s in range(STAGES - 1):
+            if s < total:
+                load_stage(A, B, smem, s, lm * BM, ln * BN, lk * BK, tid)
+                lk += 1
+                if lk == KT:
+                    lk, lt = 0, lt + G
+                    lm, ln = tile_of(lt, TM, TN, group)
+            cp_async_commit()
+        ct, ck = cuda.blockIdx.x, 0                     # tile and k-tile being computed
+        acc = zeros()
+        rd, wr = 0, STAGES - 1
+        for it in range(total):
+            cp_async_wait(WAIT)                         # k-tile `it` has landed, and every warp is done
+            cuda.syncthreads()                          # with stage wr (iteration it - 1)
+            if it + STAGES - 1 < total:
+                load_stage(A, B, smem, wr, lm * BM, ln * BN, lk * BK, tid)
+                lk += 1
+                if lk == KT:
+                    lk, lt = 0, lt + G
+                    lm, ln = tile_of(lt, TM, TN, group)
+            cp_async_commit()
+            wr = wr + 1 if wr + 1 < STAGES else 0
+            acc = ktile(smem, rd * A_SZ, B0 + rd * B_SZ, fa0, fb0, acc)
+            rd = rd + 1 if rd + 1 < STAGES else 0
+            ck += 1
+            if ck == KT:                                # the tile is done: store it (loads run on)
+                tm, tn = tile_of(ct, TM, TN, group)
+                store_c(C, tm * BM + wm + lane // 4, tn * BN + wn + 2 * (lane % 4), acc)
+                acc = zeros()
+                ck, ct = 0, ct + G
+        cp_async_wait(0)
+
+    if persistent:
+        gemm_tc_sm80_persistent.config = dict(BM=BM, BN=BN, BK=BK, threads=THREADS, stages=STAGES, smem=SMEM,
+                                              a_kmajor=a_kmajor, b_kmajor=b_kmajor, dtype=dtype, ready=set(),
+                                              persistent=min_blocks)
+        return gemm_tc_sm80_persistent
 
     @_jit.jit(launch_bounds=(THREADS, min_blocks))
     def gemm_tc_sm80_large(A, B, C):
@@ -150,10 +204,7 @@ def make_kernel(BM=128, BN=256, BK=32, WARPS_M=2, WARPS_N=4, STAGES=3, a_kmajor=
                     load_stage(A, B, smem, wr, m0, n0, (kt + STAGES - 1) * BK, tid)
                 cp_async_commit()
                 wr = wr + 1 if wr + 1 < STAGES else 0
-                for s in range(KSTEPS):
-                    fa = load_a(smem, rd * A_SZ, fa0, AE * s)
-                    fb = load_b(smem, B0 + rd * B_SZ, fb0, BE * s)
-                    acc = mma_tile(fa, fb, acc)
+                acc = ktile(smem, rd * A_SZ, B0 + rd * B_SZ, fa0, fb0, acc)
                 rd = rd + 1 if rd + 1 < STAGES else 0
         else:
             fa = load_a(smem, 0, fa0, 0)                # k-step 0 of k-tile 0
@@ -194,4 +245,13 @@ def launch(kernel, A, B, C):
     if key not in cfg["ready"]:
         _jit.allow_dynamic_shared(kernel, (A, B, C), cfg["smem"])
         cfg["ready"].add(key)
-    kernel[(M // cfg["BM"]) * (N // cfg["BN"]), cfg["threads"], 0, cfg["smem"]](A, B, C)
+    tiles = (M // cfg["BM"]) * (N // cfg["BN"])
+    if cfg.get("persistent"):                           # at most `persistent` CTAs an SM, each walking tiles
+        tiles = min(tiles, cfg["persistent"] * sm_count())
+    kernel[tiles, cfg["threads"], 0, cfg["smem"]](A, B, C)
+
+
+def sm_count():
+    """Streaming multiprocessors of the current GPU (the simulator: 2)."""
+    from ..runtime import in_simulator
+    return 2 if in_simulator() else cuda.get_current_device().MULTIPROCESSOR_COUNT

@@ -91,6 +91,23 @@ def load_frags(ld, n, fop, step, sop):
     return _compile(load_frags_source(n, fop, step, sop), "load", {"ld": ld})
 
 
+def ktile_source(steps, a_step, b_step):
+    """ktile(arr, a, b, fa0, fb0, acc): the `steps` k-steps of one k-tile, each reading its fragments
+    (load_a / load_b at k-step terms a_step s, b_step s) and running the warp tile's mma."""
+    lines = ["def ktile(arr, a, b, fa0, fb0, acc):"]
+    for s in range(steps):
+        lines.append("    acc = mma_tile(load_a(arr, a, fa0, %d), load_b(arr, b, fb0, %d), acc)"
+                     % (a_step * s, b_step * s))
+    lines.append("    return acc")
+    return "\n".join(lines) + "\n"
+
+
+def ktile(load_a, load_b, mma_tile, steps, a_step, b_step):
+    """The device function of ktile_source: a k-tile straight-line, however many k-steps it has."""
+    return _compile(ktile_source(steps, a_step, b_step), "ktile",
+                    {"load_a": load_a, "load_b": load_b, "mma_tile": mma_tile})
+
+
 def store_c_source(MT, NT):
     """store(C, r, c, acc): lane's accumulators of the MT x NT m16n8 tiles to C (f32): value j of tile
     (mt, nt) is element (r + 16 mt + 8 (j // 2), c + 8 nt + j % 2), r and c this lane's first row and
