@@ -528,12 +528,8 @@ def matmul_hopper(a, b, out=None):
     from numba import cuda
     M, K = a.shape
     N = b.shape[1]
-    if isinstance(b, np.ndarray):
-        bt = b.T
-    else:   # a strided view, not b.T: numba's DeviceNDArray.T copies through a freshly compiled kernel
-        from numba.cuda.cudadrv.devicearray import DeviceNDArray
-        b = cuda.as_cuda_array(b)
-        bt = DeviceNDArray((N, K), (b.strides[1], b.strides[0]), b.dtype, gpu_data=b.gpu_data)
+    from .gemm.matmul import transposed
+    bt = transposed(b)
     cfg = MATMUL_CONFIG
     if M % (64 if cfg.get("pingpong") else 128) or N % cfg["BN"] or K % BK or M == 0 or N == 0 or K == 0:
         return None

@@ -88,21 +88,6 @@ def test_large_tensor_core_kernel_matches_numpy(module, a_kmajor, b_kmajor):
 
 
 @here
-@pytest.mark.parametrize("cfg", [dict(BK=32, STAGES=3), dict(BK=64, STAGES=2)])
-def test_persistent_kernel_walks_every_tile(cfg):
-    """Two CTAs for six tiles: each walks three, its stage ring running on across tiles (BK=32: the
-    prologue's loads span two tiles; BK=64: one k-tile a tile, so every iteration starts a new one)."""
-    M, N, K = 192, 128, 64
-    rng = np.random.default_rng(5)
-    A, B = rng.standard_normal((M, K)).astype(np.float16), rng.standard_normal((K, N)).astype(np.float16)
-    k = tc_sm80_large.make_kernel(BM=64, BN=64, WARPS_M=2, WARPS_N=2, dbuf=False, persistent=True,
-                                  min_blocks=1, **cfg)
-    C = np.full((M, N), np.nan, np.float32)
-    tc_sm80_large.launch(k, A.view(np.uint16), B.view(np.uint16), C)
-    _check(C, A, B, 1e-5)
-
-
-@here
 def test_large_kernel_fragment_rule_is_checked():
     """The per-lane fragment offsets are derived, and verified for every lane, when a kernel is built."""
     from kernels.gemm.tc_sm80_large import fragment_address, step_rule

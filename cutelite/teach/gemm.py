@@ -77,7 +77,7 @@ SEED003_TABLE = [
     ("GMEM access", "one element per load", "vector loads (float4) + cp.async", "high",
      ("simt 5: 2-D blocking 8x8", "simt 6: 128-bit loads")),
     ("bank conflicts", "2-way conflict", "padding or swizzle", "high",
-     ("simt 6: 128-bit loads", "simt 6b: swizzled smem")),
+     ("simt 6: 128-bit loads", "simt 6b: padded smem")),
     ("threads", "64 (too few)", "128-256", "high", ("tc sm80 1blk pf", "tc sm80 + frag prefetch")),
     ("BK", "16 (small)", "32-64", "medium", ("tc sm80 + frag prefetch", "tc sm80 BK64 3st pf")),
     ("register use", "implicit", "explicit register blocking", "medium",

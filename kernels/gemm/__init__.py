@@ -106,12 +106,5 @@ EXPLORE = [
     _tc(tc_sm75_large, "tc sm75 large 128x256x32", SM75),
     _tc_large(tc_sm80_lean, "tc sm80 lean 128x128 4st 3blk", SM80, **tc_sm80_lean.BEST),
     _tc_large(tc_sm80_lean, "tc sm80 lean 128x128 3st 3blk", SM80, **dict(tc_sm80_lean.BEST, STAGES=3)),
-    _tc_large(tc_sm80_large, "tc sm80 persistent 128x128 4st", SM80, **dict(tc_sm80_large.BEST, persistent=True)),
-    _tc_large(tc_sm80_large, "tc sm80 persistent 128x128 4st g16", SM80,
-              **dict(tc_sm80_large.BEST, persistent=True, group=16)),
-    _tc_large(tc_sm80_large, "tc sm80 persistent 128x128 3st", SM80,
-              **dict(tc_sm80_large.BEST, persistent=True, STAGES=3)),
     _tc_large(tc_sm80_large, "tc sm80 large 128x128x64 3st", SM80, **dict(tc_sm80_large.BEST, BK=64, STAGES=3)),
-    _tc_large(tc_sm80_large, "tc sm80 persistent 128x128x64 3st", SM80,
-              **dict(tc_sm80_large.BEST, BK=64, STAGES=3, persistent=True)),
 ]

@@ -9,41 +9,46 @@ same run. CSV_NAME maps a rung name of kernels.gemm.LADDER to its name in the CS
 
 __all__ = ["RUN", "ROWS", "CEILINGS", "CSV_NAME", "recorded", "recorded_regs"]
 
-RUN = {"date": "2026-11-23 (second run)", "device": "NVIDIA H100 80GB HBM3 (sm_90)", "size": (4096, 4096, 4096),
+RUN = {"date": "2026-11-24", "device": "NVIDIA H100 80GB HBM3 (sm_90)", "size": (4096, 4096, 4096),
        "command": "python3 benchmarks/gemm/bench.py --sweep --explore",
        "method": "CUDA events, 3 warm-ups, median of 10; cuBLAS through torch 2.11, TF32 off",
        "source": "benchmarks/gemm/RESULTS.md (h100_gemm.csv, h100_sass.csv)"}
 
 ROWS = [
-    ("cuBLAS fp32 (torch)", "f32", 50.2, None),
-    ("cuBLAS fp16 (torch)", "f16", 660.5, None),
+    ("cuBLAS fp32 (torch)", "f32", 51.1, None),
+    ("cuBLAS fp16 (torch)", "f16", 691.7, None),
+    ("cuBLAS fp16->fp32 (torch)", "f16", 669.7, None),
     ("simt 1: naive", "f32", 0.5, 30),
     ("simt 2: coalesced", "f32", 1.3, 30),
     ("simt 3: smem tiles", "f32", 1.8, 32),
     ("simt 4: 1-D blocking", "f32", 4.7, 40),
     ("simt 5: 2-D blocking 8x8", "f32", 15.3, 127),
     ("simt 6: 128-bit loads", "f32", 30.1, 101),
+    ("simt 6b: padded smem", "f32", 31.6, 101),
+    ("simt 6b: swizzled smem", "f32", 27.6, 100),
     ("simt 7: dbuf + warp tiles", "f32", 33.3, 110),
-    ("simt 8: unrolled k, padded A^T", "f32", 44.5, 128),
-    ("tc sm75 128x128x32", "f16", 225.3, 128),
-    ("tc sm75 large 128x128x32", "f16", 251.6, 245),
-    ("tc sm80 128x128x32 3st", "f16", 242.1, 128),
-    ("tc sm80 + frag prefetch", "f16", 281.9, 128),
-    ("tc sm80 large 128x128x32 4st", "f16", 325.0, 245),
-    ("tc sm80 prefetch 4st", "f16", 287.7, 128),
-    ("tc sm80 BK64 2st", "f16", 252.5, 128),
-    ("tc sm80 BK64 3st pf", "f16", 244.9, 128),
-    ("tc sm80 w4x2 pf", "f16", 277.7, 128),
-    ("tc sm80 1blk pf", "f16", 226.6, 213),
-    ("tc sm75 w4x2", "f16", 227.2, 128),
-    ("tc sm80 large 128x256 4st", "f16", 317.3, 254),
-    ("tc sm80 large 128x256 5st", "f16", 316.7, 254),
-    ("tc sm80 large 256x128 4st", "f16", 314.5, 254),
-    ("tc sm80 large BK64 4st", "f16", 279.6, 247),
-    ("tc sm75 large 128x256x32", "f16", 227.0, 245),
+    ("simt 8: unrolled k, padded A^T", "f32", 44.6, 128),
+    ("tc sm75 128x128x32", "f16", 221.4, 128),
+    ("tc sm75 large 128x128x32", "f16", 248.7, 245),
+    ("tc sm80 128x128x32 3st", "f16", 241.0, 128),
+    ("tc sm80 + frag prefetch", "f16", 270.5, 128),
+    ("tc sm80 large 128x128x32 4st", "f16", 323.3, 245),
+    ("tc sm80 prefetch 4st", "f16", 285.7, 128),
+    ("tc sm80 BK64 2st", "f16", 250.5, 128),
+    ("tc sm80 BK64 3st pf", "f16", 246.4, 128),
+    ("tc sm80 w4x2 pf", "f16", 275.3, 128),
+    ("tc sm80 1blk pf", "f16", 220.0, 213),
+    ("tc sm75 w4x2", "f16", 225.9, 128),
+    ("tc sm80 large 128x256 4st", "f16", 311.4, 254),
+    ("tc sm80 large 128x256 5st", "f16", 310.1, 254),
+    ("tc sm80 large 256x128 4st", "f16", 307.5, 254),
+    ("tc sm80 large BK64 4st", "f16", 282.0, 248),
+    ("tc sm75 large 128x256x32", "f16", 231.8, 245),
+    ("tc sm80 lean 128x128 4st 3blk", "f16", 317.0, 168),
+    ("tc sm80 lean 128x128 3st 3blk", "f16", 317.5, 168),
 ]
 
-CEILINGS = {"m16n8k16": 604.5, "m16n8k8": 433.1}
+CEILINGS = {"m16n8k16": 617.7, "m16n8k8": 426.9}
 
 CSV_NAME = {}
 

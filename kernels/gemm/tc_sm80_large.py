@@ -71,11 +71,9 @@ def check_c_layout(atom_name):
 
 
 def make_kernel(BM=128, BN=256, BK=32, WARPS_M=2, WARPS_N=4, STAGES=3, a_kmajor=True, b_kmajor=False,
-                dtype="f16", group=8, min_blocks=1, dbuf=True, persistent=False):
+                dtype="f16", group=8, min_blocks=1, dbuf=True):
     """k(A, B, C) for A (M, K), B (K, N) uint16 bits (f16 or bf16), C (M, N) f32; M, N, K multiples of
-    BM, BN, BK. Launch with launch(k, A, B, C) (grid, block and dynamic shared memory from k.config).
-    persistent: min_blocks CTAs an SM walk the tiles (grid-stride), the stage ring running on from one
-    tile into the next, so a tile's accumulators are stored while the next tile's first k-tiles load."""
+    BM, BN, BK. Launch with launch(k, A, B, C) (grid, block and dynamic shared memory from k.config)."""
     THREADS = 32 * WARPS_M * WARPS_N
     WM, WN = BM // WARPS_M, BN // WARPS_N
     MT, NT, KSTEPS = WM // 16, WN // 8, BK // 16
@@ -123,57 +121,6 @@ def make_kernel(BM=128, BN=256, BK=32, WARPS_M=2, WARPS_N=4, STAGES=3, a_kmajor=
             r, c = idx % B_R, idx // B_R
             g = (n0 + r) * ldb + k0 + c if b_kmajor else (k0 + r) * ldb + n0 + c
             cp_async_cg_16(smem, B0 + stage * B_SZ + sB_at(r, c), B, g)
-
-    @_jit.jit(launch_bounds=(THREADS, min_blocks))
-    def gemm_tc_sm80_persistent(A, B, C):
-        smem = cuda.shared.array(0, u16)
-        tid = cuda.threadIdx.x
-        lane, warp = tid % 32, tid // 32
-        wm, wn = (warp // WARPS_N) * WM, (warp % WARPS_N) * WN
-        fa0, fb0 = frag_a(0, 0, lane, wm), frag_b(0, 0, lane, wn)
-        M, N = C.shape
-        K = A.shape[1] if a_kmajor else A.shape[0]
-        TM, TN, KT, G = M // BM, N // BN, K // BK, cuda.gridDim.x
-        total = (TM * TN - cuda.blockIdx.x + G - 1) // G * KT    # k-tiles of all this CTA's tiles
-        lt, lk = cuda.blockIdx.x, 0                     # tile and k-tile of the next load
-        lm, ln = tile_of(lt, TM, TN, group)             # (divisions: only when the tile changes)
-        for s in range(STAGES - 1):
-            if s < total:
-                load_stage(A, B, smem, s, lm * BM, ln * BN, lk * BK, tid)
-                lk += 1
-                if lk == KT:
-                    lk, lt = 0, lt + G
-                    lm, ln = tile_of(lt, TM, TN, group)
-            cp_async_commit()
-        ct, ck = cuda.blockIdx.x, 0                     # tile and k-tile being computed
-        acc = zeros()
-        rd, wr = 0, STAGES - 1
-        for it in range(total):
-            cp_async_wait(WAIT)                         # k-tile `it` has landed, and every warp is done
-            cuda.syncthreads()                          # with stage wr (iteration it - 1)
-            if it + STAGES - 1 < total:
-                load_stage(A, B, smem, wr, lm * BM, ln * BN, lk * BK, tid)
-                lk += 1
-                if lk == KT:
-                    lk, lt = 0, lt + G
-                    lm, ln = tile_of(lt, TM, TN, group)
-            cp_async_commit()
-            wr = wr + 1 if wr + 1 < STAGES else 0
-            acc = ktile(smem, rd * A_SZ, B0 + rd * B_SZ, fa0, fb0, acc)
-            rd = rd + 1 if rd + 1 < STAGES else 0
-            ck += 1
-            if ck == KT:                                # the tile is done: store it (loads run on)
-                tm, tn = tile_of(ct, TM, TN, group)
-                store_c(C, tm * BM + wm + lane // 4, tn * BN + wn + 2 * (lane % 4), acc)
-                acc = zeros()
-                ck, ct = 0, ct + G
-        cp_async_wait(0)
-
-    if persistent:
-        gemm_tc_sm80_persistent.config = dict(BM=BM, BN=BN, BK=BK, threads=THREADS, stages=STAGES, smem=SMEM,
-                                              a_kmajor=a_kmajor, b_kmajor=b_kmajor, dtype=dtype, ready=set(),
-                                              persistent=min_blocks)
-        return gemm_tc_sm80_persistent
 
     @_jit.jit(launch_bounds=(THREADS, min_blocks))
     def gemm_tc_sm80_large(A, B, C):
@@ -245,13 +192,4 @@ def launch(kernel, A, B, C):
     if key not in cfg["ready"]:
         _jit.allow_dynamic_shared(kernel, (A, B, C), cfg["smem"])
         cfg["ready"].add(key)
-    tiles = (M // cfg["BM"]) * (N // cfg["BN"])
-    if cfg.get("persistent"):                           # at most `persistent` CTAs an SM, each walking tiles
-        tiles = min(tiles, cfg["persistent"] * sm_count())
-    kernel[tiles, cfg["threads"], 0, cfg["smem"]](A, B, C)
-
-
-def sm_count():
-    """Streaming multiprocessors of the current GPU (the simulator: 2)."""
-    from ..runtime import in_simulator
-    return 2 if in_simulator() else cuda.get_current_device().MULTIPROCESSOR_COUNT
+    kernel[(M // cfg["BM"]) * (N // cfg["BN"]), cfg["threads"], 0, cfg["smem"]](A, B, C)

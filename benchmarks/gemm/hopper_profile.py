@@ -1,0 +1,29 @@
+"""Launch one Hopper GEMM variant a few times at 4096^3, for a profiler (the device machine has ncu):
+
+    ncu --kernel-name regex:gemm_ --launch-skip 2 --launch-count 1 --section SpeedOfLight \
+        --section WarpStateStats python3 benchmarks/gemm/hopper_profile.py [persistent|tma_store|ws]
+"""
+import sys
+
+import numpy as np
+
+import kernels
+
+kernels.setup()
+from numba import cuda  # noqa: E402
+
+from kernels import hopper_gemm as H  # noqa: E402
+
+CONFIGS = {"tma_store": H.MATMUL_CONFIG,
+           "persistent": dict(BN=256, stages=4, regs=(40, 232), group=16, persistent=True),
+           "ws": dict(BN=256, stages=4, regs=(40, 232), group=8)}
+S = 4096
+rng = np.random.default_rng(0)
+a = cuda.to_device((rng.standard_normal((S, S)) * 0.5).astype(np.float16))
+bt = cuda.to_device((rng.standard_normal((S, S)) * 0.5).astype(np.float16))
+c = cuda.device_array((S, S), np.float32)
+gemm = H.HopperGemm(**CONFIGS[sys.argv[1] if len(sys.argv) > 1 else "tma_store"])
+for _ in range(4):
+    gemm(a, bt, c)
+cuda.synchronize()
+print("ran", gemm.kernel.py_func.__name__, "4 times")
