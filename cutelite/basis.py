@@ -128,10 +128,11 @@ def _add(a, b):
         return add(as_arithmetic_tuple(a), as_arithmetic_tuple(b))
     if isinstance(a, ScaledBasis) and _is_atuple(b) or _is_atuple(a) and isinstance(b, ScaledBasis):
         return add(as_arithmetic_tuple(a), as_arithmetic_tuple(b))
-    # one side an int: only a static _0 adds to a basis (a basis without modes adds as its value) or a tuple
+    # one side an int: only a static int adds to a basis (as its value when it has no modes; else only _0),
+    # and only _0 to a tuple
     x, n = (b, a) if is_int(a) else (a, b)
-    if isinstance(x, ScaledBasis) and not x.modes:
-        return add(a, x.value) if x is b else add(x.value, b)
+    if type(n) is int and isinstance(x, ScaledBasis) and not x.modes:
+        return add(n, x.value)
     if type(n) is int and n == 0:
         return x
     raise TypeError(f"add: CuTe adds only a static _0 to {x} (ScaledBasis/ArithmeticTuple), got {fmt(n)}")

@@ -370,27 +370,29 @@ def crd2idx(coord, shape, stride=None):
     if is_tuple(coord):
         if not is_tuple(shape) or len(coord) != len(shape):
             raise IndexError(f"crd2idx: coordinate {fmt(coord)} does not match shape {fmt(shape)}")
-        return reduce(add, (crd2idx(c, s, d) for c, s, d in zip(coord, shape, stride)), 0)
+        terms = [crd2idx(c, s, d) for c, s, d in zip(coord, shape, stride)]
+        return reduce(add, terms) if terms else 0      # C++'s left fold, no initial 0 (matters for bases)
     if coord is None or _is_underscore(coord):
         coord = 0  # C++'s _ is a static 0: _0 times each stride (_0@m for a basis stride)
     if not is_int(coord):
         raise TypeError(f"crd2idx: coordinate {coord!r} is not an int")
     if is_tuple(shape):
-        if is_static_value(coord, 0):   # no divmod (C++ skips it: a mode may have a run-time extent 0)
-            return reduce(add, (crd2idx(0, s, d) for s, d in zip(shape, stride)), 0)
-        total = 0
-        last = len(shape) - 1
-        for i, (s, d) in enumerate(zip(shape, stride)):
-            if i == last:
-                total = add(total, crd2idx(coord, s, d))
-            else:
-                n = product(s)
-                total = add(total, crd2idx(mod(coord, n), s, d))
-                coord = div(coord, n)
-        return total
+        return _crd2idx_split(coord, shape, stride, 0) if shape else 0
     _need_ints(shape, "crd2idx", "shape")
     _need_ints(stride, "crd2idx", "stride", basis=True)
     return mul(coord, stride)
+
+
+def _crd2idx_split(coord, shape, stride, i):
+    """An int coordinate into modes i.. of a tuple shape, summed as C++ does: term_i + (the rest); a
+    static 0 coordinate takes no divmod (a mode may have a run-time extent 0)."""
+    if i == len(shape) - 1:
+        return crd2idx(coord, shape[i], stride[i])
+    if is_static_value(coord, 0):
+        rest = reduce(add, (crd2idx(0, s, d) for s, d in zip(shape[i + 1:], stride[i + 1:])), 0)
+        return add(crd2idx(0, shape[i], stride[i]), rest)
+    n = product(shape[i])
+    return add(crd2idx(mod(coord, n), shape[i], stride[i]), _crd2idx_split(div(coord, n), shape, stride, i + 1))
 
 
 def idx2crd(idx, shape, stride=None):
