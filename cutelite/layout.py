@@ -759,6 +759,10 @@ def _compose(ls, ld, rs, rd, a, b):
     """A o B on a coalesced A (ls:ld) and one mode of B (rs:rd)."""
     if is_tuple(rs):
         return make_layout(*[_compose(ls, ld, s, d, a, b) for s, d in zip(rs, rd)])
+    if is_basis(rd):   # B's stride v@m: compose mode m of A with v (C++ basis_get; _coalesce_x kept m)
+        for m in rd.modes:
+            ls, ld = ls[m], ld[m]
+        return _compose(ls, ld, rs, rd.value, a, b)
     if is_static_value(rd, 0):
         return Layout._make(rs, rd)
     if not is_tuple(ls):
@@ -796,11 +800,23 @@ def _compose(ls, ld, rs, rd, a, b):
                         tuple(result_stride) + (mul(rest_stride, ld[-1]),))
 
 
+def _coalesce_x(layout, profile):
+    """C++ coalesce_x: coalesce (keeping the function past the domain), mode by mode where the profile of
+    B's values (coprofile) is a tuple, so that B's basis strides still name A's modes."""
+    if is_tuple(profile):
+        if len(profile) > rank(layout):
+            raise ValueError(f"composition: B's values have {len(profile)} modes (coprofile {fmt(profile)}), "
+                             f"more than the {rank(layout)} of {layout}")
+        return _by_mode(layout, profile, _coalesce_x)
+    return _coalesce_flat(layout, keep_last=True)
+
+
 def composition(a, b):
     """Functional composition R = A o B: R(c) = A(B(c)).
 
     B may be a Layout, an int n (the layout n:1), ``_`` (A unchanged), or a tuple tiler whose modes
-    are applied to A's modes one by one (A's modes beyond the tiler's rank are dropped).
+    are applied to A's modes one by one (A's modes beyond the tiler's rank are dropped). Either may have
+    ScaledBasis strides: A's make R's values tuples; B's stride v@m composes mode m of A with stride v.
     A may be a Swizzle (giving a ComposedLayout; Swizzle<0,M,S> is the identity) or a ComposedLayout (composing its inner layout).
     Post: compatible(shape(B), shape(R)); R(c) == A(B(c)) for every coordinate c of B.
     """
@@ -813,7 +829,7 @@ def composition(a, b):
             return b if a.bits == 0 else ComposedLayout(a, 0, b)  # no bits: the identity swizzle
         raise TypeError(f"composition: A must be a Layout, Swizzle or ComposedLayout, got {a!r}")
     if isinstance(b, Layout):
-        flat = _coalesce_flat(a, keep_last=True)
+        flat = _coalesce_x(a, coprofile(b))
         return _compose(flat.shape, flat.stride, b.shape, b.stride, a, b)
     if is_tuple(b):
         s, d = wrap(a.shape), wrap(a.stride)

@@ -84,6 +84,17 @@ def test_algebra_on_basis_strides():
     assert all(part(i, j) == (2 * i + 1, 2 * j + 1) for i in range(4) for j in range(6))
 
 
+def test_composition_with_basis_strides_on_the_right():
+    A = Layout((4, 8), (8, 1))
+    assert composition(A, make_identity_layout((4, 8))) == A             # A o identity == A
+    R = composition(A, Layout((2, 4), (2 * E(1), E(0))))                 # B's value (2j, i) -> A(i, 2j)
+    assert all(R(i, j) == A(j, 2 * i) for i in range(2) for j in range(4))
+    with pytest.raises(ValueError, match="composition: B's values have 3 modes"):
+        composition(A, Layout(2, E(2)))
+    with pytest.raises(ValueError, match="composition: B.s values have 2 modes .* more than the 1 of _4:_8"):
+        composition(A, Layout(2, E(0, 1)))
+
+
 def _coords_of(tensor):
     return [tensor(i) for i in range(size(tensor))]
 

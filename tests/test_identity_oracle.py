@@ -12,8 +12,8 @@ import pytest
 
 import cutelite
 from cutelite import (
-    Layout, _, coalesce, coprofile, coshape, composition, cosize, dyn, elem_less, filter, flat_divide, local_partition,
-    local_tile, logical_divide, make_copy_atom, make_identity_layout, make_identity_tensor, make_mma_atom,
+    E, Layout, LayoutLeft, LayoutRight, _, coalesce, coprofile, coshape, composition, cosize, dyn, elem_less, filter, flat_divide, local_partition,
+    local_tile, logical_divide, make_copy_atom, make_identity_layout, make_layout, make_identity_tensor, make_mma_atom,
     make_tiled_copy, make_tiled_mma, size, tiled_divide, zipped_divide,
 )
 from cutelite.int_tuple import crd2idx, fmt, iabs
@@ -68,6 +68,10 @@ def compute(case):
         for p in case["points"]:
             if p < size(R):
                 got["R_d%d" % p] = text(value(R, dyn(p)))
+    elif k == "compose_right":
+        A = make_layout(shape_of(case["shape"]), LayoutLeft if case["major"] == "left" else LayoutRight)
+        B = Layout(tuple(case["B"]["shape"]), tuple(d * E(*m) for d, m in case["B"]["stride"]))
+        got["A"], got["B"], got["R"] = str(A), str(B), str(composition(A, B))
     elif k == "divide":
         tiler = tuple(t if isinstance(t, int) else layout_of(t) for t in case["tiler"])
         for name, fn in (("logical_divide", logical_divide), ("zipped_divide", zipped_divide),

@@ -9,6 +9,7 @@ Writes tests/oracle/identity_cases.json, one case per line, each with C++'s prin
             static and run-time extents): the layout, the tensor, coalesce, filter, coprofile, coshape,
             cosize, values at a few indices (run-time and static), slices with _;
 - compose:  composition of the identity layout (and tensor) with a random ordinary layout, and values;
+- compose_right: composition of an ordinary layout with one whose strides are scaled bases;
 - divide:   logical/zipped/tiled/flat_divide of the identity tensor by a tiler of ints and layouts,
             local_tile and local_partition;
 - mma:      a TiledMMA (generate_tiled's configurations) partitioning identity tensors of A, B, C for a
@@ -159,6 +160,26 @@ def compose_case(rng):
     return {"kind": "compose", "shape": spec, "B": b, "points": sorted({0, nb - 1, rng.randrange(nb)})}
 
 
+def compose_right_case(rng):
+    """composition(A, B) of an ordinary A (rank 2-3, a mode sometimes nested, some extents run-time) with
+    a B whose strides are scaled bases d@m naming A's modes (C++ composes mode m of A with stride d)."""
+    spec = rand_shape(rng)
+    while not isinstance(spec["shape"], tuple) or len(spec["shape"]) < 2:
+        spec = rand_shape(rng)
+    shp = spec["shape"]
+    leaves = [((i,), m) if not isinstance(m, tuple) else None for i, m in enumerate(shp)]
+    leaves = [x for x in leaves if x] + [((i, j), e) for i, m in enumerate(shp) if isinstance(m, tuple)
+                                         for j, e in enumerate(m)]
+    major = rng.choice(["left", "right"])
+    b_shape, b_stride = [], []
+    for _ in range(rng.randint(1, 3)):
+        path, n = rng.choice(leaves)
+        d = rng.choice([x for x in range(1, n) if n % x == 0] or [1])       # a stride that leaves room
+        b_shape.append(rng.choice([x for x in range(2, n // d + 1) if (n // d) % x == 0] or [1]))
+        b_stride.append((d, list(path)))
+    return {"kind": "compose_right", "shape": spec, "major": major, "B": {"shape": b_shape, "stride": b_stride}}
+
+
 def divide_case(rng):
     spec = rand_shape(rng)
     shp = modes(spec["shape"])
@@ -234,6 +255,7 @@ def all_cases(rng):
     atoms = list(gt.MMA_ATOMS)
     cases += [mma_case(rng, atoms[k % len(atoms)]) for k in range(42)]
     cases += [copy_case(rng) for _ in range(30)]
+    cases += [compose_right_case(rng) for _ in range(40)]
     return cases
 
 
@@ -274,6 +296,14 @@ def case_cpp(i, c):
                 '  P("R", R); P("RT", composition(T, B));']
         for p in c["points"]:
             out.append('  if (%d < size(R)) P("R_d%d", R(int(%d)));' % (p, p, p))
+    elif k == "compose_right":
+        major = "LayoutLeft" if c["major"] == "left" else "LayoutRight"
+        bs, bd = c["B"]["shape"], c["B"]["stride"]
+        out += ["  auto A = make_layout(%s, %s{});" % (cpp_shape(c["shape"]), major),
+                "  auto B = make_layout(make_shape(%s), make_stride(%s));" % (
+                    ", ".join("Int<%d>{}" % x for x in bs),
+                    ", ".join("Int<%d>{} * E<%s>{}" % (d, ",".join(map(str, m))) for d, m in bd)),
+                '  P("A", A); P("B", B); P("R", composition(A, B));']
     elif k == "divide":
         out += ["  auto tiler = make_tile(%s);" % ", ".join(cpp_tiler_entry(t) for t in c["tiler"]),
                 '  P("logical_divide", logical_divide(T, tiler)); P("zipped_divide", zipped_divide(T, tiler));',
