@@ -71,6 +71,8 @@ class ScaledBasis(BasisValue):
 
 def E(*modes):
     """The unit basis element of mode `modes` (outermost first): ``E(1)`` is ``_1@1``, ``E()`` is ``_1``."""
+    if not all(type(m) is int and m >= 0 for m in modes):
+        raise TypeError(f"E: modes must be ints >= 0, got {modes!r}")
     return ScaledBasis(1, modes)
 
 
@@ -112,6 +114,8 @@ def as_arithmetic_tuple(x):
         return ArithmeticTuple((0,) * x.modes[0] + (inner,))
     if isinstance(x, tuple):
         return ArithmeticTuple(as_arithmetic_tuple(v) for v in x)
+    if not is_int(x):
+        raise TypeError(f"as_arithmetic_tuple: expected an int, a tuple or a ScaledBasis, got {x!r}")
     return x
 
 
@@ -187,6 +191,8 @@ def make_basis_like(shape, _modes=()):
     """The unit basis elements of shape's positions: ``((2,3),4)`` -> ``((E(0,0),E(0,1)),E(1))``."""
     if is_tuple(shape):
         return tuple(make_basis_like(s, _modes + (i,)) for i, s in enumerate(shape))
+    if not is_int(shape):
+        raise TypeError(f"make_basis_like: shape must hold ints, got {shape!r} ({type(shape).__name__})")
     return ScaledBasis(1, _modes)
 
 

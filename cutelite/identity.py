@@ -39,4 +39,5 @@ def make_identity_tensor(shape):
 
     Post: str(make_identity_tensor((4, 8))) == "ArithTuple(_0,_0) o (_4,_8):(_1@0,_1@1)"; T(9) == (1, 2).
     """
+    _check_shape(shape, "shape", "make_identity_tensor")
     return make_coord_tensor(make_identity_layout(shape))
