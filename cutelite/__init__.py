@@ -9,8 +9,9 @@ from .layout import (
     logical_divide, zipped_divide, tiled_divide, flat_divide,
     logical_product, zipped_product, tiled_product, flat_product, blocked_product, raked_product,
     max_common_vector, max_common_layout, tile_to_shape, upcast, downcast,
-    slice_and_offset, crd2idx, idx2crd,
+    slice_and_offset, crd2idx, idx2crd, coshape, coprofile,
 )
+from .basis import ScaledBasis, E, ArithmeticTuple, ArithmeticTupleIterator, as_arithmetic_tuple, make_basis_like, elem_less
 from .layout import ComposedLayout
 from .swizzle import Swizzle
 from .printing import format_layout, print_layout
@@ -21,6 +22,7 @@ from .tensor import (
     # the algebra extended to tensors (on layouts these are exactly the layout functions)
     make_fragment_like, composition, logical_divide, zipped_divide, tiled_divide, flat_divide,
 )
+from .identity import make_identity_layout, make_coord_tensor, make_identity_tensor
 from .atoms import (
     MMA_Atom, MMA_ATOMS, make_mma_atom, print_atom, tile_shape, fragment_of, owner_of,
     gather_fragments, scatter_fragments, mma_reference, quadpair_lanes,
@@ -37,4 +39,4 @@ from .bank_conflicts import (
 )
 
 __all__ = [name for name in dir() if not name.startswith("__") and name not in
-           ("int_tuple", "layout", "swizzle", "printing")]
+           ("int_tuple", "layout", "swizzle", "printing", "basis", "identity")]

@@ -14,7 +14,7 @@ print the same text, as in C++. Division is C++ division: truncation toward zero
 from functools import reduce
 
 __all__ = [
-    "Dyn", "dyn", "is_int", "is_tuple", "is_static", "is_static_value",
+    "Dyn", "dyn", "BasisValue", "is_basis", "is_int", "is_tuple", "is_static", "is_static_value",
     "add", "sub", "mul", "div", "mod", "imin", "imax", "iabs", "signum", "ceil_div", "shape_div",
     "rank", "depth", "product", "size", "flatten", "unwrap", "wrap",
     "congruent", "weakly_congruent", "compatible", "crd2idx", "idx2crd",
@@ -48,6 +48,24 @@ class Dyn(int):
     def __neg__(self): return Dyn(-int(self))
 
 
+class BasisValue:
+    """Base of the values a layout's codomain holds besides ints: cutelite.basis's ScaledBasis (a stride)
+    and ArithmeticTuple (a value). The helpers below hand an operation with such an operand to its
+    class's ``arith(op, a, b)``, which applies CuTe's rules or raises a TypeError naming the operation."""
+
+    __slots__ = ()
+
+
+def is_basis(x):
+    """True for a ScaledBasis: a stride that is not an int (cutelite.basis)."""
+    return isinstance(x, BasisValue) and not isinstance(x, tuple)
+
+
+def _on_basis(op, a, b=None):
+    cls = type(a) if isinstance(a, BasisValue) else type(b)
+    return cls.arith(op, a, b)
+
+
 def dyn(value):
     """Mark an integer (or every integer of an IntTuple) as dynamic: ``dyn(8)`` prints ``8``, not ``_8``."""
     if is_tuple(value):
@@ -66,19 +84,22 @@ def is_tuple(x):
     return type(x) is tuple
 
 
-def _need_ints(t, op, what="argument"):
-    """TypeError naming `op` unless t is an int or a (nested) tuple of ints."""
+def _need_ints(t, op, what="argument", basis=False):
+    """TypeError naming `op` unless t is an int or a (nested) tuple of ints (or, where `basis`, of ints
+    and ScaledBasis strides)."""
     if is_tuple(t):
         for v in t:
-            _need_ints(v, op, what)
-    elif not is_int(t):
+            _need_ints(v, op, what, basis)
+    elif not (is_int(t) or basis and is_basis(t)):
         raise TypeError(f"{op}: {what} must be an int or a tuple of ints, got {t!r} ({type(t).__name__})")
 
 
 def is_static(t):
-    """True when every integer of the IntTuple is static."""
+    """True when every integer of the IntTuple (or of a ScaledBasis/ArithmeticTuple) is static."""
     if type(t) is tuple:
         return all(is_static(v) for v in t)
+    if isinstance(t, BasisValue):
+        return t.is_static()
     return type(t) is not Dyn
 
 
@@ -104,18 +125,24 @@ def _cdiv(a, b):
 def add(a, b):
     if type(a) is int and type(b) is int:
         return a + b
+    if isinstance(a, BasisValue) or isinstance(b, BasisValue):
+        return _on_basis("add", a, b)
     return _kind(int(a) + int(b), a, b)
 
 
 def sub(a, b):
     if type(a) is int and type(b) is int:
         return a - b
+    if isinstance(a, BasisValue) or isinstance(b, BasisValue):
+        return _on_basis("sub", a, b)
     return _kind(int(a) - int(b), a, b)
 
 
 def mul(a, b):
     if type(a) is int and type(b) is int:
         return a * b
+    if isinstance(a, BasisValue) or isinstance(b, BasisValue):
+        return _on_basis("mul", a, b)
     if is_static_value(a, 0) or is_static_value(b, 0):
         return 0
     return _kind(int(a) * int(b), a, b)
@@ -127,6 +154,8 @@ def div(a, b):
         raise ZeroDivisionError(f"division of {fmt(a)} by zero")
     if type(a) is int and type(b) is int:
         return _cdiv(a, b)
+    if isinstance(a, BasisValue) or isinstance(b, BasisValue):
+        return _on_basis("div", a, b)
     if is_static_value(a, 0):
         return 0
     return _kind(_cdiv(int(a), int(b)), a, b)
@@ -138,24 +167,34 @@ def mod(a, b):
         raise ZeroDivisionError(f"remainder of {fmt(a)} by zero")
     if type(a) is int and type(b) is int:
         return a % b if a >= 0 and b > 0 else a - _cdiv(a, b) * b
+    if isinstance(a, BasisValue) or isinstance(b, BasisValue):
+        return _on_basis("mod", a, b)
     if is_static_value(b, 1) or is_static_value(b, -1) or is_static_value(a, 0):
         return 0
     return _kind(int(a) - _cdiv(int(a), int(b)) * int(b), a, b)
 
 
 def imin(a, b):
+    if isinstance(a, BasisValue) or isinstance(b, BasisValue):
+        return _on_basis("min", a, b)
     return _kind(min(int(a), int(b)), a, b)
 
 
 def imax(a, b):
+    if isinstance(a, BasisValue) or isinstance(b, BasisValue):
+        return _on_basis("max", a, b)
     return _kind(max(int(a), int(b)), a, b)
 
 
 def iabs(a):
+    if isinstance(a, BasisValue):
+        return _on_basis("abs", a)
     return abs(a) if type(a) is int else _kind(abs(int(a)), a)
 
 
 def signum(a):
+    if isinstance(a, BasisValue):
+        return _on_basis("signum", a)
     return _kind((int(a) > 0) - (int(a) < 0), a)
 
 
@@ -258,9 +297,9 @@ def unwrap(t):
 
 
 def congruent(a, b):
-    """Same hierarchical profile."""
-    _need_ints(a, "congruent")
-    _need_ints(b, "congruent")
+    """Same hierarchical profile (the leaves may be ints or ScaledBasis strides)."""
+    _need_ints(a, "congruent", basis=True)
+    _need_ints(b, "congruent", basis=True)
     if is_tuple(a) and is_tuple(b):
         return len(a) == len(b) and all(congruent(x, y) for x, y in zip(a, b))
     return not is_tuple(a) and not is_tuple(b)
@@ -331,24 +370,29 @@ def crd2idx(coord, shape, stride=None):
     if is_tuple(coord):
         if not is_tuple(shape) or len(coord) != len(shape):
             raise IndexError(f"crd2idx: coordinate {fmt(coord)} does not match shape {fmt(shape)}")
-        return reduce(add, (crd2idx(c, s, d) for c, s, d in zip(coord, shape, stride)), 0)
+        terms = [crd2idx(c, s, d) for c, s, d in zip(coord, shape, stride)]
+        return reduce(add, terms) if terms else 0      # C++'s left fold, no initial 0 (matters for bases)
     if coord is None or _is_underscore(coord):
-        return 0
+        coord = 0  # C++'s _ is a static 0: _0 times each stride (_0@m for a basis stride)
     if not is_int(coord):
         raise TypeError(f"crd2idx: coordinate {coord!r} is not an int")
     if is_tuple(shape):
-        total = 0
-        last = len(shape) - 1
-        for i, (s, d) in enumerate(zip(shape, stride)):
-            if i == last:
-                total = add(total, crd2idx(coord, s, d))
-            else:
-                n = product(s)
-                total = add(total, crd2idx(mod(coord, n), s, d))
-                coord = div(coord, n)
-        return total
-    _need_ints((shape, stride), "crd2idx", "shape and stride")
+        return _crd2idx_split(coord, shape, stride, 0) if shape else 0
+    _need_ints(shape, "crd2idx", "shape")
+    _need_ints(stride, "crd2idx", "stride", basis=True)
     return mul(coord, stride)
+
+
+def _crd2idx_split(coord, shape, stride, i):
+    """An int coordinate into modes i.. of a tuple shape, summed as C++ does: term_i + (the rest); a
+    static 0 coordinate takes no divmod (a mode may have a run-time extent 0)."""
+    if i == len(shape) - 1:
+        return crd2idx(coord, shape[i], stride[i])
+    if is_static_value(coord, 0):
+        rest = reduce(add, (crd2idx(0, s, d) for s, d in zip(shape[i + 1:], stride[i + 1:])), 0)
+        return add(crd2idx(0, shape[i], stride[i]), rest)
+    n = product(shape[i])
+    return add(crd2idx(mod(coord, n), shape[i], stride[i]), _crd2idx_split(div(coord, n), shape, stride, i + 1))
 
 
 def idx2crd(idx, shape, stride=None):

@@ -5,16 +5,17 @@ same results, same printed text). Each docstring states the operation's post-con
 """
 
 from .int_tuple import (
-    Dyn, is_int, is_tuple, is_static, is_static_value, add, sub, mul, div, mod, imin, iabs, signum,
+    Dyn, is_basis, is_int, is_tuple, is_static, is_static_value, add, sub, mul, div, mod, imin, iabs, signum,
     ceil_div, product, flatten as flatten_tuple, wrap, unwrap, congruent, crd2idx, idx2crd, fmt,
 )
 from . import int_tuple
+from .basis import as_arithmetic_tuple
 from .swizzle import MixedBits, Swizzle, mixed_xor, sliced_swizzle_strides, swizzle_bits, to_mixed_bits
 
 __all__ = [
     "Layout", "ComposedLayout", "Underscore", "_", "LayoutLeft", "LayoutRight",
     "make_layout", "make_ordered_layout", "make_layout_like", "make_fragment_like",
-    "size", "cosize", "rank", "depth", "shape", "stride", "get", "append", "prepend", "group", "flatten",
+    "size", "cosize", "coshape", "coprofile", "rank", "depth", "shape", "stride", "get", "append", "prepend", "group", "flatten",
     "select", "take", "coalesce", "filter", "composition", "complement", "right_inverse", "left_inverse",
     "logical_divide", "zipped_divide", "tiled_divide", "flat_divide",
     "logical_product", "zipped_product", "tiled_product", "flat_product", "blocked_product", "raked_product",
@@ -61,6 +62,21 @@ def _check_shape(s, what, op="Layout"):
         raise TypeError(f"{op}: {what} must hold ints, got {s!r} ({type(s).__name__})")
 
 
+def _check_stride(d, op="Layout"):
+    """TypeError naming `op` unless d is an int, a ScaledBasis or a (nested) tuple of them."""
+    if is_tuple(d):
+        for v in d:
+            _check_stride(v, op)
+    elif not (is_int(d) or is_basis(d)):
+        raise TypeError(f"{op}: stride must hold ints or ScaledBasis (E(0), ...), got {d!r} ({type(d).__name__})")
+
+
+def _need_int_strides(layout, op):
+    """TypeError naming `op` when the layout has ScaledBasis strides (op is defined on int strides only)."""
+    if any(is_basis(d) for d in wrap(flatten_tuple(layout.stride))):
+        raise TypeError(f"{op}: {layout} has ScaledBasis strides; {op} needs integer strides")
+
+
 def _need_layout(x, op, composed=False):
     """TypeError naming `op` unless x is a Layout (or, where `composed`, a swizzled ComposedLayout)."""
     if not (isinstance(x, Layout) or (composed and hasattr(x, "layout_b"))):
@@ -101,7 +117,7 @@ class Layout:
                 raise ValueError(f"Layout: shape {fmt(shape)} has a non-positive extent {s}")
         if stride is None:
             stride = _compact(shape, LayoutLeft)
-        _check_shape(stride, "stride")
+        _check_stride(stride)
         if not congruent(shape, stride):
             raise ValueError(f"Layout: shape {fmt(shape)} and stride {fmt(stride)} are not congruent")
         self.shape = shape
@@ -120,7 +136,8 @@ class Layout:
         if _has_free(c):
             return slice_and_offset(c, self)[0]
         _check_coord(c, self.shape, self)
-        return int(crd2idx(c, self.shape, self.stride))
+        value = crd2idx(c, self.shape, self.stride)
+        return int(value) if is_int(value) else value   # basis strides: an ArithmeticTuple or ScaledBasis
 
     def __getitem__(self, key):
         if is_tuple(key) and _has_free(key):
@@ -249,7 +266,7 @@ def make_layout(*args):
         if major is LayoutLeft or major is LayoutRight:
             return Layout(shp, _compact(shp, major))
         if major is not None:
-            _check_shape(major, "stride", "make_layout")
+            _check_stride(major, "make_layout")
         return Layout(shp, major)
     raise TypeError(f"make_layout: expected (shape), (shape, stride) or layouts, got {args!r}")
 
@@ -363,17 +380,44 @@ def size(x, *modes):
 
 
 def cosize(layout, *modes):
-    """One past the largest offset: layout(size - 1) + 1 for positive strides."""
+    """One past the largest offset: layout(size - 1) + 1 for positive strides; size(coshape(layout))."""
     _need_layout(layout, "cosize", composed=True)
     if hasattr(layout, "layout_b"):
         return cosize(layout.layout_b, *modes)
-    layout = get(layout, *modes) if modes else layout
-    shp = flatten_tuple(wrap(layout.shape))
-    std = flatten_tuple(wrap(layout.stride))
+    return product(coshape(get(layout, *modes) if modes else layout))
+
+
+def coshape(layout):
+    """The codomain's shape: the smallest C with elem_less(layout(c), C) for every coordinate c.
+
+    For integer strides one int, 1 + sum of (extent - 1) * |stride|; for ScaledBasis strides that sum
+    taken in each mode of the values (``(_4,_8):(_1@0,_1@1)`` -> ``(_4,_8)``).
+    Post: product(coshape(layout)) == cosize(layout).
+    """
+    _need_layout(layout, "coshape")
     total = 0
-    for s, d in zip(shp, std):
+    for s, d in zip(flatten_tuple(wrap(layout.shape)), flatten_tuple(wrap(layout.stride))):
         total = add(total, mul(sub(s, 1), iabs(d)))
-    return add(total, 1)
+
+    def plus_one(t):
+        return tuple(plus_one(v) for v in t) if isinstance(t, tuple) else add(t, 1)
+    return plus_one(as_arithmetic_tuple(total))
+
+
+def coprofile(layout):
+    """The profile of the layout's values, as _0s: ``_0`` for integer strides, a tuple for ScaledBasis
+    strides (``((_0,_0),_0)`` for the identity layout of ``((2,3),4)``).
+
+    Post: coprofile(layout) has the profile of layout(i) for every i.
+    """
+    _need_layout(layout, "coprofile")
+    total = 0
+    for d in flatten_tuple(wrap(layout.stride)):
+        total = add(total, d)
+
+    def zeros(t):
+        return tuple(zeros(v) for v in t) if isinstance(t, tuple) else 0
+    return zeros(as_arithmetic_tuple(total))
 
 
 def rank(x, *modes):
@@ -715,6 +759,10 @@ def _compose(ls, ld, rs, rd, a, b):
     """A o B on a coalesced A (ls:ld) and one mode of B (rs:rd)."""
     if is_tuple(rs):
         return make_layout(*[_compose(ls, ld, s, d, a, b) for s, d in zip(rs, rd)])
+    if is_basis(rd):   # B's stride v@m: compose mode m of A with v (C++ basis_get; _coalesce_x kept m)
+        for m in rd.modes:
+            ls, ld = ls[m], ld[m]
+        return _compose(ls, ld, rs, rd.value, a, b)
     if is_static_value(rd, 0):
         return Layout._make(rs, rd)
     if not is_tuple(ls):
@@ -752,11 +800,23 @@ def _compose(ls, ld, rs, rd, a, b):
                         tuple(result_stride) + (mul(rest_stride, ld[-1]),))
 
 
+def _coalesce_x(layout, profile):
+    """C++ coalesce_x: coalesce (keeping the function past the domain), mode by mode where the profile of
+    B's values (coprofile) is a tuple, so that B's basis strides still name A's modes."""
+    if is_tuple(profile):
+        if len(profile) > rank(layout):
+            raise ValueError(f"composition: B's values have {len(profile)} modes (coprofile {fmt(profile)}), "
+                             f"more than the {rank(layout)} of {layout}")
+        return _by_mode(layout, profile, _coalesce_x)
+    return _coalesce_flat(layout, keep_last=True)
+
+
 def composition(a, b):
     """Functional composition R = A o B: R(c) = A(B(c)).
 
     B may be a Layout, an int n (the layout n:1), ``_`` (A unchanged), or a tuple tiler whose modes
-    are applied to A's modes one by one (A's modes beyond the tiler's rank are dropped).
+    are applied to A's modes one by one (A's modes beyond the tiler's rank are dropped). Either may have
+    ScaledBasis strides: A's make R's values tuples; B's stride v@m composes mode m of A with stride v.
     A may be a Swizzle (giving a ComposedLayout; Swizzle<0,M,S> is the identity) or a ComposedLayout (composing its inner layout).
     Post: compatible(shape(B), shape(R)); R(c) == A(B(c)) for every coordinate c of B.
     """
@@ -769,7 +829,7 @@ def composition(a, b):
             return b if a.bits == 0 else ComposedLayout(a, 0, b)  # no bits: the identity swizzle
         raise TypeError(f"composition: A must be a Layout, Swizzle or ComposedLayout, got {a!r}")
     if isinstance(b, Layout):
-        flat = _coalesce_flat(a, keep_last=True)
+        flat = _coalesce_x(a, coprofile(b))
         return _compose(flat.shape, flat.stride, b.shape, b.stride, a, b)
     if is_tuple(b):
         s, d = wrap(a.shape), wrap(a.stride)
@@ -822,6 +882,7 @@ def complement(layout, cotarget=None):
           size(layout) * size(result) >= size(cotarget).
     """
     _need_layout(layout, "complement")
+    _need_int_strides(layout, "complement")
     flt = filter(layout)
     cot = cosize(flt) if cotarget is None else _shape_of(cotarget, "complement")
     shp, std = flt.shape, flt.stride
@@ -877,6 +938,7 @@ def right_inverse(layout):
     if isinstance(layout, Underscore):
         return layout
     _need_layout(layout, "right_inverse")
+    _need_int_strides(layout, "right_inverse")
     c = coalesce(layout)
     shp, std = wrap(c.shape), wrap(c.stride)
     pre = _prefix_products(shp)
@@ -899,6 +961,7 @@ def left_inverse(layout):
     if isinstance(layout, Underscore):
         return layout
     _need_layout(layout, "left_inverse")
+    _need_int_strides(layout, "left_inverse")
     c = coalesce(layout)
     shp, std = wrap(c.shape), wrap(c.stride)
     if not is_static(std):
@@ -1152,6 +1215,7 @@ def upcast(layout, n):
     _need_int(n, "upcast", "n")
     if hasattr(layout, "layout_b"):
         return layout.with_inner(upcast(layout.layout_b, n))
+    _need_int_strides(layout, "upcast")
     return _upcast(layout.shape, layout.stride, n)
 
 
@@ -1169,6 +1233,7 @@ def downcast(layout, n):
     _need_int(n, "downcast", "n")
     if hasattr(layout, "layout_b"):
         return layout.with_inner(downcast(layout.layout_b, n))
+    _need_int_strides(layout, "downcast")
     if not any(is_static_value(d, 1) for d in wrap(flatten_tuple(layout.stride))):
         raise ValueError(f"downcast: {layout} has no static stride-1 mode (Downcast requires adjacent elements)")
     return _downcast(layout.shape, layout.stride, n)

@@ -17,6 +17,7 @@ The data is a NumPy array, imported where data is touched: on layouts, these fun
 from .int_tuple import is_int, is_tuple, wrap, product_each, crd2idx, idx2crd, flatten as flatten_tuple
 from .int_tuple import prefix_product
 from . import layout as L
+from .basis import ArithmeticTupleIterator
 from .layout import Layout, _, dice, get_flat_coord, make_layout, rank, size, slice_and_offset
 
 __all__ = [
@@ -67,7 +68,9 @@ def offsets_of(layout):
 
 
 class Tensor:
-    """``engine[offset + layout(c)]`` for each coordinate c: a view of a flat NumPy array.
+    """``engine[offset + layout(c)]`` for each coordinate c: a view of a flat NumPy array; or, when the
+    engine is a counting iterator (ArithmeticTupleIterator, see identity.py), the coordinate
+    ``engine + layout(c)`` itself (offset 0: the iterator holds it).
 
     ``t(m, n)`` and ``t[m, n]`` read an element; ``t[m, n] = x`` writes it. A coordinate holding ``_``
     gives a Tensor view on the same engine (``t(_, 3)`` is column 3); assigning to it writes every
@@ -77,13 +80,33 @@ class Tensor:
     __slots__ = ("engine", "layout", "offset")
 
     def __init__(self, engine, layout, offset=0):
-        import numpy as np
-        if not isinstance(engine, np.ndarray) or engine.ndim != 1:
-            raise TypeError(f"Tensor: the engine must be a 1-D NumPy array, got {type(engine).__name__}"
-                            + (f" of shape {engine.shape}" if isinstance(engine, np.ndarray) else ""))
         if not _is_layout(layout):
             raise TypeError(f"Tensor: the layout must be a Layout or ComposedLayout, got {layout!r}")
+        if isinstance(engine, ArithmeticTupleIterator):
+            self.engine, self.layout, self.offset = engine + offset, layout, 0
+            return
+        import numpy as np
+        if not isinstance(engine, np.ndarray) or engine.ndim != 1:
+            raise TypeError(f"Tensor: the engine must be a 1-D NumPy array or an ArithmeticTupleIterator, got "
+                            f"{type(engine).__name__}" + (f" of shape {engine.shape}" if isinstance(engine, np.ndarray) else ""))
         self.engine, self.layout, self.offset = engine, layout, int(offset)
+
+    @property
+    def counts(self):
+        """True for a coordinate tensor (its engine counts: an ArithmeticTupleIterator), False for memory."""
+        return isinstance(self.engine, ArithmeticTupleIterator)
+
+    def view(self, layout, offset=0):
+        """The same engine, moved by `offset` (an int, or a coordinate for a counting engine), seen
+        through `layout`: what slicing and partitioning return."""
+        if self.counts:
+            return Tensor(self.engine + offset, layout)
+        return Tensor(self.engine, layout, self.offset + int(offset))
+
+    def _need_memory(self, what):
+        if self.counts:
+            raise TypeError(f"Tensor.{what}: {self} is a coordinate tensor (its elements are computed, "
+                            "not stored); read its elements with t(c)")
 
     # ---- the layout's view of the tensor -------------------------------------------------------------
     @property
@@ -106,14 +129,16 @@ class Tensor:
     def __call__(self, *coord):
         c = coord[0] if len(coord) == 1 else coord
         if _has_free(c):
-            sub, off = slice_and_offset(c, self.layout)
-            return Tensor(self.engine, sub, self.offset + int(off))
+            return self.view(*slice_and_offset(c, self.layout))
+        if self.counts:
+            return self.engine[self.layout(c)]
         return self.engine[self.offset + self.layout(c)]
 
     def __getitem__(self, coord):
         return self(coord)
 
     def __setitem__(self, coord, value):
+        self._need_memory("__setitem__")
         if _has_free(coord):
             view = self(coord)
             view.engine[view.offset + offsets_of(view.layout)] = value
@@ -125,17 +150,27 @@ class Tensor:
 
     def offsets(self):
         """Engine indices of all elements, shaped product_each(shape) (see offsets_of)."""
+        self._need_memory("offsets")
         return self.offset + offsets_of(self.layout)
 
     def to_numpy(self):
         """A copy of the values in natural coordinate order: shape product_each(shape), so that
-        ``t.to_numpy()[m, n] == t(m, n)`` for a rank-2 tensor (modes flattened column-major)."""
+        ``t.to_numpy()[m, n] == t(m, n)`` for a rank-2 tensor (modes flattened column-major). For a
+        coordinate tensor, an object array of the coordinates (ArithmeticTuples)."""
+        if self.counts:
+            import numpy as np
+            values = np.empty(size(self.layout), dtype=object)
+            for i in range(size(self.layout)):
+                values[i] = self(i)
+            return values.reshape(product_each(self.layout.shape), order="F")
         return self.engine[self.offsets()]
 
     def __repr__(self):
-        return f"Tensor({self.engine.dtype}[{self.engine.size}] + {self.offset} o {self.layout})"
+        return f"Tensor({self})"
 
     def __str__(self):
+        if self.counts:
+            return f"{self.engine} o {self.layout}"
         return f"{self.engine.dtype}[{self.engine.size}] + {self.offset} o {self.layout}"
 
 
@@ -180,6 +215,7 @@ def make_fragment_like(x):
     Post: shape(result) == shape(x) (up to tiled_product's nesting); a Tensor result owns new memory.
     """
     if isinstance(x, Tensor):
+        x._need_memory("make_fragment_like")
         return make_tensor(L.make_fragment_like(x.layout), dtype=x.engine.dtype)
     return L.make_fragment_like(x)
 
@@ -188,7 +224,7 @@ def make_fragment_like(x):
 def _on_layout(fn, name):
     def op(x, tiler):
         if isinstance(x, Tensor):
-            return Tensor(x.engine, fn(x.layout, tiler), x.offset)
+            return x.view(fn(x.layout, tiler))
         return fn(x, tiler)
     op.__name__ = name
     op.__doc__ = (f"{name} of a Tensor: the same engine and offset, viewed through {name}(layout, ...). "

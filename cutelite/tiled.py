@@ -8,8 +8,8 @@ a (thread, value) layout that covers a tile.
 Everything here is layout algebra, as in CuTe's mma_atom.hpp and copy_atom.hpp: a tensor of the tile is
 divided into atom-sized pieces (zipped_divide), each piece is re-indexed by the atom's (thread, value)
 layout (composition), and the threads' modes are divided out; a thread's partition is then a slice.
-Tensors are duck-typed (anything with .layout, .engine and .offset, e.g. cutelite.Tensor); a Layout in
-their place gives back the partitioned Layout.
+Tensors are cutelite.Tensor (memory, or the counting engine of an identity tensor, whose partitions give
+each thread its coordinates); a Layout in their place gives back the partitioned Layout.
 """
 
 from .atoms import MMA_Atom, check_tv, make_mma_atom, tile_shape as atom_tile_shape
@@ -39,14 +39,12 @@ def _layout_of(x, what):
 def _slice(x, layout, coord):
     """Slice `layout` (a re-tiling of x's layout) at coord: a Tensor view if x is a Tensor, else a Layout."""
     sub, off = slice_and_offset(coord, layout)
-    if hasattr(x, "engine"):
-        return type(x)(x.engine, sub, x.offset + int(off))
-    return sub
+    return x.view(sub, off) if hasattr(x, "engine") else sub
 
 
 def _view(x, layout):
     """x's data through another layout (x a Tensor), or the layout itself."""
-    return type(x)(x.engine, layout, x.offset) if hasattr(x, "engine") else layout
+    return x.view(layout) if hasattr(x, "engine") else layout
 
 
 def _fragment(x, layout, what):
@@ -57,6 +55,7 @@ def _fragment(x, layout, what):
                          "not supported); partition a tile of static shape")
     if not hasattr(x, "engine"):
         return layout
+    x._need_memory(what)
     from .tensor import make_tensor   # NumPy is needed only when there is data
     return make_tensor(layout, dtype=x.engine.dtype)
 

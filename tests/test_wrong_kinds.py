@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import cutelite as cl
-from cutelite import atoms, copy_atoms, int_tuple, layout, printing, tensor, tiled
+from cutelite import atoms, basis, copy_atoms, identity, int_tuple, layout, printing, tensor, tiled
 
 LAY = cl.Layout((4, 8), (8, 1))
 ATOM = cl.make_mma_atom("SM80_16x8x8_F16F16F16F16_TN")
@@ -26,6 +26,7 @@ CALLS = {
     "make_layout_like": (layout.make_layout_like, (LAY,), ()),
     "make_fragment_like": (tensor.make_fragment_like, (LAY,), ()),
     "size": (layout.size, (LAY,), ()), "cosize": (layout.cosize, (LAY,), ()),
+    "coshape": (layout.coshape, (LAY,), ()), "coprofile": (layout.coprofile, (LAY,), ()),
     "rank": (layout.rank, (LAY,), ()), "depth": (layout.depth, (LAY,), ()),
     "shape": (layout.shape, (LAY,), ()), "stride": (layout.stride, (LAY,), ()),
     "get": (layout.get, (LAY, 0), ()), "take": (layout.take, (LAY, 0, 1), ()),
@@ -56,6 +57,12 @@ CALLS = {
     "weakly_congruent": (int_tuple.weakly_congruent, (4, (1, 4)), ()),
     "compatible": (int_tuple.compatible, (32, (4, 8)), ()),
     "dyn": (int_tuple.dyn, (4,), ()), "Dyn": (int_tuple.Dyn, (4,), ()),
+    # identity tensors
+    "E": (basis.E, (1, 0), ()), "as_arithmetic_tuple": (basis.as_arithmetic_tuple, ((1, basis.E(1)),), ()),
+    "make_basis_like": (basis.make_basis_like, ((4, 8),), ()), "elem_less": (basis.elem_less, ((1, 2), (4, 8)), ()),
+    "make_identity_layout": (identity.make_identity_layout, ((4, 8),), ()),
+    "make_identity_tensor": (identity.make_identity_tensor, ((4, 8),), ()),
+    "make_coord_tensor": (identity.make_coord_tensor, (LAY,), ()),
     "format_layout": (printing.format_layout, (LAY,), ()), "print_layout": (printing.print_layout, (LAY,), ()),
     "make_tensor": (tensor.make_tensor, (LAY,), ()),
     "offsets_of": (tensor.offsets_of, (LAY,), ()),
@@ -98,9 +105,10 @@ def test_every_engine_export_is_covered():
     """Every public function of the engine's modules that cutelite exports has a row in CALLS (tiled, copy
     atoms, GMMA, pipelines and the teaching layer have their own owners and tests)."""
     mods = {"cutelite.layout", "cutelite.int_tuple", "cutelite.tensor", "cutelite.atoms", "cutelite.printing",
-            "cutelite.tiled", "cutelite.copy_atoms"}
+            "cutelite.tiled", "cutelite.copy_atoms", "cutelite.basis", "cutelite.identity"}
     classes = {"Layout", "Tensor", "MMA_Atom", "Underscore", "LayoutLeft", "LayoutRight",
-               "TiledMMA", "ThrMMA", "TiledCopy", "ThrCopy", "Copy_Atom", "ComposedLayout"}
+               "TiledMMA", "ThrMMA", "TiledCopy", "ThrCopy", "Copy_Atom", "ComposedLayout",
+               "ScaledBasis", "ArithmeticTuple", "ArithmeticTupleIterator"}
     exported = {n for n in cl.__all__ if callable(getattr(cl, n)) and getattr(cl, n).__module__ in mods}
     assert exported - classes - {"is_tensor"} <= set(CALLS)
 
