@@ -15,7 +15,8 @@ from .swizzle import MixedBits, Swizzle, mixed_xor, sliced_swizzle_strides, swiz
 __all__ = [
     "Layout", "ComposedLayout", "Underscore", "_", "LayoutLeft", "LayoutRight",
     "make_layout", "make_ordered_layout", "make_layout_like", "make_fragment_like",
-    "size", "cosize", "coshape", "coprofile", "rank", "depth", "shape", "stride", "get", "append", "prepend", "group", "flatten",
+    "size", "cosize", "coshape", "coprofile", "rank", "depth", "shape", "stride", "get", "append", "prepend",
+    "group", "flatten",
     "select", "take", "coalesce", "filter", "composition", "complement", "right_inverse", "left_inverse",
     "logical_divide", "zipped_divide", "tiled_divide", "flat_divide",
     "logical_product", "zipped_product", "tiled_product", "flat_product", "blocked_product", "raked_product",
