@@ -97,28 +97,29 @@ def _tc_kernel(which, dtype, a_kmajor, b_kmajor):
 @cuda.jit
 def _copy_pad(src, dst):
     """dst[i, j] = src[i, j] inside src, 0 outside (any strides; f32 or 16-bit bits)."""
-    i, j = cuda.grid(2)
+    j, i = cuda.grid(2)          # x along a row: a warp touches consecutive elements
     if i < dst.shape[0] and j < dst.shape[1]:
         dst[i, j] = src[i, j] if i < src.shape[0] and j < src.shape[1] else 0
 
 
 @cuda.jit
 def _copy_crop(src, dst):
-    i, j = cuda.grid(2)
+    j, i = cuda.grid(2)          # x along a row: a warp touches consecutive elements
     if i < dst.shape[0] and j < dst.shape[1]:
         dst[i, j] = src[i, j]
 
 
 @cuda.jit
 def _bf16_to_f32(src, dst):
-    i, j = cuda.grid(2)
+    j, i = cuda.grid(2)          # x along a row: a warp touches consecutive elements
     if i < dst.shape[0] and j < dst.shape[1]:
         dst[i, j] = np.uint32(src[i, j]) << np.uint32(16)
 
 
 def _launch2(kernel, shape, *args):
-    grid = ((shape[0] + 15) // 16, (shape[1] + 15) // 16)
-    kernel[grid, (16, 16)](*args)
+    """kernel over a (rows, cols) index space, x along the columns (coalesced for row-major arrays)."""
+    grid = ((shape[1] + 31) // 32, (shape[0] + 7) // 8)
+    kernel[grid, (32, 8)](*args)
 
 
 def _on_device(a):
