@@ -65,11 +65,12 @@ def make_tensor_map(arr, box_rows, dtype=_F16, box_cols=BK):
     return cuda.to_device(tm.copy())
 
 
-def pipeline_constants(BN=128, stages=4, consumers=2):
+def pipeline_constants(BN=128, stages=4, consumers=2, BM=None):
     """The kernel's pipeline constants, from cutelite.pipeline (the model chapter 8 simulates): the bytes
-    one stage's two TMA boxes announce (expect_tx) and the arrival count of an "empty" barrier."""
+    one stage's two TMA boxes announce (expect_tx) and the arrival count of an "empty" barrier (the
+    consumers that read a stage). BM: the stage's rows of A, 64 per consumer unless given."""
     from cutelite.pipeline import empty_arrivals, expect_tx_bytes
-    BM = 64 * consumers
+    BM = BM or 64 * consumers
     return {"BM": BM, "BN": BN, "BK": BK, "stages": stages, "box_A": (BM, BK), "box_B": (BN, BK),
             "expect_tx": expect_tx_bytes([(BM, BK), (BN, BK)], 16), "empty_arrivals": empty_arrivals(consumers)}
 
@@ -311,9 +312,10 @@ def make_gemm_persistent(BN=256, stages=4, consumers=2, regs=(40, 232), group=8,
     return gemm_persistent, threads, smem_bytes
 
 
-def make_gemm_pingpong(BN=256, stages=5, regs=(40, 232), group=16):
-    """Persistent, with the two consumer warpgroups on alternate tiles ("ping-pong"): a tile is 64 x BN
-    and one warpgroup computes all of it (m64nBNk16), so while consumer 0 runs tile j's main loop,
+def make_gemm_pingpong(BN=256, stages=5, regs=(40, 232), group=16, BM=64):
+    """Persistent, with the two consumer warpgroups on alternate tiles ("ping-pong"): a tile is BM x BN
+    and one warpgroup computes all of it (m64nBNk16; with BM = 128 two of them per k-step, rows 0-63 and
+    64-127 of the stage, into two accumulators), so while consumer 0 runs tile j's main loop,
     consumer 1 stores tile j-1's accumulators, and the tensor cores never wait for an epilogue.
 
     The block's tiles are j = 0, 1, 2, ... (tile = blockIdx.x + j * gridDim.x); the producer loads them in
@@ -327,8 +329,12 @@ def make_gemm_pingpong(BN=256, stages=5, regs=(40, 232), group=16):
                          mbarrier_try_wait, named_barrier_arrive, named_barrier_sync, setmaxnreg_dec,
                          setmaxnreg_inc, shared_address, store_acc_f32, tma_load_2d, tma_prefetch_desc, wgmma,
                          wgmma_commit, wgmma_fence, wgmma_wait, wgmma_uninit)
-    k = pipeline_constants(BN, stages, consumers=1)      # one warpgroup reads each stage
-    BM = k["BM"]
+    if BM not in (64, 128) or (BM == 128 and BN > 128):
+        raise ValueError("make_gemm_pingpong: BM must be 64 or 128 (with BN <= 128: 128 accumulators a "
+                         "thread at most), got BM=%d, BN=%d" % (BM, BN))
+    k = pipeline_constants(BN, stages, consumers=1, BM=BM)      # one warpgroup reads each stage
+    HALVES = BM // 64
+    HALF = 2 * 64 * BK          # bytes from rows 0-63 of a stage's A to rows 64-127
     A_ELEMS, B_ELEMS = BM * BK, BN * BK
     STAGE = A_ELEMS + B_ELEMS
     TX = k["expect_tx"]
@@ -400,6 +406,7 @@ def make_gemm_pingpong(BN=256, stages=5, regs=(40, 232), group=16):
                         named_barrier_sync(2, 256)
                 it = j * ktiles
                 acc = wgmma_uninit(BN)
+                acc2 = wgmma_uninit(BN)     # rows 64-127 of the tile (BM = 128 only)
                 for kt in range(ktiles):
                     s = it % stages
                     while mbarrier_try_wait(bars, s, (it // stages) & 1) == 0:
@@ -407,12 +414,19 @@ def make_gemm_pingpong(BN=256, stages=5, regs=(40, 232), group=16):
                     a0 = base + 2 * (pad + s * STAGE)
                     b0 = a0 + 2 * A_ELEMS
                     da = desc_a_hi | ((a0 >> 4) & 0x3FFF)
+                    da2 = desc_a_hi | (((a0 + HALF) >> 4) & 0x3FFF)
                     db = desc_b_hi | ((b0 >> 4) & 0x3FFF)
                     acc = wgmma_fence(acc)
+                    if HALVES == 2:
+                        acc2 = wgmma_fence(acc2)
                     for kb in range(BK // 16):
                         acc = wgmma(acc, da + 2 * kb, db + 2 * kb, (kt | kb) != 0, "f32.f16.f16", 0)
+                        if HALVES == 2:
+                            acc2 = wgmma(acc2, da2 + 2 * kb, db + 2 * kb, (kt | kb) != 0, "f32.f16.f16", 0)
                     wgmma_commit()
                     acc = wgmma_wait(acc, 1)
+                    if HALVES == 2:
+                        acc2 = wgmma_wait(acc2, 1)
                     if kt > 0 and lane == 0:
                         mbarrier_arrive(bars, stages + (it - 1) % stages)
                     it += 1
@@ -422,11 +436,15 @@ def make_gemm_pingpong(BN=256, stages=5, regs=(40, 232), group=16):
                     else:
                         named_barrier_arrive(1, 256)
                 acc = wgmma_wait(acc, 0)
+                if HALVES == 2:
+                    acc2 = wgmma_wait(acc2, 0)
                 if lane == 0:
                     mbarrier_arrive(bars, stages + (it - 1) % stages)
                 row0 = bm * BM + 16 * ((tid % 128) // 32) + lane // 4
                 col0 = bn * BN + 2 * (lane % 4)
                 store_acc_f32(C, row0, col0, N, acc)
+                if HALVES == 2:
+                    store_acc_f32(C, row0 + 64, col0, N, acc2)
                 j += 2
                 tile += 2 * grid
 
@@ -453,16 +471,20 @@ class HopperGemm:
     """A configured kernel with its tensor maps: call(a_dev, bt_dev, c_dev)."""
 
     def __init__(self, BN=128, stages=4, consumers=2, regs=None, group=0, persistent=False, pingpong=False,
-                 tma_store=False):
+                 tma_store=False, BM=None):
         self.BN, self.stages, self.consumers, self.regs, self.group = BN, stages, consumers, regs, group
         self.persistent = persistent or pingpong
         self.tma_store = tma_store
         if tma_store and (pingpong or not persistent):
             raise ValueError("HopperGemm: tma_store is an option of the persistent (cooperative) kernel")
-        if pingpong:    # 64 x BN tiles, one consumer warpgroup each
-            self.BM = 64
-            self.kernel, self.threads, self.smem = make_gemm_pingpong(BN, stages, regs or (40, 232), group)
+        if pingpong:    # BM x BN tiles (BM 64 or 128), one consumer warpgroup each
+            self.BM = BM or 64
+            self.kernel, self.threads, self.smem = make_gemm_pingpong(BN, stages, regs or (40, 232), group,
+                                                                      self.BM)
         else:
+            if BM not in (None, 64 * consumers):
+                raise ValueError("HopperGemm: the cooperative kernels' BM is 64 per consumer (%d), got %d"
+                                 % (64 * consumers, BM))
             self.BM = 64 * consumers
             make = make_gemm_persistent if persistent else make_gemm_ws
             extra = dict(tma_store=True) if tma_store else {}
@@ -471,7 +493,7 @@ class HopperGemm:
         self._ready = False
         self._maps = {}
 
-    def __call__(self, a, bt, c):
+    def __call__(self, a, bt, c, stream=0):
         M, K = a.shape
         N = bt.shape[0]
         if M % self.BM or N % self.BN or K % BK:
@@ -501,7 +523,7 @@ class HopperGemm:
             grid = (min(tiles, cuda.get_current_device().MULTIPROCESSOR_COUNT),)
         else:
             grid = (tiles,) if self.group else (N // self.BN, M // self.BM)
-        self.kernel[grid, self.threads, 0, self.smem](*args)
+        self.kernel[grid, self.threads, stream, self.smem](*args)
 
     def sass_counts(self):
         """Counts of HGMMA / UTMALDG / local-memory instructions in the compiled SASS (needs nvdisasm)."""
@@ -519,19 +541,21 @@ MATMUL_CONFIG = dict(BN=256, stages=4, regs=(40, 232), group=16, persistent=True
 _MATMUL = {}
 
 
-def matmul_hopper(a, b, out=None):
+def matmul_hopper(a, b, out=None, stream=0):
     """C = a @ b (float32) with the persistent Hopper kernel, or None where it does not apply: kernels.gemm's
     matmul(kernel="auto") asks this first on sm_90. Applies to float16 device-or-host arrays (uint16 views
     of f16 too) with A (M, K) row-major contiguous, B (K, N) column-major contiguous (B.T row-major: both
-    operands K-major, as wgmma reads them without transposing), M % 128 == N % 256 == K % 64 == 0, and an
-    `out` that is None or a contiguous float32 (M, N) device array."""
+    operands K-major, as wgmma reads them without transposing), M, N, K multiples of the configured tile
+    (MATMUL_CONFIG: 128 x 256 x 64), and an `out` that is None or a contiguous float32 (M, N) device array."""
     from numba import cuda
     M, K = a.shape
     N = b.shape[1]
     from .gemm.matmul import transposed
     bt = transposed(b)
-    cfg = MATMUL_CONFIG
-    if M % (64 if cfg.get("pingpong") else 128) or N % cfg["BN"] or K % BK or M == 0 or N == 0 or K == 0:
+    if _MATMUL.get("cfg") != MATMUL_CONFIG:
+        _MATMUL.update(cfg=dict(MATMUL_CONFIG), g=HopperGemm(**MATMUL_CONFIG))
+    g = _MATMUL["g"]
+    if M % g.BM or N % g.BN or K % BK or M == 0 or N == 0 or K == 0:
         return None
 
     def kmajor(x):
@@ -542,16 +566,13 @@ def matmul_hopper(a, b, out=None):
         return None
     if out is not None and (isinstance(out, np.ndarray) or not hasattr(out, "__cuda_array_interface__")):
         return None
-    if "g" not in _MATMUL:
-        _MATMUL["g"] = HopperGemm(**cfg)
-    g = _MATMUL["g"]
     da = a if hasattr(a, "__cuda_array_interface__") else cuda.to_device(np.ascontiguousarray(a))
     dbt = bt if hasattr(bt, "__cuda_array_interface__") else cuda.to_device(np.ascontiguousarray(bt))
-    da, dbt = cuda.as_cuda_array(da), cuda.as_cuda_array(dbt)
-    c = cuda.as_cuda_array(out) if out is not None else cuda.device_array((M, N), np.float32)
+    da, dbt = cuda.as_cuda_array(da, sync=False), cuda.as_cuda_array(dbt, sync=False)   # stream: the caller's
+    c = cuda.as_cuda_array(out, sync=False) if out is not None else cuda.device_array((M, N), np.float32)
     if c.shape != (M, N) or np.dtype(c.dtype) != np.float32 or not c.is_c_contiguous():
         return None
-    g(da, dbt, c)
+    g(da, dbt, c, stream)
     return c
 
 
@@ -621,9 +642,7 @@ VARIANTS = {   # what main() checks and times, in this order (the first is the p
     "persistent BN256 st4 group16 tma-store": dict(BN=256, stages=4, regs=(40, 232), group=16, persistent=True,
                                                    tma_store=True),
     "pingpong BN256 st4 group16": dict(BN=256, stages=4, regs=(40, 232), group=16, pingpong=True),
-    "pingpong BN256 st5 group16": dict(BN=256, stages=5, regs=(40, 232), group=16, pingpong=True),
-    "pingpong BN256 st5 group32": dict(BN=256, stages=5, regs=(40, 232), group=32, pingpong=True),
-    "pingpong BN256 st5 group8": dict(BN=256, stages=5, regs=(40, 232), group=8, pingpong=True),
+    "pingpong 128x128 st4 group16": dict(BM=128, BN=128, stages=4, regs=(40, 232), group=16, pingpong=True),
 }
 
 

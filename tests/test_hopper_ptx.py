@@ -179,7 +179,8 @@ def test_refused_below_sm90a(name):
 @pytest.mark.parametrize("cfg", [dict(BN=128), dict(BN=256, regs=(40, 232), group=8),
                                  dict(BN=256, regs=(40, 232), group=8, persistent=True),
                                  dict(BN=256, regs=(40, 232), group=16, persistent=True, tma_store=True),
-                                 dict(BN=256, stages=5, regs=(40, 232), group=16, pingpong=True)])
+                                 dict(BN=256, stages=5, regs=(40, 232), group=16, pingpong=True),
+                                 dict(BM=128, BN=128, stages=4, regs=(40, 232), group=16, pingpong=True)])
 def test_gemm_assembles_without_serialized_wgmma(cfg):
     from kernels.hopper_gemm import make_gemm_persistent, make_gemm_pingpong, make_gemm_ws
     cfg = dict(cfg)
@@ -191,7 +192,7 @@ def test_gemm_assembles_without_serialized_wgmma(cfg):
     c_arg = T.uint64[::1] if cfg.get("tma_store") else T.float32[:, ::1]    # C, or C's tensor map
     sig = (T.uint64[::1], T.uint64[::1], c_arg) + (T.int64,) * 5
     ptx = _compile(kernel.py_func, sig)
-    assert ptx.count("wgmma.mma_async") == 4
+    assert ptx.count("wgmma.mma_async") == 4 * cfg.get("BM", 64) // 64     # 4 k-steps, one wgmma per 64 rows
     assert ptx.count("cp.async.bulk.tensor") == 2 + bool(cfg.get("tma_store"))
     extra = ["-maxrregcount=%d" % ((65536 // threads) // 8 * 8)] if cfg.get("regs") else []
     rc, err = _ptxas(ptx, extra)

@@ -1,5 +1,6 @@
 """kernels.gemm.matmul on a GPU: odd shapes, both majornesses, NumPy / Numba / CuPy / PyTorch inputs,
-f32 / f16 / bf16, outputs compared with float64 references (prints one line per case, FAIL on a miss)."""
+f32 / f16 / bf16, outputs compared with float64 references, and stream order (matmul queues its work on the
+operands' stream without making the host wait). One line per case, FAIL on a miss."""
 import os
 import sys
 
@@ -39,4 +40,33 @@ for (M, N, K) in [(4000, 3000, 2500), (128, 256, 64), (1, 7, 3), (300, 130, 1000
             ok = bool(torch.isfinite(C).all()) and err < tol
             bad += not ok
             print("%-4s %dx%dx%d %-9s %-16s rel.err %.1e" % ("ok" if ok else "FAIL", M, N, K, str(dt)[6:], how, err))
+
+# Stream order: on a side stream, a long spin, then A *= 2, matmul(out=C), C += 1. matmul must queue its
+# kernels on that stream (reading the scaled A, before C += 1) and return without waiting for the spin.
+import time  # noqa: E402
+for dt, b_major in ((torch.float32, "row"), (torch.float16, "row"), (torch.float16, "col")):
+    S = 2048
+    A = torch.randn(S, S, device="cuda", generator=g).to(dt)
+    B = torch.randn(S, S, device="cuda", generator=g).to(dt)
+    if b_major == "col":
+        B = B.t().contiguous().t()
+    ref = 2 * A.double() @ B.double() + 1
+    C = torch.full((S, S), float("nan"), device="cuda")
+    matmul(A, B, out=C)                 # compiled and warm before the timed call
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    torch.cuda.synchronize()
+    with torch.cuda.stream(side):
+        torch.cuda._sleep(200_000_000)  # about 0.1 s of GPU spin on the side stream
+        A.mul_(2)
+        t0 = time.perf_counter()
+        matmul(A, B, out=C)
+        host_ms = (time.perf_counter() - t0) * 1e3
+        C.add_(1)
+    side.synchronize()
+    err = float(torch.linalg.norm(C.double() - ref) / torch.linalg.norm(ref))
+    ok = bool(torch.isfinite(C).all()) and err < (1e-5 if dt == torch.float32 else 1e-4) and host_ms < 50
+    bad += not ok
+    print("%-4s stream order %s B %s-major: rel.err %.1e, host returned after %.2f ms (spin ~100 ms)"
+          % ("ok" if ok else "FAIL", str(dt)[6:], b_major, err, host_ms))
 print("matmul checks: %s" % ("all pass" if bad == 0 else "%d FAIL" % bad))

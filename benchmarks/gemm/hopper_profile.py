@@ -2,6 +2,9 @@
 
     ncu --kernel-name regex:gemm_ --launch-skip 2 --launch-count 1 --section SpeedOfLight \
         --section WarpStateStats python3 benchmarks/gemm/hopper_profile.py [persistent|tma_store|ws]
+
+`cublas` launches cuBLAS fp16 -> fp32 (torch.mm out_dtype=float32) on the same inputs instead, for the same
+sections at ncu's fixed clock (name filter regex:"gemm|nvjet|xmma|cutlass").
 """
 import sys
 
@@ -22,8 +25,17 @@ rng = np.random.default_rng(0)
 a = cuda.to_device((rng.standard_normal((S, S)) * 0.5).astype(np.float16))
 bt = cuda.to_device((rng.standard_normal((S, S)) * 0.5).astype(np.float16))
 c = cuda.device_array((S, S), np.float32)
-gemm = H.HopperGemm(**CONFIGS[sys.argv[1] if len(sys.argv) > 1 else "tma_store"])
-for _ in range(4):
-    gemm(a, bt, c)
-cuda.synchronize()
-print("ran", gemm.kernel.py_func.__name__, "4 times")
+which = sys.argv[1] if len(sys.argv) > 1 else "tma_store"
+if which == "cublas":
+    import torch
+    ta, tbt = torch.as_tensor(a, device="cuda"), torch.as_tensor(bt, device="cuda")
+    for _ in range(4):
+        torch.mm(ta, tbt.T, out_dtype=torch.float32)
+    torch.cuda.synchronize()
+    print("ran cuBLAS fp16->fp32 4 times")
+else:
+    gemm = H.HopperGemm(**CONFIGS[which])
+    for _ in range(4):
+        gemm(a, bt, c)
+    cuda.synchronize()
+    print("ran", gemm.kernel.py_func.__name__, "4 times")

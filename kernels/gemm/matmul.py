@@ -9,7 +9,8 @@ best kernels.
     place (ldmatrix or ldmatrix.trans); the SIMT kernel and odd strides get a row-major device copy.
   * NumPy arrays are copied to the device and the result comes back as NumPy; device arrays (Numba,
     CuPy, PyTorch: anything with __cuda_array_interface__) are used in place and a Numba device array
-    is returned (or `out`, when given).
+    is returned (or `out`, when given). The work is queued on the stream the device arrays name (PyTorch's
+    or CuPy's current stream), in order with the caller's own work and without making the host wait.
 """
 
 import numpy as np
@@ -34,12 +35,12 @@ def _as_operand(x, name):
         import torch
         if isinstance(x, torch.Tensor) and x.dtype == torch.bfloat16:
             x = x.view(torch.int16)
-            return cuda.as_cuda_array(x).view(np.uint16), "bf16", True
+            return cuda.as_cuda_array(x, sync=False).view(np.uint16), "bf16", True
     except ImportError:
         pass
     on_device = hasattr(x, "__cuda_array_interface__")
     if on_device:
-        a = x if _on_device(x) else cuda.as_cuda_array(x)
+        a = x if _on_device(x) else cuda.as_cuda_array(x, sync=False)   # no host wait: see _stream
     else:
         a = np.asarray(x)
     if a.ndim != 2:
@@ -116,10 +117,37 @@ def _bf16_to_f32(src, dst):
         dst[i, j] = np.uint32(src[i, j]) << np.uint32(16)
 
 
-def _launch2(kernel, shape, *args):
+def _launch2(kernel, shape, *args, stream=0):
     """kernel over a (rows, cols) index space, x along the columns (coalesced for row-major arrays)."""
     grid = ((shape[1] + 31) // 32, (shape[0] + 7) // 8)
-    kernel[grid, (32, 8)](*args)
+    kernel[grid, (32, 8), stream](*args)
+
+
+def _stream_of(x):
+    """The handle of the stream that x's framework queues work on now: PyTorch's current stream for a CUDA
+    tensor (PyTorch's __cuda_array_interface__ names none), else the interface's "stream" (CuPy's current
+    stream; Numba's array's own), else 0. 1, the legacy default stream's other name, counts as 0."""
+    if type(x).__module__.startswith("torch"):
+        import torch
+        h = torch.cuda.current_stream(x.device).cuda_stream
+    else:
+        h = (getattr(x, "__cuda_array_interface__", None) or {}).get("stream") or 0
+    return 0 if h == 1 else int(h)
+
+
+def _stream(*arrays):
+    """The stream matmul runs on: the one stream its device operands' frameworks work on (_stream_of), so
+    that the host never waits and the work stays in that stream's order. Operands from different
+    streams: those are synchronized first and the default stream is used."""
+    if in_simulator():
+        return 0
+    handles = {_stream_of(x) for x in arrays if x is not None and hasattr(x, "__cuda_array_interface__")}
+    handles.discard(0)
+    if len(handles) == 1:
+        return cuda.external_stream(handles.pop())
+    for h in handles:
+        cuda.external_stream(h).synchronize()
+    return 0
 
 
 def _on_device(a):
@@ -130,10 +158,10 @@ def _dev(a):
     return a if _on_device(a) else cuda.to_device(np.ascontiguousarray(a))
 
 
-def _staged(a, rows, cols, dtype):
+def _staged(a, rows, cols, dtype, stream=0):
     """A C-contiguous device copy of `a` padded with zeros to (rows, cols)."""
     out = cuda.device_array((rows, cols), dtype)
-    _launch2(_copy_pad, (rows, cols), _dev(a), out)
+    _launch2(_copy_pad, (rows, cols), _dev(a), out, stream=stream)
     return out
 
 
@@ -152,7 +180,7 @@ def transposed(x):
     if isinstance(x, np.ndarray) or in_simulator():
         return x.T
     from numba.cuda.cudadrv.devicearray import DeviceNDArray
-    x = cuda.as_cuda_array(x)
+    x = cuda.as_cuda_array(x, sync=False)
     return DeviceNDArray(x.shape[::-1], x.strides[::-1], x.dtype, gpu_data=x.gpu_data)
 
 
@@ -170,6 +198,12 @@ def matmul(A, B, out=None, kernel="auto"):
     if K != K2:
         raise ValueError("matmul: A is %dx%d and B is %dx%d: A's columns (%d) must equal B's rows (%d)"
                          % (M, K, K2, N, K, K2))
+    o = None
+    if out is not None:
+        o = cuda.as_cuda_array(out, sync=False) if not isinstance(out, np.ndarray) else out
+        if o.shape != (M, N) or np.dtype(o.dtype) != np.float32:
+            raise ValueError("matmul: out must be a float32 (%d, %d) array, got %s %s" % (M, N, o.dtype, o.shape))
+    st = _stream(A, B, out)
     info = device_info()
     which = _choose(kernel, ta, None if info.simulator else info.cc)
     # Registration of the Hopper kernel (issue 11; kernels/hopper_gemm.py, RESULTS_HOPPER.md): on sm_90,
@@ -178,21 +212,21 @@ def matmul(A, B, out=None, kernel="auto"):
     # otherwise; the ladder's kernels below then run as before.
     if kernel == "auto" and ta == "f16" and not info.simulator and info.cc == (9, 0):
         from ..hopper_gemm import matmul_hopper
-        C = matmul_hopper(a, b, out)
+        C = matmul_hopper(a, b, o, st)
         if C is not None:
             return out if out is not None else (C if (dev_a or dev_b) else C.copy_to_host())
     if which in ("simt", "simt_warptile") and ta == "bf16":      # exact upcast, then the fp32 kernel
         a32, b32 = cuda.device_array((M, K), np.float32), cuda.device_array((K, N), np.float32)
-        _launch2(_bf16_to_f32, (M, K), _dev(a), a32)
-        _launch2(_bf16_to_f32, (K, N), _dev(b), b32)
+        _launch2(_bf16_to_f32, (M, K), _dev(a), a32, stream=st)
+        _launch2(_bf16_to_f32, (K, N), _dev(b), b32, stream=st)
         a, b, ta = a32, b32, "f32"
     if which in ("simt", "simt_warptile"):
         T = simt_unrolled if which == "simt" else simt_warptile
         kern = T.gemm_simt_unrolled if which == "simt" else T.gemm_simt_warptile
         Mp, Np, Kp = _ceil(M, T.BM), _ceil(N, T.BN), _ceil(K, T.BK)
-        ag = a if _fits_in_place(a, Mp, Kp, 4) else _staged(a, Mp, Kp, np.float32)
-        bg = b if _fits_in_place(b, Kp, Np, 4) else _staged(b, Kp, Np, np.float32)
-        run = lambda C: kern[T.grid(Mp, Np)](ag, bg, C)  # noqa: E731
+        ag = a if _fits_in_place(a, Mp, Kp, 4) else _staged(a, Mp, Kp, np.float32, st)
+        bg = b if _fits_in_place(b, Kp, Np, 4) else _staged(b, Kp, Np, np.float32, st)
+        run = lambda C: kern[T.grid(Mp, Np) + (st,)](ag, bg, C)  # noqa: E731
     else:
         # majorness: a column-major operand is its transpose, row-major, read with ldmatrix.trans
         a_kmajor = not (a.strides[0] == 2 and a.strides[1] != 2)
@@ -204,16 +238,12 @@ def matmul(A, B, out=None, kernel="auto"):
         bt = transposed(b) if b_kmajor else b
         ash = (Mp, Kp) if a_kmajor else (Kp, Mp)
         bsh = (Np, Kp) if b_kmajor else (Kp, Np)
-        ag = at if _fits_in_place(at, *ash, 2) else _staged(at, *ash, np.uint16)
-        bg = bt if _fits_in_place(bt, *bsh, 2) else _staged(bt, *bsh, np.uint16)
+        ag = at if _fits_in_place(at, *ash, 2) else _staged(at, *ash, np.uint16, st)
+        bg = bt if _fits_in_place(bt, *bsh, 2) else _staged(bt, *bsh, np.uint16, st)
         if which == "tc_sm80_large":
-            run = lambda C: tc_sm80_large.launch(k, ag, bg, C)  # noqa: E731
+            run = lambda C: tc_sm80_large.launch(k, ag, bg, C, st)  # noqa: E731
         else:
-            run = lambda C: k[(Mp // c["BM"]) * (Np // c["BN"]), c["threads"]](ag, bg, C)  # noqa: E731
-    if out is not None:
-        o = cuda.as_cuda_array(out) if not isinstance(out, np.ndarray) else out
-        if o.shape != (M, N) or np.dtype(o.dtype) != np.float32:
-            raise ValueError("matmul: out must be a float32 (%d, %d) array, got %s %s" % (M, N, o.dtype, o.shape))
+            run = lambda C: k[(Mp // c["BM"]) * (Np // c["BN"]), c["threads"], st](ag, bg, C)  # noqa: E731
     if out is not None and not isinstance(out, np.ndarray) and _fits_in_place(o, Mp, Np, 4):
         run(o)
         return out
@@ -221,12 +251,16 @@ def matmul(A, B, out=None, kernel="auto"):
     run(C)
     if (Mp, Np) != (M, N):
         Cc = cuda.device_array((M, N), np.float32)
-        _launch2(_copy_crop, (M, N), C, Cc)
+        _launch2(_copy_crop, (M, N), C, Cc, stream=st)
         C = Cc
     if out is not None:
         if isinstance(out, np.ndarray):
+            if st:
+                st.synchronize()
             out[...] = C.copy_to_host()
         else:
-            _launch2(_copy_crop, (M, N), C, o)
+            _launch2(_copy_crop, (M, N), C, o, stream=st)
         return out
+    if st and not (dev_a or dev_b):
+        st.synchronize()
     return C if (dev_a or dev_b) else C.copy_to_host()

@@ -184,7 +184,7 @@ def make_kernel(BM=128, BN=256, BK=32, WARPS_M=2, WARPS_N=4, STAGES=3, a_kmajor=
     return gemm_tc_sm80_large
 
 
-def launch(kernel, A, B, C):
+def launch(kernel, A, B, C, stream=0):
     """Run `kernel` (from make_kernel) on A, B (uint16 bits, shapes multiples of the tile), C f32."""
     cfg = kernel.config
     M, N = C.shape
@@ -192,4 +192,4 @@ def launch(kernel, A, B, C):
     if key not in cfg["ready"]:
         _jit.allow_dynamic_shared(kernel, (A, B, C), cfg["smem"])
         cfg["ready"].add(key)
-    kernel[(M // cfg["BM"]) * (N // cfg["BN"]), cfg["threads"], 0, cfg["smem"]](A, B, C)
+    kernel[(M // cfg["BM"]) * (N // cfg["BN"]), cfg["threads"], stream, cfg["smem"]](A, B, C)
