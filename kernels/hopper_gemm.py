@@ -576,20 +576,6 @@ def matmul_hopper(a, b, out=None, stream=0):
     return c
 
 
-def _median_ms(fn, sync, event, reps=30):
-    fn()
-    sync()
-    times = []
-    for _ in range(reps):
-        t0, t1 = event(), event()
-        t0.record()
-        fn()
-        t1.record()
-        t1.synchronize()
-        times.append(t0.elapsed_time(t1) if hasattr(t0, "elapsed_time") else __import__("numba").cuda.event_elapsed_time(t0, t1))
-    return float(np.median(times))
-
-
 def time_vs_cublas(gemm, size=4096, reps=20):
     """Time `gemm` (a HopperGemm or anything called as gemm(a, bt, c)) at size^3 against cuBLAS through
     torch or CuPy, whichever is installed; the result is checked against cuBLAS first (C poisoned with
@@ -601,22 +587,27 @@ def time_vs_cublas(gemm, size=4096, reps=20):
     bt = (rng.standard_normal((size, size)) * 0.5).astype(np.float16)
     da, dbt = cuda.to_device(a), cuda.to_device(bt)
     dc = cuda.to_device(np.full((size, size), np.nan, np.float32))
-    ms = _median_ms(lambda: gemm(da, dbt, dc), cuda.synchronize, cuda.event, reps)
+    from .timing import gpu_time_ms
+    ms = gpu_time_ms(lambda: gemm(da, dbt, dc), reps)
     flops = 2.0 * size ** 3
     lines = []
     try:
         import torch
         ta, tbt = torch.from_numpy(a).cuda(), torch.from_numpy(bt).cuda()
         ref = torch.mm(ta.float(), tbt.float().T).cpu().numpy()
-        ev = lambda: torch.cuda.Event(enable_timing=True)  # noqa: E731
-        base = _median_ms(lambda: torch.mm(ta, tbt.T), torch.cuda.synchronize, ev, reps)
-        lib = "cuBLAS fp16 (torch %s)" % torch.__version__
+        try:        # the same work as the kernel: fp16 in, fp32 out
+            torch.mm(ta, tbt.T, out_dtype=torch.float32)
+            base = gpu_time_ms(lambda: torch.mm(ta, tbt.T, out_dtype=torch.float32), reps)
+            lib = "cuBLAS fp16->fp32 (torch %s)" % torch.__version__
+        except (TypeError, RuntimeError):       # a torch without out_dtype
+            base = gpu_time_ms(lambda: torch.mm(ta, tbt.T), reps)
+            lib = "cuBLAS fp16->fp16 (torch %s)" % torch.__version__
     except ImportError:
         try:
             import cupy
             ca, cbt = cupy.asarray(a), cupy.asarray(bt)
             ref = cupy.asnumpy(ca.astype(cupy.float32) @ cbt.astype(cupy.float32).T)
-            base = _median_ms(lambda: ca @ cbt.T, cupy.cuda.Device().synchronize, cupy.cuda.Event, reps)
+            base = gpu_time_ms(lambda: ca @ cbt.T, reps)
             lib = "cuBLAS fp16 (CuPy %s)" % cupy.__version__
         except ImportError:
             ref, base, lib = None, None, None
@@ -652,6 +643,7 @@ def main(argv=None):
     import kernels
     kernels.setup()
     from numba import cuda
+    from .timing import gpu_time_ms
     rng = np.random.default_rng(7)
     variants = list(VARIANTS.items())
     if argv:
@@ -689,18 +681,17 @@ def main(argv=None):
             ok = ok and written and err < 1e-5
         if ok:
             dc = cuda.device_array((S, S), dtype=np.float32)
-            ms = _median_ms(lambda: g(da, dbt, dc), cuda.synchronize, cuda.event)
+            ms = gpu_time_ms(lambda: g(da, dbt, dc), reps=30)
         rows.append((name, ok, ms, g.sass_counts() if ok else {}))
         print("%s: %s, %.3f ms, %.1f TFLOP/s, SASS %s" % (name, "PASS" if ok else "FAIL", ms, flops / ms / 1e9,
                                                           rows[-1][3]), flush=True)
     import torch
     ta, tbt = torch.from_numpy(a).cuda(), torch.from_numpy(bt).cuda()
-    ev = lambda: torch.cuda.Event(enable_timing=True)  # noqa: E731
     base = {}
-    base["cuBLAS fp16->fp16 (torch.mm)"] = _median_ms(lambda: torch.mm(ta, tbt.T), torch.cuda.synchronize, ev)
+    base["cuBLAS fp16->fp16 (torch.mm)"] = gpu_time_ms(lambda: torch.mm(ta, tbt.T), reps=30)
     try:
-        base["cuBLAS fp16->fp32 (torch.mm out_dtype)"] = _median_ms(
-            lambda: torch.mm(ta, tbt.T, out_dtype=torch.float32), torch.cuda.synchronize, ev)
+        base["cuBLAS fp16->fp32 (torch.mm out_dtype)"] = gpu_time_ms(
+            lambda: torch.mm(ta, tbt.T, out_dtype=torch.float32), reps=30)
     except Exception as e:  # noqa: BLE001
         print("torch.mm out_dtype=float32 unavailable:", str(e)[:200])
     ref_name = list(base)[-1]

@@ -28,6 +28,7 @@ from .intrinsics import (
     ld_global_v4_f32, ld_shared_v4_f32, st_global_v4_f32, st_shared_v4_f32,
 )
 from .layout_codegen import layout_fn, layout_pyfunc
+from .timing import gpu_time_ms
 
 TILE = (64, 64)      # (BM, BN) floats per CTA
 THREADS = 128
@@ -127,22 +128,6 @@ def _check_shape(src):
                          "%s, got %s %s" % (TILE, src.dtype, src.shape))
 
 
-def time_ms(launch, reps=20, warmup=3):
-    """Median milliseconds of `reps` launches (CUDA events around each, after `warmup` untimed ones)."""
-    for _ in range(warmup):
-        launch()
-    cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        e0, e1 = cuda.event(), cuda.event()
-        e0.record()
-        launch()
-        e1.record()
-        e1.synchronize()
-        times.append(cuda.event_elapsed_time(e0, e1))
-    return float(np.median(times))
-
-
 def run_tiled_copy(src, bits=128, path="ldg", reps=0):
     """(copy of src made by the tiled-copy kernel, median ms of `reps` timed launches or None).
 
@@ -157,5 +142,5 @@ def run_tiled_copy(src, bits=128, path="ldg", reps=0):
     grid = (N // TILE[1], M // TILE[0])
     k[grid, THREADS](d_src, d_dst)
     out = d_dst.copy_to_host().reshape(M, N)
-    ms = time_ms(lambda: k[grid, THREADS](d_src, d_dst), reps) if reps else None
+    ms = gpu_time_ms(lambda: k[grid, THREADS](d_src, d_dst), reps) if reps else None
     return out, ms

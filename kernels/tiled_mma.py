@@ -36,7 +36,7 @@ from .intrinsics import (
     st_shared_v4_b32,
 )
 from .layout_codegen import layout_fn, layout_pyfunc
-from .tiled_copy import time_ms
+from .timing import gpu_time_ms
 
 BM, BN, BK = 32, 32, 32
 THREADS = 128
@@ -242,4 +242,4 @@ def run_warp_gemm(A, B, path="sm80", reps=0):
     C = dC.copy_to_host().reshape(M, N)
     if not reps:
         return C
-    return C, time_ms(lambda: k[grid, THREADS](dA, dB, dC), reps)
+    return C, gpu_time_ms(lambda: k[grid, THREADS](dA, dB, dC), reps)

@@ -4,8 +4,9 @@
 
 For each size: fresh random inputs; cuBLAS fp32, fp16 -> fp16 and fp16 -> fp32 (the tensor-core rungs'
 baseline: same inputs and output type as theirs); every rung's output poisoned (NaN) and compared with the cuBLAS
-result (torch, TF32 off for fp32) by ||out - ref|| / ||ref||; then timed with CUDA events (3 warm-up
-launches, median of >= 10); then the user's call, matmul(A, B, out=C) for f32 and f16 ("matmul auto f32/f16":
+result (torch, TF32 off for fp32) by ||out - ref|| / ||ref||; then timed with CUDA events (kernels.timing:
+3 warm-up launches, median of >= 10 batches of launches queued back to back, so that the host's launch
+cost is not counted: GPU time, as a profiler sees it); then the user's call, matmul(A, B, out=C) for f32 and f16 ("matmul auto f32/f16":
 any size, edges padded). Also the mma.sync ceiling (register-only mma loops) and each kernel's SASS
 facts (registers, LDGSTS / LDSM / HMMA / LDG.E.128 / LDS.128 counts, local-memory spills).
 Writes gemm.csv, sass.csv and gemm.png to --out (default: $OUT or .), prints a short table last.
@@ -15,7 +16,6 @@ import argparse
 import csv
 import os
 import re
-import statistics
 import sys
 import time
 
@@ -30,25 +30,10 @@ from numba import cuda  # noqa: E402
 
 from kernels import gemm  # noqa: E402
 from kernels.gemm import ceiling  # noqa: E402
+from kernels.timing import gpu_time_ms  # noqa: E402
 
 torch.backends.cuda.matmul.allow_tf32 = False
 torch.backends.cudnn.allow_tf32 = False
-
-
-def timed(fn, reps=10, warmup=3):
-    """Median milliseconds of fn() over `reps` launches, each between two CUDA events."""
-    for _ in range(warmup):
-        fn()
-    cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        e0, e1 = cuda.event(), cuda.event()
-        e0.record()
-        fn()
-        e1.record()
-        e1.synchronize()
-        times.append(cuda.event_elapsed_time(e0, e1))
-    return statistics.median(times)
 
 
 def rel_err(out, ref):
@@ -88,7 +73,7 @@ def measure_ceiling(shape):
     k = ceiling.make_kernel(shape)
     blocks, threads, iters = 132 * 8, 256, 4096
     out = cuda.device_array(blocks * threads, np.float32)
-    ms = timed(lambda: k[blocks, threads](out, iters), reps=10)
+    ms = gpu_time_ms(lambda: k[blocks, threads](out, iters), reps=10)
     return ceiling.flops(k, blocks, threads, iters) / ms / 1e9, k
 
 
@@ -136,7 +121,7 @@ def main():
                 print("\n%s unavailable: %s" % (name, str(e)[:200]), flush=True)
                 bar.update(1)
                 continue
-            ms = timed(fn, args.reps)
+            ms = gpu_time_ms(fn, args.reps)
             err = rel_err(fn().float(), ref[dt])
             rows.append(dict(rung=name, dtype=dt, M=M, N=N, K=K, ms=ms, tflops=flop / ms / 1e9, rel_err=err))
             bar.update(1)
@@ -152,7 +137,7 @@ def main():
                 run()
                 cuda.synchronize()
                 err = rel_err(C, ref[r.dtype])
-                ms = timed(run, args.reps)
+                ms = gpu_time_ms(run, args.reps)
             except Exception as e:  # noqa: BLE001  (a failing rung is reported, the others still run)
                 print("\n%s failed: %s: %s" % (r.name, type(e).__name__, str(e)[:300]), flush=True)
                 too_slow.add(r.name)
@@ -169,7 +154,7 @@ def main():
             run()
             cuda.synchronize()
             err = rel_err(C, ref[dt])
-            ms = timed(run, args.reps)
+            ms = gpu_time_ms(run, args.reps)
             rows.append(dict(rung="matmul auto " + dt, dtype=dt, M=M, N=N, K=K, ms=ms, tflops=flop / ms / 1e9,
                              rel_err=err))
         del A32, B32, A16, B16, ref

@@ -7,7 +7,6 @@ one variant's SASS to $OUT. Variants are Python expressions over the kernels.gem
 
 import argparse
 import os
-import statistics
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
@@ -19,6 +18,7 @@ import torch  # noqa: E402
 from numba import cuda  # noqa: E402
 
 from kernels import gemm  # noqa: E402
+from kernels.timing import gpu_time_ms  # noqa: E402
 from kernels.gemm import ceiling, tc_sm75, tc_sm75_large, tc_sm80, tc_sm80_large, tc_sm80_lean  # noqa: E402,F401
 
 torch.backends.cuda.matmul.allow_tf32 = False
@@ -34,21 +34,6 @@ def N(**cfg):
 
 def S(**cfg):
     return gemm._tc(tc_sm75_large, "S" + str(cfg), (), **cfg)
-
-
-def timed(fn, reps):
-    for _ in range(3):
-        fn()
-    cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        e0, e1 = cuda.event(), cuda.event()
-        e0.record()
-        fn()
-        e1.record()
-        e1.synchronize()
-        ts.append(cuda.event_elapsed_time(e0, e1))
-    return statistics.median(ts)
 
 
 def main():
@@ -71,13 +56,13 @@ def main():
                          ("cuBLAS fp16->fp32", lambda: torch.mm(A16, B16, out_dtype=torch.float32)),
                          ("cuBLAS fp32", lambda: torch.matmul(A32, B32))):
             try:
-                rows.append((name, flop / timed(fn, a.reps) / 1e9, 0.0, ""))
+                rows.append((name, flop / gpu_time_ms(fn, a.reps) / 1e9, 0.0, ""))
             except (TypeError, RuntimeError) as e:   # torch before out_dtype
                 print("%s unavailable: %s" % (name, str(e)[:200]))
         for shape in ("m16n8k16", "m16n8k8"):
             k = ceiling.make_kernel(shape)
             out = cuda.device_array(132 * 8 * 256, np.float32)
-            ms = timed(lambda: k[132 * 8, 256](out, 4096), 10)
+            ms = gpu_time_ms(lambda: k[132 * 8, 256](out, 4096), 10)
             rows.append(("mma.sync ceiling " + shape, ceiling.flops(k, 132 * 8, 256, 4096) / ms / 1e9, 0.0, ""))
     env = dict(gemm.__dict__, L=L, N=N, S=S, gemm=gemm)
     for i, v in enumerate(a.variants):
@@ -92,7 +77,7 @@ def main():
         err = float(torch.linalg.norm(C.double() - ref[r.dtype].double()) / torch.linalg.norm(ref[r.dtype].double()))
         if not torch.isfinite(C).all():
             err = float("inf")
-        ms = timed(run, a.reps)
+        ms = gpu_time_ms(run, a.reps)
         regs = r.kernel.get_regs_per_thread()
         regs = max(regs.values()) if isinstance(regs, dict) else regs
         rows.append((v, flop / ms / 1e9, err, regs))

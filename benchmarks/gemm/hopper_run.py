@@ -1,7 +1,8 @@
 """One device run for the Hopper GEMM (issue 11, part B): every variant of kernels.hopper_gemm checked
 (NaN-poisoned C, NumPy reference, three shapes) and timed at 4096^3 against cuBLAS in the same process,
 then kernels.gemm.matmul(kernel="auto") (on sm_90 the Hopper kernel, here set to this run's fastest
-variant) against kernel="tc_sm80", and chapter 8's time_vs_cublas. Short table last.
+variant) against kernel="tc_sm80", chapter 8's time_vs_cublas, and the host's launch cost of the fastest
+variant and of cuBLAS (kernels.timing.launch_overhead_ms). Times: kernels.timing.gpu_time_ms. Short table last.
 
     PYTHONUNBUFFERED=1 python3 benchmarks/gemm/hopper_run.py
 """
@@ -14,6 +15,7 @@ from numba import cuda  # noqa: E402
 
 from kernels import hopper_gemm as H  # noqa: E402
 from kernels.gemm.matmul import matmul  # noqa: E402
+from kernels.timing import gpu_time_ms, launch_overhead_ms  # noqa: E402
 
 rows = H.main()
 passed = [(ms, name) for name, ok, ms, _ in rows if ok]
@@ -34,13 +36,26 @@ for which in ("auto", "tc_sm80"):
     cuda.synchronize()
     o = out.copy_to_host()
     err = float(np.linalg.norm(np.nan_to_num(o - ref, nan=1e30)) / np.linalg.norm(ref))
-    ms = H._median_ms(lambda: matmul(da, db, out=out, kernel=which), cuda.synchronize, cuda.event, 20)
+    ms = gpu_time_ms(lambda: matmul(da, db, out=out, kernel=which), 20)
+    extra = launch_overhead_ms(lambda: matmul(da, db, out=out, kernel=which))
     res[which] = (err, bool(np.isfinite(o).all()), ms)
-    print("matmul(kernel=%r) 4096^3, B column-major: rel err %.2e, all written %s, %.3f ms" % ((which,) + res[which]))
+    print("matmul(kernel=%r) 4096^3, B column-major: rel err %.2e, all written %s, %.3f ms (a call from an idle "
+          "GPU: %.3f ms more)" % ((which,) + res[which] + (extra,)))
 small = matmul(a[:256, :320], np.asfortranarray(b_cm[:320, :512]))
 print("matmul auto 256x512x320 from NumPy: max err %.2e" % np.abs(small - a[:256, :320].astype(np.float32)
                                                                   @ b_cm[:320, :512].astype(np.float32)).max())
 print(H.time_vs_cublas(H.HopperGemm(**H.MATMUL_CONFIG)))
+
+# what timing single launches from an idle GPU (this file's method before 2026-11-24) adds to each
+import torch  # noqa: E402
+g = H.HopperGemm(**H.VARIANTS[best])
+ta, tbt = torch.from_numpy(a).cuda(), torch.from_numpy(np.ascontiguousarray(b_cm.T)).cuda()
+tc = torch.empty(S, S, device="cuda")
+ca, cbt, cc = (cuda.as_cuda_array(x) for x in (ta, tbt, tc))
+for name, fn in (("kernel %r" % best, lambda: g(ca, cbt, cc)),
+                 ("cuBLAS fp16->fp32", lambda: torch.mm(ta, tbt.T, out_dtype=torch.float32, out=tc))):
+    print("launch from an idle GPU, %s: %.3f ms more than its GPU time %.3f ms"
+          % (name, launch_overhead_ms(fn, 20), gpu_time_ms(fn, 20)))
 
 print("\n== summary (this run) ==")
 flops = 2.0 * S ** 3

@@ -14,7 +14,6 @@ In the simulator the tensor-core steps run twins of the same modules with 64x64 
 """
 
 import inspect
-import statistics
 import textwrap
 from dataclasses import dataclass, field
 
@@ -23,6 +22,7 @@ from numba import cuda
 
 from ..capability import supports
 from ..runtime import in_simulator
+from ..timing import gpu_time_ms
 from . import (EXPLORE, LADDER, ceiling, runnable, simt_banks, simt_blocking1d, simt_blocking2d, simt_coalesced,
                simt_naive, simt_smem, simt_vectorized, simt_warptile, tc_sm75, tc_sm80)
 from . import recorded as rec
@@ -164,23 +164,6 @@ def check_run(s, size=None, seed=7):
 
 
 # ---- timing on a GPU ---------------------------------------------------------------------------------
-def timed_ms(fn, reps=10, warmup=2, budget_ms=1500.0):
-    """Median milliseconds of fn() between two CUDA events; fewer repetitions for slow kernels (at least
-    3), so that one measurement takes about `budget_ms`."""
-    for _ in range(warmup):
-        fn()
-    cuda.synchronize()
-    times = []
-    while len(times) < max(3, reps) and (len(times) < 3 or sum(times) < budget_ms):
-        e0, e1 = cuda.event(), cuda.event()
-        e0.record()
-        fn()
-        e1.record()
-        e1.synchronize()
-        times.append(cuda.event_elapsed_time(e0, e1))
-    return statistics.median(times)
-
-
 def _blas():
     """('torch', module) or ('cupy', module) or (None, reason)."""
     try:
@@ -246,7 +229,7 @@ class Bench:
         else:
             a, b = mod.asarray(A), mod.asarray(B)
             fn = lambda: mod.matmul(a, b)  # noqa: E731
-        return self.flop / timed_ms(fn) / 1e9
+        return self.flop / gpu_time_ms(fn) / 1e9
 
     def measure(self, s):
         """TFLOP/s of step s (a Step, or the name of a rung of LADDER or EXPLORE), measured or recorded;
@@ -266,7 +249,7 @@ class Bench:
         run()
         cuda.synchronize()
         bar.update(1)
-        ms = timed_ms(lambda: (run(), bar.update(1)))
+        ms = gpu_time_ms(lambda: (run(), bar.update(1)))
         bar.close()
         tf = self.flop / ms / 1e9
         self.results[rung.name] = (tf, "measured")
@@ -291,7 +274,7 @@ class Bench:
         k = ceiling.make_kernel(shape)
         blocks, threads, iters = 8 * device_numbers(self.info)["sms"], 256, 2048
         out = cuda.device_array(blocks * threads, np.float32)
-        ms = timed_ms(lambda: k[blocks, threads](out, iters))
+        ms = gpu_time_ms(lambda: k[blocks, threads](out, iters))
         self.ceilings[shape] = ceiling.flops(k, blocks, threads, iters) / ms / 1e9
         return self.ceilings[shape]
 
@@ -336,7 +319,7 @@ def device_numbers(info, measure_dram=True):
         if measure_dram:
             n = 1 << 27                                   # 128 Mi floats = 512 MiB
             a, b = cuda.device_array(n, np.float32), cuda.device_array(n, np.float32)
-            ms = timed_ms(lambda: b.copy_to_device(a), reps=5)
+            ms = gpu_time_ms(lambda: b.copy_to_device(a), reps=5)
             d["dram_tbs"] = 2 * 4 * n / ms / 1e9
             del a, b
     d["smem_tbs"] = d["sms"] * 128 * d["clock_ghz"] / 1e3 if d.get("clock_ghz") else None
