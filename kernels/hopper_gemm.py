@@ -550,7 +550,7 @@ def matmul_hopper(a, b, out=None, stream=0):
     from numba import cuda
     M, K = a.shape
     N = b.shape[1]
-    from .gemm.matmul import transposed
+    from .gemm.matmul import device_view, transposed
     bt = transposed(b)
     if _MATMUL.get("cfg") != MATMUL_CONFIG:
         _MATMUL.update(cfg=dict(MATMUL_CONFIG), g=HopperGemm(**MATMUL_CONFIG))
@@ -566,10 +566,9 @@ def matmul_hopper(a, b, out=None, stream=0):
         return None
     if out is not None and (isinstance(out, np.ndarray) or not hasattr(out, "__cuda_array_interface__")):
         return None
-    da = a if hasattr(a, "__cuda_array_interface__") else cuda.to_device(np.ascontiguousarray(a))
-    dbt = bt if hasattr(bt, "__cuda_array_interface__") else cuda.to_device(np.ascontiguousarray(bt))
-    da, dbt = cuda.as_cuda_array(da, sync=False), cuda.as_cuda_array(dbt, sync=False)   # stream: the caller's
-    c = cuda.as_cuda_array(out, sync=False) if out is not None else cuda.device_array((M, N), np.float32)
+    da = cuda.to_device(np.ascontiguousarray(a)) if isinstance(a, np.ndarray) else device_view(a)
+    dbt = cuda.to_device(np.ascontiguousarray(bt)) if isinstance(bt, np.ndarray) else device_view(bt)
+    c = device_view(out) if out is not None else cuda.device_array((M, N), np.float32)
     if c.shape != (M, N) or np.dtype(c.dtype) != np.float32 or not c.is_c_contiguous():
         return None
     g(da, dbt, c, stream)

@@ -38,9 +38,9 @@ def _as_operand(x, name):
             return cuda.as_cuda_array(x, sync=False).view(np.uint16), "bf16", True
     except ImportError:
         pass
-    on_device = hasattr(x, "__cuda_array_interface__")
+    on_device = _is_device_array(x)
     if on_device:
-        a = x if _on_device(x) else cuda.as_cuda_array(x, sync=False)   # no host wait: see _stream
+        a = device_view(x)
     else:
         a = np.asarray(x)
     if a.ndim != 2:
@@ -141,7 +141,7 @@ def _stream(*arrays):
     streams: those are synchronized first and the default stream is used."""
     if in_simulator():
         return 0
-    handles = {_stream_of(x) for x in arrays if x is not None and hasattr(x, "__cuda_array_interface__")}
+    handles = {_stream_of(x) for x in arrays if x is not None and _is_device_array(x)}
     handles.discard(0)
     if len(handles) == 1:
         return cuda.external_stream(handles.pop())
@@ -152,6 +152,19 @@ def _stream(*arrays):
 
 def _on_device(a):
     return hasattr(a, "copy_to_host")       # a Numba device array (or the simulator's stand-in)
+
+
+def _is_device_array(x):
+    """Is x in GPU memory (a Numba, CuPy or PyTorch CUDA array)? The cheap tests first: PyTorch builds its
+    __cuda_array_interface__ anew on every access."""
+    return _on_device(x) or getattr(x, "is_cuda", False) is True or hasattr(x, "__cuda_array_interface__")
+
+
+def device_view(x):
+    """x as a Numba device array, without a copy and without making the host wait (see _stream): x itself
+    if it is one already. Each conversion of a CuPy or PyTorch array costs the host tens of microseconds,
+    so matmul makes one per operand and passes the result on."""
+    return x if _on_device(x) else cuda.as_cuda_array(x, sync=False)
 
 
 def _dev(a):
@@ -180,7 +193,7 @@ def transposed(x):
     if isinstance(x, np.ndarray) or in_simulator():
         return x.T
     from numba.cuda.cudadrv.devicearray import DeviceNDArray
-    x = cuda.as_cuda_array(x, sync=False)
+    x = device_view(x)
     return DeviceNDArray(x.shape[::-1], x.strides[::-1], x.dtype, gpu_data=x.gpu_data)
 
 
@@ -200,7 +213,7 @@ def matmul(A, B, out=None, kernel="auto"):
                          % (M, K, K2, N, K, K2))
     o = None
     if out is not None:
-        o = cuda.as_cuda_array(out, sync=False) if not isinstance(out, np.ndarray) else out
+        o = device_view(out) if not isinstance(out, np.ndarray) else out
         if o.shape != (M, N) or np.dtype(o.dtype) != np.float32:
             raise ValueError("matmul: out must be a float32 (%d, %d) array, got %s %s" % (M, N, o.dtype, o.shape))
     st = _stream(A, B, out)
