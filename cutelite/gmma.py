@@ -184,6 +184,13 @@ class GmmaSmemLayout(ComposedLayout):
             raise ValueError(f"element_swizzle: {sw} cannot be recast to {self.bits}-bit elements")
         return Swizzle(sw.bits, sw.base - shift, sw.shift)
 
+    def element_layout(self):
+        """The same tile as offsets in elements (`element_swizzle() o L`): what a kernel indexes a typed
+        shared array with, when it writes the tile itself (cp.async) instead of the TMA.
+
+        Post: element_layout()(c) * bits / 8 == the byte-swizzled address of coordinate c from a 0 base."""
+        return ComposedLayout(self.element_swizzle(), 0, self.layout_b)
+
     def __eq__(self, other):
         return isinstance(other, GmmaSmemLayout) and self.bits == other.bits and super().__eq__(other)
 

@@ -75,6 +75,85 @@ def pipeline_constants(BN=128, stages=4, consumers=2, BM=None):
             "expect_tx": expect_tx_bytes([(BM, BK), (BN, BK)], 16), "empty_arrivals": empty_arrivals(consumers)}
 
 
+def make_gemm_cp_async(BN=128, stages=4, consumers=2):
+    """Step 1 of the Hopper ladder: wgmma alone, fed the Ampere way. Every thread of the block copies its
+    share of each (BM x 64) slab of A and (BN x 64) slab of Bt into shared memory with 16-byte cp.async,
+    at the offsets of the 128-byte-swizzled K-major layout the wgmma descriptors describe
+    (`tile_to_smem(Layout_K_SW128_Atom("half_t"), ...).element_layout()`, the layout the TMA writes in the
+    later steps); `stages - 1` k-tiles are in flight. Per k-tile: wait for this thread's copies, fence the
+    generic proxy's writes for wgmma's async proxy, barrier, start the next copy, and each warpgroup runs
+    4 wgmma m64nBNk16 over its 64 rows, waiting for them before the next k-tile's barrier (a stage is
+    overwritten only after every wgmma that read it is done). No producer, no mbarriers, no TMA: those are
+    the next steps. Returns (kernel, threads, smem bytes)."""
+    from numba import cuda, uint16, int64
+    from cutelite.gmma import Layout_K_SW128_Atom, tile_to_smem
+    from .layout_codegen import layout_fn
+    from .intrinsics import cp_async_cg_16, cp_async_commit, cp_async_wait
+    from .hopper import (fence_proxy_async, shared_address, store_acc_f32, wgmma, wgmma_commit, wgmma_fence,
+                         wgmma_wait, wgmma_uninit)
+    BM = 64 * consumers
+    threads = 128 * consumers
+    A_ELEMS, B_ELEMS = BM * BK, BN * BK
+    STAGE = A_ELEMS + B_ELEMS
+    smem_bytes = 2 * STAGE * stages + 1024
+    A_COPIES, B_COPIES = A_ELEMS // 8 // threads, B_ELEMS // 8 // threads    # 16-byte copies per thread
+    WAIT = stages - 2
+    sA_at = layout_fn(tile_to_smem(Layout_K_SW128_Atom("half_t"), (BM, BK)).element_layout(), True, "sA_at")
+    sB_at = layout_fn(tile_to_smem(Layout_K_SW128_Atom("half_t"), (BN, BK)).element_layout(), True, "sB_at")
+
+    @cuda.jit(device=True)
+    def load_stage(A, Bt, smem, off, m0, n0, k0, K, t):
+        """cp.async the k-tile at k0 of A's rows m0.. and Bt's rows n0.. into the stage at element `off`:
+        copy q of the block is row q // 8, columns 8 (q % 8) .. + 7 (16 bytes, one swizzle chunk)."""
+        for i in range(A_COPIES):
+            q = t + i * threads
+            r, c = q // 8, 8 * (q % 8)
+            cp_async_cg_16(smem, off + sA_at(r, c), A, (m0 + r) * K + k0 + c)
+        for i in range(B_COPIES):
+            q = t + i * threads
+            r, c = q // 8, 8 * (q % 8)
+            cp_async_cg_16(smem, off + A_ELEMS + sB_at(r, c), Bt, (n0 + r) * K + k0 + c)
+
+    @cuda.jit
+    def gemm_cp_async(A, Bt, C, M, N, K, desc_a_hi, desc_b_hi):
+        smem = cuda.shared.array(0, uint16)
+        t = cuda.threadIdx.x
+        wg = t // 128                   # this warpgroup computes rows 64 wg .. 64 wg + 63 of the tile
+        base = int64(shared_address(smem, 0))
+        pad = ((1024 - (base & 1023)) & 1023) // 2
+        m0, n0 = cuda.blockIdx.y * BM, cuda.blockIdx.x * BN
+        ktiles = K // BK
+        for kt in range(stages - 1):    # prologue: k-tiles 0 .. stages - 2 in flight
+            if kt < ktiles:
+                load_stage(A, Bt, smem, pad + kt * STAGE, m0, n0, kt * BK, K, t)
+            cp_async_commit()
+        acc = wgmma_uninit(BN)
+        for kt in range(ktiles):
+            cp_async_wait(WAIT)         # this thread's copies of k-tile kt have landed
+            fence_proxy_async()         # ... and are visible to the async proxy that wgmma reads with
+            cuda.syncthreads()          # everyone's copies; every wgmma of k-tile kt - 1 is done
+            nxt = kt + stages - 1       # refill the stage k-tile kt - 1 used
+            if nxt < ktiles:
+                load_stage(A, Bt, smem, pad + (nxt % stages) * STAGE, m0, n0, nxt * BK, K, t)
+            cp_async_commit()
+            s = kt % stages
+            a0 = base + 2 * (pad + s * STAGE + wg * 64 * BK)
+            b0 = base + 2 * (pad + s * STAGE + A_ELEMS)
+            da = desc_a_hi | ((a0 >> 4) & 0x3FFF)
+            db = desc_b_hi | ((b0 >> 4) & 0x3FFF)
+            acc = wgmma_fence(acc)
+            for kb in range(BK // 16):
+                acc = wgmma(acc, da + 2 * kb, db + 2 * kb, (kt | kb) != 0, "f32.f16.f16", 0)
+            wgmma_commit()
+            acc = wgmma_wait(acc, 0)
+        lane = t % 32
+        row0 = m0 + wg * 64 + 16 * ((t % 128) // 32) + lane // 4
+        col0 = n0 + 2 * (lane % 4)
+        store_acc_f32(C, row0, col0, N, acc)
+
+    return gemm_cp_async, threads, smem_bytes
+
+
 def make_gemm_ws(BN=128, stages=4, consumers=2, regs=None, group=0):
     """The kernel for a (64 * consumers) x BN tile; `regs` = (producer, consumer) register counts for
     setmaxnreg (the kernel is then capped at 65536 / threads registers); `group` > 0: a 1-D grid walked in
@@ -471,13 +550,20 @@ class HopperGemm:
     """A configured kernel with its tensor maps: call(a_dev, bt_dev, c_dev)."""
 
     def __init__(self, BN=128, stages=4, consumers=2, regs=None, group=0, persistent=False, pingpong=False,
-                 tma_store=False, BM=None):
+                 tma_store=False, BM=None, cp_async=False):
         self.BN, self.stages, self.consumers, self.regs, self.group = BN, stages, consumers, regs, group
         self.persistent = persistent or pingpong
         self.tma_store = tma_store
+        self.cp_async = cp_async
         if tma_store and (pingpong or not persistent):
             raise ValueError("HopperGemm: tma_store is an option of the persistent (cooperative) kernel")
-        if pingpong:    # BM x BN tiles (BM 64 or 128), one consumer warpgroup each
+        if cp_async and (self.persistent or tma_store or regs or group or BM not in (None, 64 * consumers)):
+            raise ValueError("HopperGemm: cp_async=True is the first step's kernel (all threads load, no TMA): "
+                             "it takes BN, stages and consumers only")
+        if cp_async:
+            self.BM = 64 * consumers
+            self.kernel, self.threads, self.smem = make_gemm_cp_async(BN, stages, consumers)
+        elif pingpong:    # BM x BN tiles (BM 64 or 128), one consumer warpgroup each
             self.BM = BM or 64
             self.kernel, self.threads, self.smem = make_gemm_pingpong(BN, stages, regs or (40, 232), group,
                                                                       self.BM)
@@ -500,6 +586,12 @@ class HopperGemm:
             raise ValueError("HopperGemm: M, N, K = %d, %d, %d must be multiples of %d, %d, %d"
                              % (M, N, K, self.BM, self.BN, BK))
         # a tensor map holds only the address, extents and pitch: key on those, never on id()
+        if self.cp_async:       # the kernel reads A and Bt itself: row-major, K contiguous
+            if not (a.is_c_contiguous() and bt.is_c_contiguous()):
+                raise ValueError("HopperGemm(cp_async=True): A and Bt must be C-contiguous (K-major)")
+            self._launch((N // self.BN, M // self.BM), (a, bt, c, np.int64(M), np.int64(N), np.int64(K),
+                                                        np.int64(self.desc_a), np.int64(self.desc_b)), stream)
+            return
         key = tuple((x.__cuda_array_interface__["data"][0], x.shape, x.strides) for x in (a, bt))
         if key not in self._maps:
             self._maps[key] = (make_tensor_map(a, self.BM), make_tensor_map(bt, self.BN))
@@ -514,15 +606,18 @@ class HopperGemm:
                 self._maps[ckey] = make_tensor_map(c, EPI_BOX[0], _F32, EPI_BOX[1])
             c = self._maps[ckey]
         args = (tma, tmb, c, np.int64(M), np.int64(N), np.int64(K), np.int64(self.desc_a), np.int64(self.desc_b))
-        if not self._ready:
-            set_dynamic_shared(self.kernel, args, self.smem)
-            self._ready = True
         tiles = (M // self.BM) * (N // self.BN)
         if self.persistent:
             from numba import cuda
             grid = (min(tiles, cuda.get_current_device().MULTIPROCESSOR_COUNT),)
         else:
             grid = (tiles,) if self.group else (N // self.BN, M // self.BM)
+        self._launch(grid, args, stream)
+
+    def _launch(self, grid, args, stream):
+        if not self._ready:
+            set_dynamic_shared(self.kernel, args, self.smem)
+            self._ready = True
         self.kernel[grid, self.threads, stream, self.smem](*args)
 
     def sass_counts(self):
@@ -575,21 +670,21 @@ def matmul_hopper(a, b, out=None, stream=0):
     return c
 
 
-def time_vs_cublas(gemm, size=4096, reps=20):
-    """Time `gemm` (a HopperGemm or anything called as gemm(a, bt, c)) at size^3 against cuBLAS through
-    torch or CuPy, whichever is installed; the result is checked against cuBLAS first (C poisoned with
-    NaN). Returns a Markdown table (device, date) for a notebook."""
+def time_vs_cublas(gemms, size=4096, reps=20):
+    """Time each kernel of `gemms` (a dict name -> kernel called as kernel(a, bt, c), e.g. a HopperGemm; or
+    one kernel) at size^3 against cuBLAS through torch or CuPy, whichever is installed, all on the same
+    inputs and as GPU time (kernels.timing.gpu_time_ms). Each kernel's C is checked against cuBLAS first
+    (poisoned with NaN before the run). Returns a Markdown table (device, date) for a notebook."""
     import datetime
     from numba import cuda
+    from .timing import gpu_time_ms
+    if not isinstance(gemms, dict):
+        gemms = {"this kernel": gemms}
     rng = np.random.default_rng(11)
     a = (rng.standard_normal((size, size)) * 0.5).astype(np.float16)
     bt = (rng.standard_normal((size, size)) * 0.5).astype(np.float16)
     da, dbt = cuda.to_device(a), cuda.to_device(bt)
-    dc = cuda.to_device(np.full((size, size), np.nan, np.float32))
-    from .timing import gpu_time_ms
-    ms = gpu_time_ms(lambda: gemm(da, dbt, dc), reps)
     flops = 2.0 * size ** 3
-    lines = []
     try:
         import torch
         ta, tbt = torch.from_numpy(a).cuda(), torch.from_numpy(bt).cuda()
@@ -609,24 +704,39 @@ def time_vs_cublas(gemm, size=4096, reps=20):
             base = gpu_time_ms(lambda: ca @ cbt.T, reps)
             lib = "cuBLAS fp16 (CuPy %s)" % cupy.__version__
         except ImportError:
-            ref, base, lib = None, None, None
-    out = dc.copy_to_host()
-    head = "Measured %s on %s, %d^3, median of %d runs" % (datetime.date.today(), cuda.get_current_device().name.decode()
-                                                            if isinstance(cuda.get_current_device().name, bytes)
-                                                            else cuda.get_current_device().name, size, reps)
-    lines += [head, "", "| kernel | ms | TFLOP/s | / cuBLAS |", "|---|---|---|---|"]
+            ref, base, lib = a.astype(np.float32) @ bt.astype(np.float32).T, None, None
+    name = cuda.get_current_device().name
+    lines = ["Measured %s on %s, %d^3, GPU time, median of %d" % (datetime.date.today(), name.decode()
+                                                                if isinstance(name, bytes) else name, size, reps),
+             "", "| kernel | ms | TFLOP/s | / cuBLAS |", "|---|---|---|---|"]
     if base is not None:
+        lines.append("| %s | %.3f | %.1f | 1.00 |" % (lib, base, flops / base / 1e9))
+    for label, gemm in gemms.items():
+        dc = cuda.to_device(np.full((size, size), np.nan, np.float32))
+        gemm(da, dbt, dc)
+        out = dc.copy_to_host()
         err = float(np.linalg.norm(np.nan_to_num(out - ref, nan=1e30)) / np.linalg.norm(ref))
         if not (np.isfinite(out).all() and err < 1e-3):
-            raise AssertionError("time_vs_cublas: the kernel's C differs from cuBLAS (rel err %.2e)" % err)
-        lines.append("| %s | %.3f | %.1f | 1.00 |" % (lib, base, flops / base / 1e9))
-    lines.append("| this kernel | %.3f | %.1f | %s |" % (ms, flops / ms / 1e9, "%.2f" % (base / ms) if base else "-"))
+            raise AssertionError("time_vs_cublas: %s's C differs from the reference (rel err %.2e)" % (label, err))
+        ms = gpu_time_ms(lambda: gemm(da, dbt, dc), reps)
+        lines.append("| %s | %.3f | %.1f | %s |" % (label, ms, flops / ms / 1e9, "%.2f" % (base / ms) if base else "-"))
     if base is None:
         lines.append("\n(no torch or CuPy here: no cuBLAS to compare with)")
     return "\n".join(lines)
 
 
-VARIANTS = {   # what main() checks and times, in this order (the first is the previous best)
+# The ladder of chapter 8, one idea a step: (what the step adds, its kernel in VARIANTS)
+LADDER = [("1. wgmma, fed by cp.async from every thread", "cp.async + wgmma BN128 st4"),
+          ("2. TMA loads on mbarriers, a producer warpgroup", "ws BN128 st4"),
+          ("3. 128 x 256 tiles, setmaxnreg, grouped raster", "ws BN256 st4 setmaxnreg group8"),
+          ("4. a persistent grid", "persistent BN256 st4 group16"),
+          ("5. C out through shared memory and a TMA store", "persistent BN256 st4 group16 tma-store")]
+
+
+VARIANTS = {   # what main() checks and times, in this order: the ladder's steps, then the tuned variants
+    "cp.async + wgmma BN128 st4": dict(BN=128, stages=4, cp_async=True),
+    "ws BN128 st4": dict(BN=128, stages=4),
+    "ws BN256 st4 setmaxnreg group8": dict(BN=256, stages=4, regs=(40, 232), group=8),
     "persistent BN256 st4 group8": dict(BN=256, stages=4, regs=(40, 232), group=8, persistent=True),
     "persistent BN256 st4 group16": dict(BN=256, stages=4, regs=(40, 232), group=16, persistent=True),
     "persistent BN256 st4 group16 tma-store": dict(BN=256, stages=4, regs=(40, 232), group=16, persistent=True,

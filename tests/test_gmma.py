@@ -164,3 +164,17 @@ def test_descriptor_bits_follow_the_ptx_isa():
     49, swizzle mode at 62 (1 = 128B)."""
     d = gmma_desc_blocks("K", tile_to_smem(Layout_K_SW128_Atom("half_t"), (64, 64)), (64, 16), address=0x400)[1]
     assert d.desc == (((0x400 + 32) >> 4) | (1 << 16) | (64 << 32) | (1 << 62))
+
+
+@pytest.mark.parametrize("t, bits", [("half_t", 16), ("float", 32)])
+def test_element_layout_is_the_128b_swizzle_in_elements(t, bits):
+    # the TMA's and wgmma's 128-byte swizzle, as the CUDA programming guide states it: in row r of 128
+    # bytes, 16-byte chunk c is stored at chunk c ^ (r % 8); rows are 128 bytes apart
+    L = tile_to_smem(Layout_K_SW128_Atom(t), (64, 1024 // bits))
+    per_row = 1024 // bits                      # elements in 128 bytes
+    per_chunk = 128 // bits                     # elements in 16 bytes
+    E = L.element_layout()
+    for r in range(64):
+        for c in range(per_row):
+            byte = r * 128 + ((c // per_chunk) ^ (r % 8)) * 16 + (c % per_chunk) * bits // 8
+            assert E(r, c) * bits // 8 == byte, (r, c)

@@ -202,6 +202,22 @@ def test_gemm_assembles_without_serialized_wgmma(cfg):
     assert "0 bytes spill stores" in err, err
 
 
+@here
+@needs_ptxas
+def test_cp_async_step_assembles_without_serialized_wgmma():
+    from kernels.hopper_gemm import make_gemm_cp_async
+    kernel, threads, smem = make_gemm_cp_async(BN=128, stages=4)
+    assert (threads, smem) == (256, 2 * (128 + 128) * 64 * 4 + 1024)
+    sig = (T.float16[:, ::1], T.float16[:, ::1], T.float32[:, ::1]) + (T.int64,) * 5
+    ptx = _compile(kernel.py_func, sig)
+    assert ptx.count("wgmma.mma_async") == 4 and "cp.async.bulk" not in ptx and "mbarrier" not in ptx
+    assert "cp.async.cg.shared.global" in ptx and "fence.proxy.async" in ptx
+    rc, err = _ptxas(ptx)
+    assert rc == 0, err
+    assert "C7515" not in err and "serialized" not in err, err
+    assert "0 bytes spill stores" in err, err
+
+
 def test_epilogue_staging_matches_cutelite_layout():
     """stage_acc_f32_sw128's addresses (replayed here in Python) are staging_layout() at the wgmma fragment's
     (row, column) of every thread and value, and fill the 64 x 32 box once."""
