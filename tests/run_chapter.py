@@ -15,7 +15,10 @@ import time
 def run(path):
     from IPython.core.interactiveshell import InteractiveShell
     cells = [c for c in json.load(open(path))["cells"] if c["cell_type"] == "code"]
+    from IPython.display import Markdown
     shell = InteractiveShell.instance()
+    # a displayed Markdown table (a chapter's measurements) prints as its text, not as <...Markdown object>
+    shell.display_formatter.formatters["text/plain"].for_type(Markdown, lambda md, p, cycle: p.text(md.data))
     here = os.getcwd()
     os.chdir(os.path.dirname(os.path.abspath(path)))
     try:
