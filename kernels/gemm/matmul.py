@@ -11,9 +11,9 @@ best kernels.
     CuPy, PyTorch: anything with __cuda_array_interface__) are used in place and a Numba device array
     is returned (or `out`, when given). The work is queued on the stream the device arrays name (PyTorch's
     or CuPy's current stream), in order with the caller's own work and without making the host wait.
-  * A call costs the host time besides the GPU's: on the H100 machine about 0.1 ms from Numba device
-    arrays (Numba's launch) and 0.25-0.45 ms from PyTorch tensors (each is converted to a Numba array
-    first; benchmarks/gemm/launch_cost.py). To call matmul in a loop on the same PyTorch or CuPy arrays,
+  * A call costs the host time besides the GPU's: on the H100 machine 0.1-0.2 ms from Numba device
+    arrays (Numba's launch alone is 0.05-0.1 ms) and 0.25-0.45 ms from PyTorch tensors (each is converted
+    to a Numba array first; benchmarks/gemm/launch_cost.py). To call matmul in a loop on the same PyTorch or CuPy arrays,
     convert them once with numba.cuda.as_cuda_array and pass those.
 """
 
