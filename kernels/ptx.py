@@ -242,6 +242,26 @@ def cp_async_cg_16_at(typingctx, dst, addr, src, src_idx):
     return sig, codegen
 
 
+@intrinsic
+def cp_async_cg_16_zfill(typingctx, dst, dst_idx, src, src_idx, valid):
+    """cp.async.cg 16 bytes, or 16 zero bytes where `valid` is false (src-size 0: nothing is read)."""
+    _check_array("cp_async_cg_16_zfill", dst, dst_idx)
+    _check_array("cp_async_cg_16_zfill", src, src_idx)
+    sig = types.void(dst, dst_idx, src, src_idx, valid)
+
+    def codegen(context, builder, sig, args):
+        check_target("cp.async")
+        d = _shared_u32(context, builder, sig.args[0], args[0], args[1], sig.args[1])
+        s = _global_u64(context, builder, sig.args[2], args[2], args[3], sig.args[3])
+        ok = context.cast(builder, args[4], sig.args[4], types.boolean)
+        n = builder.select(ok, ir.Constant(_i32, 16), ir.Constant(_i32, 0))
+        _asm(builder, ir.VoidType(), [_i32, _i64, _i32], "cp.async.cg.shared.global [$0], [$1], 16, $2;",
+             "r,l,r,~{memory}", [d, s, n])
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
 cp_async_ca_4 = _make_cp_async("cp_async_ca_4", "ca", 4)
 cp_async_ca_8 = _make_cp_async("cp_async_ca_8", "ca", 8)
 cp_async_ca_16 = _make_cp_async("cp_async_ca_16", "ca", 16)
@@ -280,41 +300,59 @@ def _address(space, context, builder, arrty, arr, idx, idxty):
     return _global_u64(context, builder, arrty, arr, idx, idxty), _i64, "l"
 
 
-def _make_ld_v4(name, kind, space="global"):
+def _vec(n):
+    return ".v%d" % n if n > 1 else ""
+
+
+def _make_ld(name, kind, space="global", n=4):
+    """ld.<space>[.vN].<f32|b32>: n 32-bit values from arr[idx] (n * 4 bytes, aligned to that)."""
     nty, lty, con = (types.float32, _f32, "f") if kind == "f32" else (types.uint32, _i32, "r")
-    text = "ld.%s.v4.%s {$0,$1,$2,$3}, [$4];" % (space, "f32" if kind == "f32" else "b32")
-    constraints = ",".join(["=" + con] * 4 + ["r" if space == "shared" else "l", "~{memory}"])
+    outs = ",".join("$%d" % j for j in range(n))
+    text = "ld.%s%s.%s %s, [$%d];" % (space, _vec(n), "f32" if kind == "f32" else "b32",
+                                     "{%s}" % outs if n > 1 else outs, n)
+    constraints = ",".join(["=" + con] * n + ["r" if space == "shared" else "l", "~{memory}"])
 
     def impl(typingctx, arr, idx):
         _check_array(name, arr, idx)
-        sig = types.UniTuple(nty, 4)(arr, idx)
+        sig = (types.UniTuple(nty, n) if n > 1 else nty)(arr, idx)
 
         def codegen(context, builder, sig, args):
             check_target("ld.global.v4")
             addr, aty, _ = _address(space, context, builder, sig.args[0], args[0], args[1], sig.args[1])
-            out = _asm(builder, ir.LiteralStructType([lty] * 4), [aty], text, constraints, [addr])
-            return context.make_tuple(builder, sig.return_type, _unpack(builder, out, 4))
+            if n == 1:
+                return _asm(builder, lty, [aty], text, constraints, [addr])
+            out = _asm(builder, ir.LiteralStructType([lty] * n), [aty], text, constraints, [addr])
+            return context.make_tuple(builder, sig.return_type, _unpack(builder, out, n))
 
         return sig, codegen
 
     return _named(name, impl)
 
 
-def _make_st_v4(name, kind, space="global"):
+def _make_st(name, kind, space="global", n=4):
+    """st.<space>[.vN].<f32|b32>: a tuple of n 32-bit values (or one value) to arr[idx]."""
     nty, lty, con = (types.float32, _f32, "f") if kind == "f32" else (types.uint32, _i32, "r")
-    text = "st.%s.v4.%s [$0], {$1,$2,$3,$4};" % (space, "f32" if kind == "f32" else "b32")
-    constraints = ",".join(["r" if space == "shared" else "l"] + [con] * 4 + ["~{memory}"])
+    vals = ",".join("$%d" % (j + 1) for j in range(n))
+    text = "st.%s%s.%s [$0], %s;" % (space, _vec(n), "f32" if kind == "f32" else "b32",
+                                    "{%s}" % vals if n > 1 else vals)
+    constraints = ",".join(["r" if space == "shared" else "l"] + [con] * n + ["~{memory}"])
 
     def impl(typingctx, arr, idx, v):
         _check_array(name, arr, idx)
-        _check_tuple(name, "v", v, 4, types.Float if kind == "f32" else types.Integer)
+        if n > 1:
+            _check_tuple(name, "v", v, n, types.Float if kind == "f32" else types.Integer)
+        elif not isinstance(v, types.Float if kind == "f32" else types.Integer):
+            raise TypingError("%s: v must be a %s value, got %s" % (name, kind, v))
         sig = types.void(arr, idx, v)
 
         def codegen(context, builder, sig, args):
             check_target("st.global.v4")
             addr, aty, _ = _address(space, context, builder, sig.args[0], args[0], args[1], sig.args[1])
-            vals = _tuple_items(context, builder, sig.args[2], args[2], nty)
-            _asm(builder, ir.VoidType(), [aty] + [lty] * 4, text, constraints, [addr] + vals)
+            if n > 1:
+                vals = _tuple_items(context, builder, sig.args[2], args[2], nty)
+            else:
+                vals = [context.cast(builder, args[2], sig.args[2], nty)]
+            _asm(builder, ir.VoidType(), [aty] + [lty] * n, text, constraints, [addr] + vals)
             return context.get_dummy_value()
 
         return sig, codegen
@@ -322,15 +360,14 @@ def _make_st_v4(name, kind, space="global"):
     return _named(name, impl)
 
 
-ld_global_v4_f32 = _make_ld_v4("ld_global_v4_f32", "f32")
-ld_global_v4_b32 = _make_ld_v4("ld_global_v4_b32", "b32")
-st_global_v4_f32 = _make_st_v4("st_global_v4_f32", "f32")
-st_global_v4_b32 = _make_st_v4("st_global_v4_b32", "b32")
-# the same 16-byte accesses to shared memory (LDS.128 / STS.128; Numba never fuses scalar ones)
-ld_shared_v4_f32 = _make_ld_v4("ld_shared_v4_f32", "f32", "shared")
-ld_shared_v4_b32 = _make_ld_v4("ld_shared_v4_b32", "b32", "shared")
-st_shared_v4_f32 = _make_st_v4("st_shared_v4_f32", "f32", "shared")
-st_shared_v4_b32 = _make_st_v4("st_shared_v4_b32", "b32", "shared")
+# ld/st_<space>_v<n>_<f32|b32>(arr, idx[, v]): 4, 8 or 16 bytes at element idx of arr (Numba never fuses
+# scalar accesses into vector ones, so the 16-byte forms are LDG.E.128 / LDS.128 / STS.128 only this way)
+for _space in ("global", "shared"):
+    for _n in (1, 2, 4):
+        for _kind in ("f32", "b32"):
+            for _op, _maker in (("ld", _make_ld), ("st", _make_st)):
+                _nm = "%s_%s_v%d_%s" % (_op, _space, _n, _kind)
+                globals()[_nm] = _maker(_nm, _kind, _space, _n)
 
 
 # ---- shared-memory address ---------------------------------------------------------------------------

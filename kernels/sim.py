@@ -292,6 +292,14 @@ def _make_cp_async(name, nbytes):
     return twin
 
 
+def cp_async_cg_16_zfill(dst, dst_idx, src, src_idx, valid):
+    """Simulator twin of cp.async.cg with src-size 16 or 0: a copy, or 16 zero bytes."""
+    if valid:
+        cp_async_cg_16(dst, dst_idx, src, src_idx)
+    else:
+        _span(dst, dst_idx, 16, "cp_async_cg_16_zfill")[:] = 0
+
+
 cp_async_ca_4 = _make_cp_async("cp_async_ca_4", 4)
 cp_async_ca_8 = _make_cp_async("cp_async_ca_8", 8)
 cp_async_ca_16 = _make_cp_async("cp_async_ca_16", 16)
@@ -311,37 +319,36 @@ def cp_async_wait(n):
     """Simulator twin of cp.async.wait_group n: every copy already landed."""
 
 
-# ---- 128-bit global loads and stores -------------------------------------------------------------------
-def ld_global_v4_f32(arr, idx):
-    return tuple(_span(arr, idx, 16, "ld_global_v4_f32").view(np.float32))
+# ---- 4-, 8- and 16-byte loads and stores -----------------------------------------------------------------
+def _make_ld(name, kind, n):
+    view = np.float32 if kind == "f32" else np.uint32
+    conv = float if kind == "f32" else int
+
+    def twin(arr, idx):
+        vals = _span(arr, idx, 4 * n, name).view(view)
+        return view(vals[0]) if n == 1 else tuple(view(conv(x)) for x in vals)
+
+    twin.__name__ = name
+    return twin
 
 
-def ld_global_v4_b32(arr, idx):
-    return tuple(int(x) for x in _span(arr, idx, 16, "ld_global_v4_b32").view(np.uint32))
+def _make_st(name, kind, n):
+    view = np.float32 if kind == "f32" else np.uint32
+
+    def twin(arr, idx, v):
+        vals = [v] if n == 1 else list(v)
+        out = _span(arr, idx, 4 * n, name).view(view)
+        out[:] = np.asarray(vals, dtype=np.float32) if kind == "f32" else _regs(vals)
+
+    twin.__name__ = name
+    return twin
 
 
-def st_global_v4_f32(arr, idx, v):
-    _span(arr, idx, 16, "st_global_v4_f32").view(np.float32)[:] = np.asarray(v, dtype=np.float32)
-
-
-def st_global_v4_b32(arr, idx, v):
-    _span(arr, idx, 16, "st_global_v4_b32").view(np.uint32)[:] = _regs(v)
-
-
-def ld_shared_v4_f32(arr, idx):
-    return tuple(_span(arr, idx, 16, "ld_shared_v4_f32").view(np.float32))
-
-
-def ld_shared_v4_b32(arr, idx):
-    return tuple(int(x) for x in _span(arr, idx, 16, "ld_shared_v4_b32").view(np.uint32))
-
-
-def st_shared_v4_f32(arr, idx, v):
-    _span(arr, idx, 16, "st_shared_v4_f32").view(np.float32)[:] = np.asarray(v, dtype=np.float32)
-
-
-def st_shared_v4_b32(arr, idx, v):
-    _span(arr, idx, 16, "st_shared_v4_b32").view(np.uint32)[:] = _regs(v)
+for _space in ("global", "shared"):
+    for _n in (1, 2, 4):
+        for _kind in ("f32", "b32"):
+            _ld, _st = "ld_%s_v%d_%s" % (_space, _n, _kind), "st_%s_v%d_%s" % (_space, _n, _kind)
+            globals()[_ld], globals()[_st] = _make_ld(_ld, _kind, _n), _make_st(_st, _kind, _n)
 
 
 def smem_addr(arr, idx):

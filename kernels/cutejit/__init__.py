@@ -1,0 +1,33 @@
+"""cutejit: kernels written with CuTe's objects, traced into Numba code with every layout folded away.
+
+The floor between the instructions (kernels.intrinsics: PTX and its simulator twins) and the kernels of
+chapters 6-8. A kernel body reads like CuTe's (sgemm_sm80.cu, the CuTe DSL's tensorop_gemm.py):
+
+    @cutejit.kernel
+    def gemm(mA, mB, mC, mma, g2s_A, g2s_B, s2r_A, s2r_B, sA_layout, sB_layout):
+        tid = thread_idx()
+        gA = local_tile(mA, (BM, BK), (m, _))             # (BM, BK, k)
+        sA = make_smem_tensor(sA_layout, "float16")       # (BM, BK, stages)
+        thr = g2s_A.get_slice(tid)
+        tAgA, tAsA = thr.partition_S(gA), thr.partition_D(sA)
+        ...
+        copy(g2s_A, tAgA[_, _, _, k], tAsA[_, _, _, stage])
+        gemm(mma, tCrA[_, _, kb], tCrB[_, _, kb], tCrC)
+
+Building it (`gemm.build(Matrix("float16"), ..., threads=128)`) runs the function once on the host with
+the thread index, block index, matrix shapes and loop counters standing for their run-time values; what it
+writes (`.source`) is straight-line Numba code with one line per instruction. See trace.py for how.
+Import after kernels.setup().
+"""
+
+from cutelite import _  # noqa: F401  (kernels slice with it, as CuTe does)
+
+from .copy import copy, elem_less  # noqa: F401
+from .expr import Sym  # noqa: F401
+from .gemm import gemm  # noqa: F401
+from .kernel import (  # noqa: F401
+    Kernel, Matrix, block_idx, cp_async_fence, cp_async_wait, else_, if_, kernel, make_smem_tensor, range_,
+    syncthreads, thread_idx, var, assign, min_,
+)
+from .registers import fill, make_fragment  # noqa: F401
+from .tensor import local_tile, make_identity_tensor  # noqa: F401

@@ -1,0 +1,220 @@
+"""Which instruction a copy or an MMA atom is, and how the traced kernel calls it.
+
+A Copy_Atom names its instruction (cutelite's op name, as C++ spells it) and how many values one call
+moves; the tensors say where the bytes are. So the choice is made here, once per copy call:
+
+    SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>   global -> shared     cp.async.cg 16 bytes
+    SM80_CP_ASYNC_CACHEALWAYS<T>           global -> shared     cp.async.ca 4/8/16 bytes
+    SM75_U32x{1,2,4}_LDSM_N                shared -> registers  ldmatrix.x{1,2,4}
+    SM75_U16x{2,4,8}_LDSM_T                shared -> registers  ldmatrix.x{1,2,4}.trans
+    UniversalCopy<T>, AutoVectorizing...    anything            ld/st of 4, 8 or 16 bytes (.v2, .v4)
+
+An MMA atom's instruction is its PTX (`atom.ptx`); the operand registers are its value counts times the
+element width (kernels.intrinsics.mma_for).
+"""
+
+import re
+
+from cutelite.copy_atoms import VALUE_TYPES
+
+from .tensor import GTensor, RTensor, STensor
+from .registers import BITS
+
+__all__ = ["copy_op", "CopyOp"]
+
+
+def _intrinsic(t, name):
+    from .. import intrinsics
+    return t.use(name, getattr(intrinsics, name))
+
+
+def _space(x):
+    if isinstance(x, GTensor):
+        if not x.mem:
+            raise TypeError("cutejit: copy: %r is a tensor of coordinates, not memory" % (x,))
+        return "global"
+    if isinstance(x, STensor):
+        return "shared"
+    if isinstance(x, RTensor):
+        return "registers"
+    raise TypeError("cutejit: copy: expected a global, shared or register tensor, got %r" % (x,))
+
+
+def _dtype_bits(x):
+    return BITS[x.matrix.dtype] if isinstance(x, GTensor) else BITS[x.dtype]
+
+
+def _mem(x):
+    return x.matrix.name if isinstance(x, GTensor) else x.mem
+
+
+class CopyOp:
+    """One instruction: `vs` source and `vd` destination values a call; emit() writes one call."""
+
+    def __init__(self, name, vs, vd):
+        self.name, self.vs, self.vd = name, vs, vd
+
+    def __repr__(self):
+        return "CopyOp(%s, %d -> %d values)" % (self.name, self.vs, self.vd)
+
+
+class Move(CopyOp):
+    """A plain load and store of `nbytes` (4, 8 or 16) a call, between any two memories."""
+
+    def __init__(self, nbytes, bits):
+        n = nbytes * 8 // bits
+        super().__init__("%d-byte move" % nbytes, n, n)
+        self.words, self.bits = nbytes // 4, bits
+
+    def emit(self, t, s, si, d, di, p):
+        kind = "f32" if (getattr(s, "dtype", None) == "float32" or getattr(d, "dtype", None) == "float32"
+                         or (isinstance(s, GTensor) and s.matrix.dtype == "float32")) else "b32"
+        _contiguous(s, si, self.vs, "source")
+        _contiguous(d, di, self.vd, "destination")
+        n = self.words
+        if isinstance(s, RTensor):
+            regs = s.words(si, self.vs)
+            value = "(%s)" % ", ".join(regs) + ("," if n == 1 else "") if n > 1 else regs[0]
+        else:
+            ld = _intrinsic(t, "ld_%s_v%d_%s" % (_space(s), n, kind))
+            value = "%s(%s, %s)" % (ld, _mem(s), _src(s.offset(si)))
+        if isinstance(d, RTensor):
+            regs = d.words(di, self.vd)
+            line = "%s = %s" % (", ".join(regs), value)
+            zero = _zero(t, kind)
+            if p is True:
+                t.emit(line)
+            else:
+                with t.if_(p):
+                    t.emit(line)
+                with t.else_():
+                    t.emit("%s = %s" % (" = ".join(regs), zero))
+            return
+        st = _intrinsic(t, "st_%s_v%d_%s" % (_space(d), n, kind))
+        line = "%s(%s, %s, %s)" % (st, _mem(d), _src(d.offset(di)), value)
+        if p is True:
+            t.emit(line)
+        else:
+            with t.if_(p):
+                t.emit(line)
+
+
+def _zero(t, kind):
+    import numpy as np
+    if kind == "f32":
+        t.use("float32", np.float32)
+        return "float32(0.0)"
+    t.use("uint32", np.uint32)
+    return "uint32(0)"
+
+
+class CpAsync(CopyOp):
+    """cp.async global -> shared, `nbytes` a call (.cg: 16 bytes, L1 bypassed); zero-filled where the
+    predicate is false."""
+
+    def __init__(self, nbytes, bits, cache):
+        n = nbytes * 8 // bits
+        super().__init__("cp.async.%s %d bytes" % (cache, nbytes), n, n)
+        self.nbytes, self.cache = nbytes, cache
+
+    def emit(self, t, s, si, d, di, p):
+        if not (isinstance(s, GTensor) and isinstance(d, STensor)):
+            raise TypeError("cutejit: %s copies global to shared memory, got %r -> %r" % (self.name, s, d))
+        _contiguous(s, si, self.vs, "source")
+        _contiguous(d, di, self.vd, "destination")
+        so, do = _src(s.offset(si)), _src(d.offset(di))
+        if p is True:
+            fn = _intrinsic(t, "cp_async_%s_%d" % (self.cache, self.nbytes))
+            t.emit("%s(%s, %s, %s, %s)" % (fn, d.mem, do, s.matrix.name, so))
+        else:
+            if self.nbytes != 16 or self.cache != "cg":
+                raise NotImplementedError("cutejit: a predicated %s (only cp.async.cg 16 bytes zero-fills)"
+                                          % self.name)
+            fn = _intrinsic(t, "cp_async_cg_16_zfill")
+            pv = t.let(p, "p")
+            t.emit("%s(%s, %s, %s, %s if %s else 0, %s)" % (fn, d.mem, do, s.matrix.name, so, _src(pv), _src(pv)))
+
+
+class LdMatrix(CopyOp):
+    """ldmatrix.x{num}[.trans]: each lane gives the address of one 16-byte row; the lanes receive the
+    8x8 matrices spread as the MMA wants them."""
+
+    def __init__(self, num, trans, vs, vd):
+        super().__init__("ldmatrix.x%d%s" % (num, ".trans" if trans else ""), vs, vd)
+        self.num, self.trans = num, trans
+
+    def emit(self, t, s, si, d, di, p):
+        if not (isinstance(s, STensor) and isinstance(d, RTensor)):
+            raise TypeError("cutejit: %s reads shared memory into registers, got %r -> %r" % (self.name, s, d))
+        if p is not True:
+            raise NotImplementedError("cutejit: a predicated ldmatrix")
+        _contiguous(s, si, 8, "source row")
+        fn = _intrinsic(t, "ldmatrix_x%d%s" % (self.num, "_trans" if self.trans else ""))
+        regs = d.words(di, self.vd)
+        t.emit("%s = %s(%s, %s)" % (", ".join(regs), fn, s.mem, _src(s.offset(si))))
+
+
+def _src(x):
+    from .expr import src
+    return src(x)
+
+
+def _contiguous(x, first, n, what):
+    """The n values from `first` are n consecutive elements in memory (else no single instruction)."""
+    if isinstance(x, RTensor):
+        return
+    ok = x.contiguous(first, n)
+    if not ok:
+        raise ValueError("cutejit: copy: %s values %d..%d of %r are not %d consecutive, aligned elements"
+                         % (what, first, first + n - 1, x, n))
+
+
+_LDSM = re.compile(r"SM75_U(32|16)x(\d)_LDSM_(N|T)$")
+
+
+def copy_op(atom, s, d):
+    """The instruction for one call of `atom` (a Copy_Atom, or None: the widest access both tensors allow)
+    from s to d."""
+    bits = _dtype_bits(s)
+    if bits != _dtype_bits(d):
+        raise TypeError("cutejit: copy between %d-bit and %d-bit elements (%r -> %r)" % (bits, _dtype_bits(d), s, d))
+    if atom is None:
+        return _widest(s, d, bits)
+    if VALUE_TYPES[atom.value_type] != bits:
+        raise TypeError("cutejit: %r copies %s, the tensors hold %d-bit elements" % (atom, atom.value_type, bits))
+    op = atom.op
+    m = _LDSM.match(op)
+    if m:
+        width, num = int(m.group(1)), int(m.group(2))
+        return LdMatrix(num if width == 32 else num // 2, m.group(3) == "T", atom.num_val_src, atom.num_val_dst)
+    nbytes = atom.num_val_src * bits // 8
+    if op.startswith("SM80_CP_ASYNC_CACHEGLOBAL"):
+        return CpAsync(nbytes, bits, "cg")
+    if op.startswith("SM80_CP_ASYNC_CACHEALWAYS"):
+        return CpAsync(nbytes, bits, "ca")
+    if op.startswith(("UniversalCopy", "AutoVectorizing", "DefaultCopy")):
+        if op.startswith("UniversalCopy") and nbytes in (4, 8, 16):
+            return Move(nbytes, bits)
+        return _widest(s, d, bits)
+    raise NotImplementedError("cutejit: no instruction for %r yet" % (atom,))
+
+
+def _widest(s, d, bits):
+    """Move of the widest of 16, 8, 4 bytes that every call of both tensors can make."""
+    from cutelite import size
+    for nbytes in (16, 8, 4):
+        n = nbytes * 8 // bits
+        if n == 0 or size(s.layout) % n:
+            continue
+        try:
+            for first in range(0, size(s.layout), n):
+                _contiguous(s, first, n, "source")
+                _contiguous(d, first, n, "destination")
+                if isinstance(s, RTensor):
+                    s.words(first, n)
+                if isinstance(d, RTensor):
+                    d.words(first, n)
+        except ValueError:
+            continue
+        return Move(nbytes, bits)
+    raise NotImplementedError("cutejit: copy of %r to %r needs accesses narrower than 4 bytes" % (s, d))

@@ -1,0 +1,228 @@
+"""@cutejit.kernel: a kernel written in CuTe's terms, traced into a Numba kernel.
+
+    @cutejit.kernel
+    def gemm(mA, mB, mC, tiled_mma, g2s_A, ...):     # mA...: Matrix arguments; the rest: static objects
+        tid = cutejit.thread_idx()
+        ...
+
+    k = gemm.build(Matrix("float16"), Matrix("float16"), Matrix("float32"), mma, g2s, ..., threads=128)
+    k.launch(grid, A, B, C)          # A, B, C: Numba device arrays (NumPy arrays in the simulator)
+    print(k.source)                  # the Numba code the trace wrote
+
+`build` calls the function once: Matrix arguments become global tensors of run-time shape and strides,
+TiledCopy and TiledMMA arguments get run-time `get_slice`, everything else is passed as it is (CuTe's
+compile-time values). The same source runs on a GPU and in Numba's simulator.
+"""
+
+import inspect
+
+import numpy as np
+
+from cutelite import ComposedLayout, Layout, Swizzle, cosize
+
+from .expr import Sym
+from .registers import BITS
+from .tensor import GTensor, STensor
+from .tiled import wrap
+from .trace import Trace, current, recording
+
+__all__ = ["kernel", "Matrix", "Kernel", "thread_idx", "block_idx", "make_smem_tensor", "syncthreads",
+           "cp_async_fence", "cp_async_wait", "range_", "if_", "else_", "var", "assign", "min_"]
+
+_NUMPY = {"float32": np.float32, "float16": np.uint16, "bfloat16": np.uint16, "uint16": np.uint16,
+          "uint32": np.uint32, "int32": np.int32}
+
+
+class Matrix:
+    """A run-time matrix argument: `dtype` ("float16", "bfloat16", "float32") and which mode has unit
+    stride (`unit`: 1 for row-major, 0 for column-major; None: both strides read at run time).
+    transposed=True: the kernel sees the transpose of the array it is given (modes reversed, no copy),
+    as CuTe sees B (K, N) as (N, K)."""
+
+    def __init__(self, dtype, unit=1, rank=2, transposed=False):
+        if dtype not in BITS:
+            raise ValueError("cutejit: Matrix: unknown element type %r; known: %s" % (dtype, ", ".join(BITS)))
+        if unit is not None and unit not in range(rank):
+            raise ValueError("cutejit: Matrix: unit must be a mode (0..%d) or None, got %r" % (rank - 1, unit))
+        self.dtype, self.unit, self.rank, self.transposed = dtype, unit, rank, transposed
+
+    def __repr__(self):
+        return "Matrix(%r, unit=%r%s)" % (self.dtype, self.unit, ", transposed=True" if self.transposed else "")
+
+
+class _MatrixArg:
+    """A Matrix while traced: its parameter name, run-time shape and strides (in elements)."""
+
+    def __init__(self, name, spec, trace):
+        self.name, self.dtype = name, spec.dtype
+        item = BITS[spec.dtype] // 8
+        self.shape = tuple(Sym("%s_shape%d" % (name, m), True) for m in range(spec.rank))
+        self.strides = tuple(1 if m == spec.unit else Sym("%s_stride%d" % (name, m), True)
+                             for m in range(spec.rank))
+        for m in range(spec.rank):
+            axis = spec.rank - 1 - m if spec.transposed else m      # the array's axis for kernel mode m
+            trace.hoist("%s_shape%d = %s.shape[%d]" % (name, m, name, axis))
+            if m != spec.unit:
+                trace.hoist("%s_stride%d = %s.strides[%d] // %d" % (name, m, name, axis, item))
+
+
+def _global(arg):
+    unit = [tuple(1 if j == m else 0 for j in range(len(arg.shape))) for m in range(len(arg.shape))]
+    return GTensor(arg, None, [(e, u) for e, u in zip(arg.shape, unit)], [[] for _ in arg.shape])
+
+
+# ---- what a kernel body calls ------------------------------------------------------------------------------
+def thread_idx():
+    """threadIdx.x, a run-time value."""
+    t = current()
+    return t.memo("tid", lambda: _hoisted(t, "tid", "cuda.threadIdx.x"))
+
+
+def block_idx():
+    """blockIdx.x, a run-time value."""
+    t = current()
+    return t.memo("bid", lambda: _hoisted(t, "bid", "cuda.blockIdx.x"))
+
+
+def _hoisted(t, name, text):
+    t.hoist("%s = %s" % (name, text))
+    return Sym(name, True)
+
+
+def make_smem_tensor(layout, dtype):
+    """A tensor in shared memory with `layout` (a Layout, or a Swizzle composed with one): its space is
+    taken from the kernel's dynamic shared memory, 1024-byte aligned."""
+    t = current()
+    if isinstance(layout, ComposedLayout):
+        if not isinstance(layout.layout_a, Swizzle):
+            raise TypeError("cutejit: make_smem_tensor: only a Swizzle may be composed with the layout, got %s"
+                            % layout)
+        sw, inner, off = layout.layout_a, layout.layout_b, int(layout.offset)
+    elif isinstance(layout, Layout):
+        sw, inner, off = None, layout, 0
+    else:
+        raise TypeError("cutejit: make_smem_tensor: expected a Layout or a swizzled layout, got %r" % (layout,))
+    bits = BITS[dtype]
+    mem = "smem_%s" % _NUMPY[dtype].__name__
+    if ("smem", mem) not in t._memo:
+        t.use(mem + "_type", _numba_type(dtype))
+        t.hoist("%s = cuda.shared.array(0, %s_type)" % (mem, mem))
+        t.memo(("smem", mem), lambda: mem)
+    start = -(-t.smem_bytes // 1024) * 1024
+    t.smem_bytes = start + cosize(layout) * bits // 8
+    terms = [(None, off)] if off else []
+    return STensor(mem, dtype, inner, sw, terms, start * 8 // bits)
+
+
+def _numba_type(dtype):
+    import numba
+    return getattr(numba, _NUMPY[dtype].__name__)
+
+
+def syncthreads():
+    current().emit("cuda.syncthreads()")
+
+
+def cp_async_fence():
+    """cp.async.commit_group: the copies issued so far form one group."""
+    from .. import intrinsics
+    t = current()
+    t.emit("%s()" % t.use("cp_async_commit", intrinsics.cp_async_commit))
+
+
+def cp_async_wait(n):
+    """cp.async.wait_group n: at most n groups still in flight (n known when the kernel is built)."""
+    from .. import intrinsics
+    if not isinstance(n, int) or n < 0:
+        raise ValueError("cutejit: cp_async_wait takes a number of groups known at build time, got %r" % (n,))
+    t = current()
+    t.emit("%s(%d)" % (t.use("cp_async_wait", intrinsics.cp_async_wait), n))
+
+
+def var(init, hint="x"):
+    """A run-time variable, updated with assign(var, value): `stage = var(0, "stage")`."""
+    return current().var(init, hint)
+
+
+def assign(v, value):
+    current().assign(v, value)
+
+
+def min_(a, b):
+    """The smaller of two run-time values."""
+    from .expr import src
+    if isinstance(a, int) and isinstance(b, int):
+        return min(a, b)
+    return Sym("min(%s, %s)" % (src(a), src(b)), all(getattr(x, "invariant", True) for x in (a, b)))
+
+
+def range_(stop, start=0, step=1):
+    """A run-time loop (the body is traced once): `for k in cutejit.range_(k_tiles):`."""
+    return current().range(stop, start, step)
+
+
+def if_(cond):
+    return current().if_(cond)
+
+
+def else_():
+    return current().else_()
+
+
+# ---- building ----------------------------------------------------------------------------------------------
+class Kernel:
+    """A built kernel: `.source` (the generated Numba code), `.launch(grid, *arrays)`, `.config`."""
+
+    def __init__(self, fn, trace, threads, min_blocks):
+        self.source = trace.source()
+        self.threads, self.smem_bytes, self.min_blocks = threads, trace.smem_bytes, min_blocks
+        self.function = trace.function()
+        self.numba = _jit(self.function, threads, min_blocks)
+        self.config = {}
+        self._ready = set()
+
+    def launch(self, grid, *args, stream=0):
+        """Run on `grid` blocks (an int or tuple) of `threads` threads, with the shared memory it needs."""
+        from ..gemm._jit import allow_dynamic_shared
+        key = tuple((str(getattr(a, "dtype", "")), getattr(a, "strides", None)) for a in args)
+        if key not in self._ready:
+            allow_dynamic_shared(self.numba, args, self.smem_bytes)
+            self._ready.add(key)
+        self.numba[grid, self.threads, stream, self.smem_bytes](*args)
+
+
+def _jit(function, threads, min_blocks):
+    from numba import cuda
+    from ..runtime import in_simulator
+    if in_simulator() or min_blocks is None:
+        return cuda.jit(function)
+    return cuda.jit(launch_bounds=(threads, min_blocks))(function)
+
+
+class KernelDef:
+    """A @kernel function, not yet built."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.__doc__ = fn.__doc__
+
+    def build(self, *args, threads, min_blocks=None, name=None):
+        """Trace the function for these arguments (Matrix specs for run-time matrices) into a Kernel."""
+        from numba import cuda
+        params = list(inspect.signature(self.fn).parameters)
+        if len(args) != len(params):
+            raise TypeError("cutejit: %s takes %d arguments (%s), got %d" % (self.fn.__name__, len(params),
+                                                                         ", ".join(params), len(args)))
+        runtime = [p for p, a in zip(params, args) if isinstance(a, Matrix)]
+        trace = Trace(name or self.fn.__name__, runtime, threads)
+        trace.use("cuda", cuda)
+        with recording(trace):
+            values = [_global(_MatrixArg(p, a, trace)) if isinstance(a, Matrix) else wrap(a)
+                      for p, a in zip(params, args)]
+            self.fn(*values)
+        return Kernel(self.fn, trace, threads, min_blocks)
+
+
+def kernel(fn):
+    """Decorate a kernel written with cutejit's tensors, copy and gemm; build it with `.build(...)`."""
+    return KernelDef(fn)

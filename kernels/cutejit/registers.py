@@ -1,0 +1,47 @@
+"""Register fragments: one Python variable per 32-bit register of a thread, named once.
+
+A fragment's layout (CuTe's make_fragment_like, partition_fragment_A/B/C) numbers its elements; element e
+lives in register e // (32 / bits). The registers are plain local variables of the generated kernel, so
+Numba keeps them in registers: every index into them is resolved when the kernel is traced.
+"""
+
+import numpy as np
+
+from cutelite import cosize, size
+
+from .tensor import RTensor
+from .trace import current
+
+__all__ = ["BITS", "make_fragment", "fill"]
+
+BITS = {"float32": 32, "uint32": 32, "int32": 32, "float16": 16, "bfloat16": 16, "uint16": 16}
+
+
+def make_fragment(layout, dtype, name="r"):
+    """A register tensor of `layout` holding `dtype` elements (16-bit ones two to a register)."""
+    if dtype not in BITS:
+        raise ValueError("cutejit: make_fragment: unknown element type %r; known: %s" % (dtype, ", ".join(BITS)))
+    t = current()
+    bits = BITS[dtype]
+    n = -(-cosize(layout) * bits // 32)
+    base = t.fresh(name) + "_"
+    return RTensor(layout, ["%s%d" % (base, i) for i in range(n)], dtype, bits)
+
+
+def fill(frag, value):
+    """Every register of the fragment set to `value` (for 16-bit elements: both halves, as bits)."""
+    t = current()
+    if frag.bits == 32 and frag.dtype == "float32":
+        t.use("float32", np.float32)
+        text = "float32(%r)" % float(value)
+    else:
+        t.use("uint32", np.uint32)
+        if value != 0:
+            raise NotImplementedError("cutejit: fill of %s registers with %r" % (frag.dtype, value))
+        text = "uint32(0)"
+    seen = set()
+    for c in range(size(frag.layout)):
+        reg, _ = frag.element(c)
+        if reg not in seen:
+            seen.add(reg)
+            t.emit("%s = %s" % (reg, text))

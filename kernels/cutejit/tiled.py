@@ -1,0 +1,187 @@
+"""TiledCopy and TiledMMA inside a traced kernel: a thread's slice, taken with a run-time thread index.
+
+cutelite's TiledCopy and TiledMMA work out, for a whole tile, which thread holds which value. In a kernel
+the thread index is known only at run time, so `get_slice(tid)` here keeps it symbolic: a partition is
+cutelite's partition with the thread mode sliced at `tid`, which adds one run-time term (what the
+thread's coordinate contributes) and leaves every other mode static.
+
+    thr = tiled_copy.get_slice(tid)        # tiled_copy: cutelite's, wrapped by the kernel's arguments
+    tAgA, tAsA = thr.partition_S(gA), thr.partition_D(sA)
+    thr_mma = tiled_mma.get_slice(tid)
+    tCrA = thr_mma.partition_fragment_A(sA[_, _, 0])
+"""
+
+from cutelite import Layout, TiledCopy, TiledMMA, _, rank, size
+from cutelite.int_tuple import crd2idx
+
+from .expr import Sym, is_sym
+from .tensor import GTensor, RTensor, STensor
+from .registers import make_fragment
+
+__all__ = ["JitTiledCopy", "JitTiledMMA", "wrap"]
+
+
+def wrap(obj):
+    """A kernel argument as the kernel sees it: TiledCopy / TiledMMA get run-time slices."""
+    if isinstance(obj, TiledCopy):
+        return JitTiledCopy(obj)
+    if isinstance(obj, TiledMMA):
+        return JitTiledMMA(obj)
+    return obj
+
+
+def _flat_coord(layout, idx):
+    """get_flat_coord for a run-time idx: per top-level mode of `layout`, the 1-D coordinate at which it
+    takes the value idx (each leaf (idx / stride) % shape), as run-time values."""
+    def hier(s, d):
+        if isinstance(s, tuple):
+            return tuple(hier(si, di) for si, di in zip(s, d))
+        s, d = int(s), int(d)
+        return 0 if s == 1 or d == 0 else (idx // d) % s
+
+    h = hier(layout.shape, layout.stride)
+    shape = layout.shape if isinstance(layout.shape, tuple) else (layout.shape,)
+    h = h if isinstance(layout.shape, tuple) else (h,)
+    return tuple(_colex(c, s) for c, s in zip(h, shape))
+
+
+def _colex(c, s):
+    """crd2idx of a (possibly run-time) hierarchical coordinate into its compact 1-D index."""
+    if not isinstance(s, tuple) or not isinstance(c, tuple):
+        return c              # already the 1-D index of this mode
+    out, p = 0, 1
+    for ci, si in zip(c, s):
+        out = out + _colex(ci, si) * p
+        p *= size(si)
+    return out
+
+
+def _restage(x, layout):
+    """x (a kernel tensor) with its static layout replaced by `layout` (a re-tiling of it)."""
+    if isinstance(x, GTensor):
+        return x._with(layout=layout)
+    if isinstance(x, STensor):
+        return STensor(x.mem, x.dtype, layout, x.swizzle, x.terms, x.outer)
+    if isinstance(x, RTensor):
+        return RTensor(layout, x.regs, x.dtype, x.bits, x.base)
+    raise TypeError("cutejit: expected a kernel tensor (global, shared or registers), got %r" % (x,))
+
+
+def _slice_thread(x, frg, thread, rest):
+    """Slice the re-tiled tensor at (thread, rest...) and keep x's run-time modes after the static ones."""
+    y = _restage(x, frg)
+    coord = (thread,) + rest
+    if isinstance(x, GTensor):
+        coord += (_,) * len(x.dyn)
+    return y[coord]
+
+
+class JitThrCopy:
+    """One thread's share of a TiledCopy (CuTe's ThrCopy) for a run-time thread index."""
+
+    def __init__(self, tiled, tid):
+        self.tiled, self.tid = tiled, tid
+
+    def _partition(self, x, tidfrg):
+        frg = tidfrg(x.layout)
+        return _slice_thread(x, frg, self.tid, (_, (_,) * rank(x.layout) if rank(x.layout) > 1 else _))
+
+    def partition_S(self, x):
+        """(CPY, CPY_M, CPY_N, ...): this thread's source values, CPY = (atom values, atoms)."""
+        return self._partition(x, self.tiled.tidfrg_S)
+
+    def partition_D(self, x):
+        return self._partition(x, self.tiled.tidfrg_D)
+
+    def retile_D(self, x):
+        """A register fragment made by someone else (partition_fragment_A) regrouped as the copy's values."""
+        if not isinstance(x, RTensor):
+            raise TypeError("cutejit: retile_D takes a register fragment, got %r" % (x,))
+        return RTensor(self.tiled.retile(x.layout), x.regs, x.dtype, x.bits, x.base)
+
+    retile_S = retile_D
+
+
+class JitTiledCopy:
+    """cutelite's TiledCopy with get_slice(run-time thread index)."""
+
+    def __init__(self, tiled):
+        self.tiled = tiled
+        self.atom = tiled.atom
+
+    def get_slice(self, tid):
+        if not (is_sym(tid) or isinstance(tid, int)):
+            raise TypeError("cutejit: get_slice takes the thread index, got %r" % (tid,))
+        return JitThrCopy(self.tiled, tid)
+
+    def __getattr__(self, name):
+        return getattr(self.tiled, name)
+
+    def __repr__(self):
+        return "Jit" + repr(self.tiled)
+
+
+class JitThrMMA:
+    """One thread's share of a TiledMMA (CuTe's ThrMMA) for a run-time thread index."""
+
+    def __init__(self, tiled, tid):
+        self.tiled, self.tid = tiled, tid
+        v, m, n, k = _flat_coord(tiled.thr_layout_vmnk, tid)
+        self.vmnk = (v, m, n, k)
+        self._static = tiled.get_slice(0)
+
+    def _partition(self, x, thrfrg, modes):
+        frg = thrfrg(x.layout)
+        thr_shape = frg.shape[0]
+        v = self.vmnk[0]
+        i, j = (self.vmnk[m] for m in modes)
+        # mode 0 of the thrfrg layout is (ThrV, (ThrI, ThrJ)): its 1-D index at this thread
+        idx = _colex((v, (i, j)), thr_shape)
+        rest = (_, (_,) * (rank(frg, 1, 1)) if rank(frg, 1, 1) > 1 else _)
+        return _slice_thread(x, frg, idx, (rest,))
+
+    def partition_A(self, x):
+        """(MMA, MMA_M, MMA_K): this thread's values of A's tile."""
+        return self._partition(x, self.tiled.thrfrg_A, (1, 3))
+
+    def partition_B(self, x):
+        """(MMA, MMA_N, MMA_K)."""
+        return self._partition(x, self.tiled.thrfrg_B, (2, 3))
+
+    def partition_C(self, x):
+        """(MMA, MMA_M, MMA_N)."""
+        return self._partition(x, self.tiled.thrfrg_C, (1, 2))
+
+    def _fragment(self, x, op, name, dtype):
+        layout = getattr(self._static, "partition_fragment_" + op)(x.layout)
+        return make_fragment(layout, dtype or x.dtype, name)
+
+    def partition_fragment_A(self, x, dtype=None):
+        """Registers for A's partition (make_fragment_like): the same shape, compact."""
+        return self._fragment(x, "A", "rA", dtype)
+
+    def partition_fragment_B(self, x, dtype=None):
+        return self._fragment(x, "B", "rB", dtype)
+
+    def partition_fragment_C(self, x, dtype=None):
+        """Accumulators for C's partition, compact column-major (float32 unless dtype says otherwise)."""
+        return self._fragment(x, "C", "rC", dtype or "float32")
+
+
+class JitTiledMMA:
+    """cutelite's TiledMMA with get_slice(run-time thread index)."""
+
+    def __init__(self, tiled):
+        self.tiled = tiled
+        self.atom = tiled.atom
+
+    def get_slice(self, tid):
+        if not (is_sym(tid) or isinstance(tid, int)):
+            raise TypeError("cutejit: get_slice takes the thread index, got %r" % (tid,))
+        return JitThrMMA(self.tiled, tid)
+
+    def __getattr__(self, name):
+        return getattr(self.tiled, name)
+
+    def __repr__(self):
+        return "Jit" + repr(self.tiled)
