@@ -111,10 +111,15 @@ def _ndarray(a):
 
 
 def _bytes(a, name):
+    """The array's memory as flat bytes, in memory order (C- or Fortran-contiguous arrays)."""
     nd = _ndarray(a)
-    if not nd.flags.c_contiguous:
+    if nd.flags.c_contiguous:
+        flat = nd.reshape(-1)
+    elif nd.flags.f_contiguous:
+        flat = nd.T.reshape(-1)
+    else:
         raise ValueError("%s: the array must be contiguous (offsets count from its first element)" % name)
-    return nd.reshape(-1).view(np.uint8), nd.dtype.itemsize
+    return flat.view(np.uint8), nd.dtype.itemsize
 
 
 def _span(a, idx, nbytes, name):

@@ -29,5 +29,5 @@ from .kernel import (  # noqa: F401
     Kernel, Matrix, block_idx, cp_async_fence, cp_async_wait, else_, if_, kernel, make_smem_tensor, range_,
     syncthreads, thread_idx, var, assign, min_,
 )
-from .registers import fill, make_fragment  # noqa: F401
+from .registers import fill, make_fragment, make_fragment_like  # noqa: F401
 from .tensor import local_tile, make_identity_tensor  # noqa: F401

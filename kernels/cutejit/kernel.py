@@ -181,9 +181,13 @@ class Kernel:
         self.config = {}
         self._ready = set()
 
-    def launch(self, grid, *args, stream=0):
-        """Run on `grid` blocks (an int or tuple) of `threads` threads, with the shared memory it needs."""
+    grid = None   # a kernel built for a job sets grid(*args) -> its grid
+
+    def launch(self, *args, grid=None, stream=0):
+        """Run on `grid` blocks (an int or tuple; by default self.grid(*args)) of `threads` threads, with the
+        shared memory it needs, on `stream`."""
         from ..gemm._jit import allow_dynamic_shared
+        grid = self.grid(*args) if grid is None else grid
         key = tuple((str(getattr(a, "dtype", "")), getattr(a, "strides", None)) for a in args)
         if key not in self._ready:
             allow_dynamic_shared(self.numba, args, self.smem_bytes)

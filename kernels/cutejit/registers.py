@@ -8,11 +8,12 @@ Numba keeps them in registers: every index into them is resolved when the kernel
 import numpy as np
 
 from cutelite import cosize, size
+from cutelite import make_fragment_like as _like_layout
 
 from .tensor import RTensor
 from .trace import current
 
-__all__ = ["BITS", "make_fragment", "fill"]
+__all__ = ["BITS", "make_fragment", "make_fragment_like", "fill"]
 
 BITS = {"float32": 32, "uint32": 32, "int32": 32, "float16": 16, "bfloat16": 16, "uint16": 16}
 
@@ -26,6 +27,12 @@ def make_fragment(layout, dtype, name="r"):
     n = -(-cosize(layout) * bits // 32)
     base = t.fresh(name) + "_"
     return RTensor(layout, ["%s%d" % (base, i) for i in range(n)], dtype, bits)
+
+
+def make_fragment_like(x, dtype=None, name="r"):
+    """Registers shaped like tensor x (its partition of global or shared memory): CuTe's make_fragment_like,
+    a compact layout of x's shape (mode 0 first)."""
+    return make_fragment(_like_layout(x.layout), dtype or x.dtype, name)
 
 
 def fill(frag, value):

@@ -153,6 +153,10 @@ class GTensor(_Base):
         return tuple(static) + tuple(e for e, _ in self.dyn)
 
     @property
+    def dtype(self):
+        return self.matrix.dtype
+
+    @property
     def nroot(self):
         return len(self.matrix.shape)
 

@@ -1,132 +1,90 @@
-"""Tensor cores a T4 has (sm_75): mma.m16n8k8 and ldmatrix from swizzled shared memory; no cp.async,
-so the next k-tile travels global -> registers (ld.global.v4, issued before the math on this one) ->
-shared (st.shared.v4, after it): double buffering through registers.
-
-Same tiles, layouts and fragment loaders as kernels.gemm.tc_sm80; one ldmatrix.x4 of A feeds two k8 steps.
-Every instruction here is T4-legal (tests prove it with ptxas -arch=sm_75).
+"""Tensor cores a T4 has (sm_75): ldmatrix and mma.m16n8k8, written with the CuTe layer. No cp.async on
+sm_75, so the next k-tile travels global -> registers -> shared: its 16-byte loads (UniversalCopy of
+128 bits: ld.global.v4) are issued before the math on this k-tile and stored (st.shared.v4) after it, into
+the other of two shared-memory buffers; one barrier per k-tile. The k-block fragments are read one ahead,
+as in tc_sm80_prefetch (one ldmatrix.x4 holds two k8 blocks of the mma). Every instruction here is T4-legal (tests assemble it with ptxas -arch=sm_75).
 """
 
-import numpy as np
-from numba import cuda
+from cutelite import _, size
 
-from ..intrinsics import SMEM_ALIGN, ld_global_v4_b32, mma_m16n8k8_f32_f16, st_shared_v4_b32
-from ..layout_codegen import layout_fn
-from . import _jit
-from .tiles import copy_tv, fragment_loaders, ldmatrix_tile, mma_c_fn, operand_tile, raster
+from ..cutejit import (
+    assign, block_idx, copy, elem_less, fill, gemm, if_, kernel, local_tile, make_fragment_like, make_identity_tensor,
+    make_smem_tensor, range_, syncthreads, thread_idx, var,
+)
+from . import tensorcore
 
-u16, u32, f32 = np.uint16, np.uint32, np.float32
+BEST = dict(BM=128, BN=128, BK=32, warps=(2, 2), min_blocks=2)
 
 
-def make_kernel(BM=128, BN=128, BK=32, WARPS_M=2, WARPS_N=4, a_kmajor=True, b_kmajor=False, group=8,
-                min_blocks=2):
-    """k(A, B, C): A (M, K), B (K, N) f16 bits (uint16), C (M, N) f32; shapes multiples of the tile."""
-    THREADS = 32 * WARPS_M * WARPS_N
-    WM, WN = BM // WARPS_M, BN // WARPS_N
-    MT, NT = WM // 16, WN // 8
-    A_R, A_C = operand_tile(BM, BK, a_kmajor)
-    B_R, B_C = operand_tile(BN, BK, b_kmajor)
-    A_SZ, B_SZ = A_R * A_C, B_R * B_C
-    SA, SB, NACC, NFA, NFB = 2 * A_SZ, 2 * B_SZ, MT * NT * 4, MT * 4, NT * 2
-    A_IT, B_IT = A_SZ // (8 * THREADS), B_SZ // (8 * THREADS)
-    NREG = 4 * (A_IT + B_IT)
-    sA_at = layout_fn(ldmatrix_tile(A_R, A_C), by_mode=True, name="sA_at")
-    sB_at = layout_fn(ldmatrix_tile(B_R, B_C), by_mode=True, name="sB_at")
-    cpA = layout_fn(copy_tv(A_R, A_C, THREADS, 8), by_mode=True, name="cpA")
-    cpB = layout_fn(copy_tv(B_R, B_C, THREADS, 8), by_mode=True, name="cpB")
-    a_frag, b_frag = fragment_loaders(sA_at, sB_at, a_kmajor, b_kmajor)
-    c_of = mma_c_fn("SM75_16x8x8_F32F16F16F32_TN")
-    tile_of = _jit.device(raster)
+@kernel
+def gemm_tc_sm75(mA, mB, mC, mma, g2r_A, g2r_B, s2r_A, s2r_B, sA_layout, sB_layout, edges):
+    tid, bid = thread_idx(), block_idx()
+    BM, BN, BK = size(sA_layout, 0), size(sB_layout, 0), size(sA_layout, 1)
+    m, n = tensorcore.raster(bid, (mC.shape[0] + BM - 1) // BM, (mC.shape[1] + BN - 1) // BN)
+    gA = local_tile(mA, (BM, BK), (m, _))                 # (BM, BK, k)
+    gB = local_tile(mB, (BN, BK), (n, _))
+    gC = local_tile(mC, (BM, BN), (m, n))
+    sA = make_smem_tensor(sA_layout, mA.dtype)            # (BM, BK, 2): two buffers
+    sB = make_smem_tensor(sB_layout, mB.dtype)
+    g2r_a, g2r_b = g2r_A.get_slice(tid), g2r_B.get_slice(tid)
+    tAgA, tAsA = g2r_a.partition_S(gA), g2r_a.partition_D(sA)     # (CPY, CPY_M, CPY_K, k | 2)
+    tBgB, tBsB = g2r_b.partition_S(gB), g2r_b.partition_D(sB)
+    tArA = make_fragment_like(tAsA[_, _, _, 0], name="rgA")      # one k-tile's share, in registers
+    tBrB = make_fragment_like(tBsB[_, _, _, 0], name="rgB")
+    thr_mma = mma.get_slice(tid)
+    tCrA = thr_mma.partition_fragment_A(sA[_, _, 0])
+    tCrB = thr_mma.partition_fragment_B(sB[_, _, 0])
+    tCrC = thr_mma.partition_fragment_C(gC)
+    fill(tCrC, 0.0)
+    s2r_a, s2r_b = s2r_A.get_slice(tid), s2r_B.get_slice(tid)
+    tXsA, tXrA = s2r_a.partition_S(sA), s2r_a.retile_D(tCrA)
+    tXsB, tXrB = s2r_b.partition_S(sB), s2r_b.retile_D(tCrB)
+    pA = pB = None
+    if edges:
+        tAcA = g2r_a.partition_S(local_tile(make_identity_tensor(mA.shape), (BM, BK), (m, _)))
+        tBcB = g2r_b.partition_S(local_tile(make_identity_tensor(mB.shape), (BN, BK), (n, _)))
+        pA, pB = (lambda k: elem_less(tAcA[_, _, _, k], mA.shape)), (lambda k: elem_less(tBcB[_, _, _, k], mB.shape))
 
-    @_jit.device
-    def gmem_offsets(A, B, m0, n0, k0, tid, i, is_a):
-        """Global element offset of this thread's i-th 16-byte vector of the A (or B) k-tile at k0,
-        and where it goes in the shared tile."""
-        if is_a:
-            idx = cpA(tid, 8 * i)
-            r, c = idx % A_R, idx // A_R
-            g = (m0 + r) * (A.strides[0] // 2) + k0 + c if a_kmajor else (k0 + r) * (A.strides[0] // 2) + m0 + c
-            return g, sA_at(r, c)
-        idx = cpB(tid, 8 * i)
-        r, c = idx % B_R, idx // B_R
-        g = (n0 + r) * (B.strides[0] // 2) + k0 + c if b_kmajor else (k0 + r) * (B.strides[0] // 2) + n0 + c
-        return g, sB_at(r, c)
+    def fetch(k):                                        # global -> registers (ld.global.v4)
+        copy(g2r_A, tAgA[_, _, _, k], tArA, pred=pA and pA(k))
+        copy(g2r_B, tBgB[_, _, _, k], tBrB, pred=pB and pB(k))
 
-    @_jit.device
-    def fetch(A, B, regs, m0, n0, k0, tid):
-        """ld.global.v4 the k-tile at k0 into this thread's registers."""
-        for i in range(A_IT):
-            v = ld_global_v4_b32(A, gmem_offsets(A, B, m0, n0, k0, tid, i, True)[0])
-            for j in range(4):
-                regs[4 * i + j] = v[j]
-        for i in range(B_IT):
-            v = ld_global_v4_b32(B, gmem_offsets(A, B, m0, n0, k0, tid, i, False)[0])
-            for j in range(4):
-                regs[4 * (A_IT + i) + j] = v[j]
+    def stash(buf):                                      # registers -> shared (st.shared.v4)
+        copy(tArA, tAsA[_, _, _, buf])
+        copy(tBrB, tBsB[_, _, _, buf])
 
-    @_jit.device
-    def stash(A, B, regs, sA, sB, buf, tid):
-        """st.shared.v4 the registers into shared buffer `buf`."""
-        for i in range(A_IT):
-            o = gmem_offsets(A, B, 0, 0, 0, tid, i, True)[1]
-            st_shared_v4_b32(sA, buf * A_SZ + o,
-                             (regs[4 * i], regs[4 * i + 1], regs[4 * i + 2], regs[4 * i + 3]))
-        for i in range(B_IT):
-            o = gmem_offsets(A, B, 0, 0, 0, tid, i, False)[1]
-            r = 4 * (A_IT + i)
-            st_shared_v4_b32(sB, buf * B_SZ + o, (regs[r], regs[r + 1], regs[r + 2], regs[r + 3]))
+    def read_fragments(kb, buf):                         # one ldmatrix.x4 reads two k8 blocks
+        copy(s2r_A, tXsA[_, _, kb, buf], tXrA[_, _, kb])
+        copy(s2r_B, tXsB[_, _, kb, buf], tXrB[_, _, kb])
 
-    @_jit.jit(launch_bounds=(THREADS, min_blocks))
-    def gemm_tc_sm75(A, B, C):
-        sA = cuda.shared.array(SA, u16, alignment=SMEM_ALIGN)
-        sB = cuda.shared.array(SB, u16, alignment=SMEM_ALIGN)
-        acc = cuda.local.array(NACC, f32)
-        fa = cuda.local.array(NFA, u32)
-        fb = cuda.local.array(NFB, u32)
-        regs = cuda.local.array(NREG, u32)
-        tid = cuda.threadIdx.x
-        lane, warp = tid % 32, tid // 32
-        wm, wn = (warp // WARPS_N) * WM, (warp % WARPS_N) * WN
-        M, N = C.shape
-        K = A.shape[1] if a_kmajor else A.shape[0]
-        tm, tn = tile_of(cuda.blockIdx.x, M // BM, N // BN, group)
-        m0, n0 = tm * BM, tn * BN
-        for i in range(NACC):
-            acc[i] = f32(0.0)
-        KT = K // BK
-        fetch(A, B, regs, m0, n0, 0, tid)
-        stash(A, B, regs, sA, sB, 0, tid)
-        cuda.syncthreads()
-        for kt in range(KT):
-            buf = kt % 2
-            if kt + 1 < KT:
-                fetch(A, B, regs, m0, n0, (kt + 1) * BK, tid)   # in flight during the math below
-            for kk in range(0, BK, 16):
-                for mt in range(MT):
-                    a = a_frag(sA, buf * A_SZ, wm + 16 * mt, kk, lane)
-                    for j in range(4):
-                        fa[4 * mt + j] = a[j]
-                for np2 in range(NT // 2):
-                    b = b_frag(sB, buf * B_SZ, wn + 16 * np2, kk, lane)
-                    for j in range(4):
-                        fb[4 * np2 + j] = b[j]
-                for h in range(2):                               # two k8 steps per 16x16 fragment
-                    for mt in range(MT):
-                        for nt in range(NT):
-                            o = 4 * (NT * mt + nt)
-                            d = mma_m16n8k8_f32_f16((fa[4 * mt + 2 * h], fa[4 * mt + 2 * h + 1]),
-                                                    (fb[2 * nt + h],),
-                                                    (acc[o], acc[o + 1], acc[o + 2], acc[o + 3]))
-                            for j in range(4):
-                                acc[o + j] = d[j]
-            if kt + 1 < KT:
-                stash(A, B, regs, sA, sB, 1 - buf, tid)
-            cuda.syncthreads()
-        for mt in range(MT):
-            for nt in range(NT):
-                for j in range(4):
-                    idx = c_of(lane, j)
-                    C[m0 + wm + 16 * mt + idx % 16, n0 + wn + 8 * nt + idx // 16] = acc[4 * (NT * mt + nt) + j]
+    k_tiles, k_blocks = gA.shape[2], size(tXrA.layout, 2)
+    per = size(tCrA.layout, 2) // k_blocks                # mma k-blocks (k8) per copy k-block (k16)
+    fetch(0)
+    stash(0)
+    syncthreads()
+    buf = var(0, "buf")
+    read_fragments(0, buf)
+    for kt in range_(k_tiles):
+        with if_(kt + 1 < k_tiles):
+            fetch(kt + 1)                                # in flight during the math below
+        for kb in range(k_blocks):
+            if kb == k_blocks - 1:                       # k-tile kt + 1 into the other buffer, then read it
+                with if_(kt + 1 < k_tiles):
+                    stash(1 - buf)
+                syncthreads()
+                assign(buf, 1 - buf)
+            read_fragments((kb + 1) % k_blocks, buf)
+            for j in range(per * kb, per * (kb + 1)):
+                gemm(mma, tCrA[_, _, j], tCrB[_, _, j], tCrC)
+    pC = elem_less(thr_mma.partition_C(local_tile(make_identity_tensor(mC.shape), (BM, BN), (m, n))),
+                   mC.shape) if edges else None
+    copy(tCrC, thr_mma.partition_C(gC), pred=pC)
 
-    gemm_tc_sm75.config = dict(BM=BM, BN=BN, BK=BK, threads=THREADS, stages=2, a_kmajor=a_kmajor,
-                               b_kmajor=b_kmajor, dtype="f16")
-    return gemm_tc_sm75
+
+def make(BM=128, BN=128, BK=32, warps=(2, 2), dtype="float16", a_kmajor=True, b_kmajor=False, min_blocks=2,
+         edges=False):
+    """As tc_sm80.make, with the T4's instructions (f16 only: bf16 mma needs sm_80)."""
+    o = tensorcore.objects(BM, BN, BK, 2, warps, "sm75", dtype, a_kmajor, b_kmajor)
+    k = gemm_tc_sm75.build(*tensorcore.operand_matrices(dtype, a_kmajor, b_kmajor), o.mma, o.g2s_A, o.g2s_B,
+                           o.s2r_A, o.s2r_B, o.sA, o.sB, edges, threads=o.threads, min_blocks=min_blocks)
+    return tensorcore.finish(k, o, edges=edges, a_kmajor=a_kmajor, b_kmajor=b_kmajor)
