@@ -645,7 +645,7 @@ def matmul_hopper(a, b, out=None, stream=0):
     from numba import cuda
     M, K = a.shape
     N = b.shape[1]
-    from .gemm.matmul import device_view, transposed
+    from .arrays import device_view, transposed
     bt = transposed(b)
     if _MATMUL.get("cfg") != MATMUL_CONFIG:
         _MATMUL.update(cfg=dict(MATMUL_CONFIG), g=HopperGemm(**MATMUL_CONFIG))

@@ -1,5 +1,6 @@
 """kernels.gemm's tensor-core kernels as real PTX, offline: the T4 path (tc_sm75) assembles with
-`ptxas -arch=sm_75`; the sm_80 path is refused for sm_75 and assembles for sm_80. Reruns itself without
+`ptxas -arch=sm_75`, in registers only (no local memory); the sm_80 rungs are refused for sm_75 and
+assemble for sm_80. Reruns itself without
 the simulator when needed (see tests/test_kernels_ptx.py, whose helpers it uses)."""
 
 import pytest
@@ -24,13 +25,12 @@ if IN_PROCESS:
         from numba.core import types as T
 
     from kernels.capability import CapabilityError
-    from kernels.gemm import tc_sm75, tc_sm75_large, tc_sm80, tc_sm80_large, tc_sm80_lean
+    from kernels.gemm import tc_sm75, tc_sm80, tc_sm80_prefetch
     from test_kernels_ptx import PTXAS, compile_kernel_ptx, ptxas, toolchain  # noqa: F401  (the fixture)
 
-    SIG = (T.uint16[:, ::1], T.uint16[:, ::1], T.float32[:, ::1])
-
     def compile_ptx(kernel, cc):
-        return compile_kernel_ptx(kernel, SIG, cc)
+        # the kernels read strides at run time: one signature of any-layout arrays covers every majorness
+        return compile_kernel_ptx(kernel.numba, (T.uint16[:, :], T.uint16[:, :], T.float32[:, :]), cc)
 else:
     PTXAS = None
 
@@ -41,31 +41,7 @@ needs_ptxas = pytest.mark.skipif(IN_PROCESS and PTXAS is None, reason="ptxas not
 @needs_ptxas
 @pytest.mark.parametrize("a_kmajor,b_kmajor", [(True, False), (False, True)])
 def test_tc_sm75_is_t4_legal(toolchain, a_kmajor, b_kmajor):  # noqa: F811
-    ptx = compile_ptx(tc_sm75.make_kernel(a_kmajor=a_kmajor, b_kmajor=b_kmajor), (7, 5))
-    assert "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32" in ptx and "ldmatrix.sync.aligned" in ptx
-    assert "cp.async" not in ptx and "m16n8k16" not in ptx
-    rc, err = ptxas(ptx, "sm_75")
-    assert rc == 0, err
-
-
-@here
-@needs_ptxas
-def test_tc_sm80_needs_sm80(toolchain):  # noqa: F811
-    k = tc_sm80.make_kernel()
-    with pytest.raises(Exception) as info:
-        compile_ptx(k, (7, 5))
-    assert isinstance(info.value, CapabilityError) or "needs sm_80" in str(info.value)
-    ptx = compile_ptx(k, (8, 0))
-    assert "cp.async.cg.shared.global" in ptx and "m16n8k16" in ptx
-    rc, err = ptxas(ptx, "sm_80")
-    assert rc == 0, err
-
-
-@here
-@needs_ptxas
-@pytest.mark.parametrize("a_kmajor,b_kmajor", [(True, False), (False, True)])
-def test_tc_sm75_large_is_t4_legal(toolchain, a_kmajor, b_kmajor):  # noqa: F811
-    k = tc_sm75_large.make_kernel(a_kmajor=a_kmajor, b_kmajor=b_kmajor, **tc_sm75_large.BEST)
+    k = tc_sm75.make(**dict(tc_sm75.BEST, a_kmajor=a_kmajor, b_kmajor=b_kmajor))
     ptx = compile_ptx(k, (7, 5))
     assert "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32" in ptx and "ldmatrix.sync.aligned" in ptx
     assert "cp.async" not in ptx and "m16n8k16" not in ptx and "ld.local" not in ptx
@@ -75,26 +51,14 @@ def test_tc_sm75_large_is_t4_legal(toolchain, a_kmajor, b_kmajor):  # noqa: F811
 
 @here
 @needs_ptxas
-def test_tc_sm80_large_needs_sm80(toolchain):  # noqa: F811
-    k = tc_sm80_large.make_kernel(**tc_sm80_large.BEST)
+@pytest.mark.parametrize("module", ["tc_sm80", "tc_sm80_prefetch"])
+def test_tc_sm80_needs_sm80(toolchain, module):  # noqa: F811
+    mod = {"tc_sm80": tc_sm80, "tc_sm80_prefetch": tc_sm80_prefetch}[module]
+    k = mod.make(**mod.BEST)
     with pytest.raises(Exception) as info:
         compile_ptx(k, (7, 5))
     assert isinstance(info.value, CapabilityError) or "needs sm_80" in str(info.value)
     ptx = compile_ptx(k, (8, 0))
     assert "cp.async.cg.shared.global" in ptx and "m16n8k16" in ptx and "ld.local" not in ptx
-    rc, err = ptxas(ptx, "sm_80")
-    assert rc == 0, err
-
-
-@here
-@needs_ptxas
-def test_tc_sm80_lean_needs_sm80_and_uses_immediate_offsets(toolchain):  # noqa: F811
-    k = tc_sm80_lean.make_kernel(**tc_sm80_lean.BEST)
-    with pytest.raises(Exception) as info:
-        compile_ptx(k, (7, 5))
-    assert isinstance(info.value, CapabilityError) or "needs sm_80" in str(info.value)
-    ptx = compile_ptx(k, (8, 0))
-    assert "cp.async.cg.shared.global" in ptx and "m16n8k16" in ptx and "ld.local" not in ptx
-    assert "+1024];" in ptx          # fragments a constant apart: one register, [reg + imm]
     rc, err = ptxas(ptx, "sm_80")
     assert rc == 0, err

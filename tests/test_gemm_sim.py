@@ -21,7 +21,8 @@ def test_gemm_simulator_suite_in_subprocess():
 if IN_PROCESS:
     from kernels import gemm
     from kernels.capability import CapabilityError
-    from kernels.gemm import matmul, tc_sm75, tc_sm75_large, tc_sm80, tc_sm80_large, tc_sm80_lean
+    from kernels.gemm import matmul, tc_sm75, tc_sm80, tc_sm80_prefetch
+    from kernels.numeric import from_bf16_bits, to_bf16_bits
     SIMT = [r.name for r in gemm.LADDER if r.dtype == "f32"]
 else:
     SIMT = []
@@ -43,60 +44,65 @@ def test_simt_rung_matches_numpy(name):
     rng = np.random.default_rng(7)
     A, B = rng.standard_normal((M, K)).astype(np.float32), rng.standard_normal((K, N)).astype(np.float32)
     C = np.full((M, N), np.nan, np.float32)
-    r.launch(A, B, C)
+    r.kernel.launch(A, B, C)
+    _check(C, A, B, 1e-5)
+
+
+def _operands(M, N, K, a_kmajor, b_kmajor, seed, bf16=False):
+    """A (M, K) and B (K, N) as the kernels take them (uint16 bits; each row- or column-major in memory),
+    and their values as float32."""
+    rng = np.random.default_rng(seed)
+    A, B = rng.standard_normal((M, K)).astype(np.float32), rng.standard_normal((K, N)).astype(np.float32)
+    if bf16:
+        Ab, Bb = to_bf16_bits(A), to_bf16_bits(B)
+        A, B = from_bf16_bits(Ab), from_bf16_bits(Bb)
+    else:
+        Ab, Bb = A.astype(np.float16).view(np.uint16), B.astype(np.float16).view(np.uint16)
+        A, B = A.astype(np.float16).astype(np.float32), B.astype(np.float16).astype(np.float32)
+    Ab = Ab if a_kmajor else np.asfortranarray(Ab)          # K-major A is row-major
+    Bb = np.asfortranarray(Bb) if b_kmajor else Bb          # K-major B is column-major
+    return Ab, Bb, A, B
+
+
+RUNGS = {"sm75": "tc_sm75", "sm80": "tc_sm80", "sm80_prefetch": "tc_sm80_prefetch"} if IN_PROCESS else {}
+
+
+@here
+@pytest.mark.parametrize("module", ["sm80", "sm80_prefetch", "sm75"])
+@pytest.mark.parametrize("a_kmajor,b_kmajor", [(True, False), (False, True)])
+def test_tensor_core_rung_matches_numpy(module, a_kmajor, b_kmajor):
+    """Each tensor-core rung at a simulator size (64x64 CTA tiles of 4 warps), 3 k-tiles: the pipelines'
+    prologue, steady state and drain."""
+    mod = {"sm80": tc_sm80, "sm80_prefetch": tc_sm80_prefetch, "sm75": tc_sm75}[module]
+    k = mod.make(**dict(mod.BEST, BM=64, BN=64, a_kmajor=a_kmajor, b_kmajor=b_kmajor))
+    Ab, Bb, A, B = _operands(64, 128, 96, a_kmajor, b_kmajor, 3)
+    C = np.full((64, 128), np.nan, np.float32)
+    k.launch(Ab, Bb, C)
     _check(C, A, B, 1e-5)
 
 
 @here
-@pytest.mark.parametrize("module", ["sm80", "sm75"])
-@pytest.mark.parametrize("a_kmajor,b_kmajor", [(True, False), (False, True)])
-def test_tensor_core_kernel_matches_numpy(module, a_kmajor, b_kmajor):
-    small = dict(BM=64, BN=64, BK=32, WARPS_M=2, WARPS_N=2, a_kmajor=a_kmajor, b_kmajor=b_kmajor)
-    k = tc_sm80.make_kernel(prefetch=True, **small) if module == "sm80" else tc_sm75.make_kernel(**small)
-    M, N, K = 64, 128, 96        # 3 k-tiles: the pipelines' prologue, steady state and drain
-    rng = np.random.default_rng(3)
-    A, B = rng.standard_normal((M, K)).astype(np.float16), rng.standard_normal((K, N)).astype(np.float16)
-    Ag = A if a_kmajor else np.ascontiguousarray(A.T)
-    Bg = np.ascontiguousarray(B.T) if b_kmajor else B
-    C = np.full((M, N), np.nan, np.float32)
-    k[(M // 64) * (N // 64), 128](Ag.view(np.uint16), Bg.view(np.uint16), C)
+@pytest.mark.parametrize("module", ["sm80", "sm80_prefetch", "sm75"])
+def test_tensor_core_rung_predicates_the_edges(module):
+    """edges=True: M, N, K that are not multiples of the tile. The simulator's twins raise on any access
+    outside an array, so this also shows that nothing outside A, B and C is touched."""
+    mod = {"sm80": tc_sm80, "sm80_prefetch": tc_sm80_prefetch, "sm75": tc_sm75}[module]
+    cfg = dict(mod.BEST, BM=64, BN=64, edges=True, a_kmajor=False)
+    k = mod.make(**dict(cfg, stages=3) if module != "sm75" else cfg)
+    Ab, Bb, A, B = _operands(72, 88, 40, False, False, 5)
+    C = np.full((72, 88), np.nan, np.float32)
+    k.launch(Ab, Bb, C)
     _check(C, A, B, 1e-5)
 
 
 @here
-@pytest.mark.parametrize("module", ["sm80_large", "sm80_lean", "sm75_large"])
-@pytest.mark.parametrize("a_kmajor,b_kmajor", [(True, False), (False, True)])
-def test_large_tensor_core_kernel_matches_numpy(module, a_kmajor, b_kmajor):
-    """The 64x64-warp-tile rungs at a simulator size (32x32 warp tiles: same code paths)."""
-    small = dict(BM=64, BN=64, BK=32, WARPS_M=2, WARPS_N=2, a_kmajor=a_kmajor, b_kmajor=b_kmajor)
-    M, N, K = 64, 128, 96
-    rng = np.random.default_rng(4)
-    A, B = rng.standard_normal((M, K)).astype(np.float16), rng.standard_normal((K, N)).astype(np.float16)
-    Ag = (A if a_kmajor else np.ascontiguousarray(A.T)).view(np.uint16)
-    Bg = (np.ascontiguousarray(B.T) if b_kmajor else B).view(np.uint16)
-    variants = ([dict(STAGES=3), dict(STAGES=2, dbuf=False), dict(STAGES=4)] if module == "sm80_large" else
-                [dict(STAGES=3), dict(STAGES=2)] if module == "sm80_lean" else [{}])
-    for cfg in variants:
-        C = np.full((M, N), np.nan, np.float32)
-        if module == "sm80_large":
-            tc_sm80_large.launch(tc_sm80_large.make_kernel(**small, **cfg), Ag, Bg, C)
-        elif module == "sm80_lean":
-            tc_sm80_large.launch(tc_sm80_lean.make_kernel(**small, **cfg), Ag, Bg, C)
-        else:
-            tc_sm75_large.make_kernel(**small)[(M // 64) * (N // 64), 128](Ag, Bg, C)
+def test_bf16_and_deeper_pipelines():
+    for cfg in (dict(stages=2), dict(stages=4, BK=64)):
+        k = tc_sm80_prefetch.make(**dict(tc_sm80_prefetch.BEST, BM=64, BN=64, dtype="bfloat16", **cfg))
+        Ab, Bb, A, B = _operands(64, 64, 128, True, False, 6, bf16=True)
+        C = np.full((64, 64), np.nan, np.float32)
+        k.launch(Ab, Bb, C)
         _check(C, A, B, 1e-5)
-
-
-@here
-def test_large_kernel_fragment_rule_is_checked():
-    """The per-lane fragment offsets are derived, and verified for every lane, when a kernel is built."""
-    from kernels.gemm.tc_sm80_large import fragment_address, step_rule
-    from kernels.gemm.tiles import ldmatrix_tile
-    from kernels.layout_codegen import layout_pyfunc
-    at = layout_pyfunc(ldmatrix_tile(128, 32), by_mode=True)
-    assert step_rule(fragment_address(at, True, True), 4, 2, [0, 64]) == ("+", 16 * 32, "^", 16)
-    with pytest.raises(ValueError):
-        step_rule(lambda i, s, lane, w: (i * i + s) * (lane + 1), 4, 2, [0])
 
 
 @here
@@ -105,7 +111,7 @@ def test_matmul_odd_shapes_and_column_major():
     A = rng.standard_normal((40, 20)).astype(np.float16)
     B = rng.standard_normal((20, 72)).astype(np.float16)
     _check(matmul(np.asfortranarray(A), B), A, B, 1e-5)        # A column-major, padded M, N, K
-    for name in ("tc_sm75", "tc_sm80", "tc_sm75_large"):
+    for name in ("tc_sm75", "tc_sm80"):
         _check(matmul(A, B, kernel=name), A, B, 1e-5)
     _check(matmul(A.astype(np.float32), B.astype(np.float32), kernel="simt_warptile"), A, B, 1e-5)
     A32, B32 = A.astype(np.float32)[:9, :5], B.astype(np.float32)[:5, :3]
@@ -134,11 +140,8 @@ def test_matmul_errors():
 @here
 def test_auto_picks_the_t4_path_on_sm75():
     from kernels.gemm.matmul import _choose
-    assert _choose("auto", "f16", (7, 5)) == "tc_sm75_large"      # the fastest rung of each path
-    assert _choose("auto", "f16", (9, 0)) == "tc_sm80_large"
-    assert _choose("tc_sm75", "f16", (7, 5)) == "tc_sm75"          # the smaller rungs stay reachable
-    with pytest.raises(CapabilityError, match="needs sm_80"):
-        _choose("tc_sm80_large", "f16", (7, 5))
+    assert _choose("auto", "f16", (7, 5)) == "tc_sm75"            # the fastest rung of each path
+    assert _choose("auto", "f16", (9, 0)) == "tc_sm80"
     assert _choose("auto", "bf16", (7, 5)) == "simt"
     assert _choose("auto", "f32", (7, 5)) == "simt"
     with pytest.raises(CapabilityError, match="needs sm_80"):

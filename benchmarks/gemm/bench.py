@@ -7,7 +7,7 @@ baseline: same inputs and output type as theirs); every rung's output poisoned (
 result (torch, TF32 off for fp32) by ||out - ref|| / ||ref||; then timed with CUDA events (kernels.timing:
 3 warm-up launches, median of >= 10 batches of launches queued back to back, so that the host's launch
 cost is not counted: GPU time, as a profiler sees it); then the user's call, matmul(A, B, out=C) for f32 and f16 ("matmul auto f32/f16":
-any size, edges padded). Also the mma.sync ceiling (register-only mma loops) and each kernel's SASS
+any size: edges predicated or padded). Also the mma.sync ceiling (register-only mma loops) and each kernel's SASS
 facts (registers, LDGSTS / LDSM / HMMA / LDG.E.128 / LDS.128 counts, local-memory spills).
 Writes gemm.csv, sass.csv and gemm.png to --out (default: $OUT or .), prints a short table last.
 """
@@ -173,10 +173,10 @@ def main():
     for r in rungs:
         if args.dump_sass:
             os.makedirs(os.path.join(args.out, "sass"), exist_ok=True)
-            sass = r.kernel.inspect_sass()
+            sass = r.kernel.numba.inspect_sass()
             with open(os.path.join(args.out, "sass", re.sub(r"\W+", "_", r.name) + ".sass"), "w") as f:
                 f.write("\n".join(sass.values()) if isinstance(sass, dict) else sass)
-        facts = sass_facts(r.kernel)
+        facts = sass_facts(r.kernel.numba)
         sass_rows.append(dict(rung=r.name, **facts))
     keys = sorted({k for s in sass_rows for k in s}, key=lambda k: (k != "rung", k))
     with open(os.path.join(args.out, "sass.csv"), "w", newline="") as f:

@@ -1,8 +1,9 @@
 """Quick variant explorer for one size (run on a GPU): build the named kernel variants, check each against
 cuBLAS (outputs poisoned with NaN), time them (CUDA events, median), print a table last; optionally dump
-one variant's SASS to $OUT. Variants are Python expressions over the kernels.gemm modules, e.g.
+one variant's SASS to $OUT. Variants are Python expressions over the kernels.gemm modules: P(**cfg) is
+tc_sm80_prefetch.make(**dict(BEST, **cfg)), T(...) tc_sm80, S(...) tc_sm75, e.g.
 
-    python benchmarks/gemm/explore.py 'L(BK=64)' 'L(dbuf=False)' --sass 0 --size 4096
+    python benchmarks/gemm/explore.py 'P(BK=64, stages=3)' 'P(min_blocks=1)' --sass 0 --size 4096
 """
 
 import argparse
@@ -19,21 +20,25 @@ from numba import cuda  # noqa: E402
 
 from kernels import gemm  # noqa: E402
 from kernels.timing import gpu_time_ms  # noqa: E402
-from kernels.gemm import ceiling, tc_sm75, tc_sm75_large, tc_sm80, tc_sm80_large, tc_sm80_lean  # noqa: E402,F401
+from kernels.gemm import ceiling, tc_sm75, tc_sm80, tc_sm80_prefetch  # noqa: E402,F401
 
 torch.backends.cuda.matmul.allow_tf32 = False
 
 
-def L(**cfg):
-    return gemm._tc_large(tc_sm80_large, "L" + str(cfg), (), **cfg)
+def _variant(module, tag, cfg):
+    return gemm._tc(module, tag + str(cfg), (), **dict(module.BEST, **cfg))
 
 
-def N(**cfg):
-    return gemm._tc_large(tc_sm80_lean, "N" + str(cfg), (), **cfg)
+def P(**cfg):
+    return _variant(tc_sm80_prefetch, "P", cfg)
+
+
+def T(**cfg):
+    return _variant(tc_sm80, "T", cfg)
 
 
 def S(**cfg):
-    return gemm._tc(tc_sm75_large, "S" + str(cfg), (), **cfg)
+    return _variant(tc_sm75, "S", cfg)
 
 
 def main():
@@ -64,7 +69,7 @@ def main():
             out = cuda.device_array(132 * 8 * 256, np.float32)
             ms = gpu_time_ms(lambda: k[132 * 8, 256](out, 4096), 10)
             rows.append(("mma.sync ceiling " + shape, ceiling.flops(k, 132 * 8, 256, 4096) / ms / 1e9, 0.0, ""))
-    env = dict(gemm.__dict__, L=L, N=N, S=S, gemm=gemm)
+    env = dict(gemm.__dict__, P=P, T=T, S=S, gemm=gemm)
     for i, v in enumerate(a.variants):
         r = eval(v, env)
         A, B = (A32, B32) if r.dtype == "f32" else (A16, B16)
@@ -78,11 +83,11 @@ def main():
         if not torch.isfinite(C).all():
             err = float("inf")
         ms = gpu_time_ms(run, a.reps)
-        regs = r.kernel.get_regs_per_thread()
+        regs = r.kernel.numba.get_regs_per_thread()
         regs = max(regs.values()) if isinstance(regs, dict) else regs
         rows.append((v, flop / ms / 1e9, err, regs))
         if i == a.sass:
-            s = r.kernel.inspect_sass()
+            s = r.kernel.numba.inspect_sass()
             s = "\n".join(s.values()) if isinstance(s, dict) else s
             open(os.path.join(os.environ.get("OUT", "."), "sass_%d.txt" % i), "w").write(s)
     if not a.once:

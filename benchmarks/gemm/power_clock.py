@@ -19,7 +19,7 @@ import torch  # noqa: E402
 from numba import cuda  # noqa: E402
 
 from kernels import hopper_gemm as H  # noqa: E402
-from kernels.gemm import tc_sm80_large  # noqa: E402
+from kernels.gemm import tc_sm80_prefetch  # noqa: E402
 
 SECONDS = float(sys.argv[1]) if len(sys.argv) > 1 else 3.0
 S = 4096
@@ -34,13 +34,13 @@ C = torch.empty(S, S, device="cuda")
 ref = A.float() @ Bt.float().T
 ca, cbt, cb, cc = (cuda.as_cuda_array(x) for x in (A, Bt, B_rm, C))
 a16, bt16, b16 = (x.view(np.uint16) for x in (ca, cbt, cb))
-sm80 = tc_sm80_large.make_kernel(**tc_sm80_large.BEST)
+sm80 = tc_sm80_prefetch.make(**tc_sm80_prefetch.BEST)
 hopper = {name: H.HopperGemm(**H.VARIANTS[name]) for name in ("persistent BN256 st4 group16",
                                                                "persistent BN256 st4 group16 tma-store")}
 runs = [("cuBLAS fp16->fp32", lambda: torch.mm(A, Bt.T, out_dtype=torch.float32, out=C)),
         ("cuBLAS fp16->fp16", lambda: torch.mm(A, Bt.T))]
 runs += [(name, (lambda h: lambda: h(ca, cbt, cc))(h)) for name, h in hopper.items()]
-runs += [("tc sm80 large (mma.sync)", lambda: tc_sm80_large.launch(sm80, a16, b16, cc))]
+runs += [("tc sm80 prefetch (mma.sync)", lambda: sm80.launch(a16, b16, cc))]
 
 
 def start_sampler():

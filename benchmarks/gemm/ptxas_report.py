@@ -79,7 +79,7 @@ def main():
     for r in gemm.LADDER + gemm.EXPLORE:
         if args and not any(a in r.name for a in args):
             continue
-        f = report(r.kernel, cc, f32=r.dtype == "f32")
+        f = report(r.kernel.numba, cc, f32=r.dtype == "f32")
         print("%-34s %s" % (r.name, " ".join("%s=%s" % (k, v) for k, v in f.items() if not k.startswith("_"))))
 
 

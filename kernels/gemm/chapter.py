@@ -9,8 +9,8 @@ of each step against NumPy, and live timings against cuBLAS (torch or CuPy, whic
     bench = chapter.Bench(info)                        # GPU: cuBLAS baselines; simulator: recorded H100
     bench.measure(step)                                # GPU: TFLOP/s at 4096^3; simulator: the record
 
-In the simulator the tensor-core steps run twins of the same modules with 64x64 CTA tiles and 4 warps
-(kernels.gemm.matmul does the same), since 256 simulated threads per CTA would be slow.
+In the simulator the tensor-core steps run the same kernels built with 64x64 CTA tiles (4 warps, as at
+full size; kernels.gemm.matmul does the same), since a 128x128 tile's work is slow to simulate.
 """
 
 import inspect
@@ -24,7 +24,7 @@ from ..capability import supports
 from ..runtime import in_simulator
 from ..timing import gpu_time_ms
 from . import (EXPLORE, LADDER, ceiling, runnable, simt_banks, simt_blocking1d, simt_blocking2d, simt_coalesced,
-               simt_naive, simt_smem, simt_vectorized, simt_warptile, tc_sm75, tc_sm80)
+               simt_naive, simt_smem, simt_vectorized, simt_warptile, tc_sm75, tc_sm80, tc_sm80_prefetch)
 from . import recorded as rec
 
 __all__ = ["Step", "STEPS", "step", "quote", "check_run", "Bench", "device_numbers", "BASELINE_NAMES"]
@@ -67,12 +67,9 @@ STEPS = [
     Step("simt 6b: swizzled smem", simt_banks, None, "SWIZZLED = (", "Swizzle(1, 2, 3)", thread_tile=(8, 8)),
     Step("simt 7: dbuf + warp tiles", simt_warptile, "gemm_simt_warptile", "for kt in range", "# one barrier",
          thread_tile=(8, 8)),
-    Step("tc sm75 128x128x32", tc_sm75, "make_kernel", "for kt in range(KT)", "cuda.syncthreads()",
-         thread_tile=(64, 32)),
-    Step("tc sm80 128x128x32 3st", tc_sm80, "make_kernel", "for s in range(STAGES - 1)", "cp_async_wait(0)",
-         thread_tile=(64, 32)),
-    Step("tc sm80 + frag prefetch", tc_sm80, "make_kernel", "if prefetch:", "mma_step(fa2, fb2, acc)",
-         thread_tile=(64, 32)),
+    Step("tc sm75 128x128x32", tc_sm75, "gemm_tc_sm75", thread_tile=(64, 64)),
+    Step("tc sm80 128x128x32 4st", tc_sm80, "gemm_tc_sm80", thread_tile=(64, 64)),
+    Step("tc sm80 + k-block prefetch", tc_sm80_prefetch, "gemm_tc_sm80_prefetch", thread_tile=(64, 64)),
 ]
 
 BASELINE_NAMES = {"f32": "cuBLAS fp32 (torch)", "f16": "cuBLAS fp16->fp32 (torch)"}   # the tensor-core steps: fp16 in, fp32 out
@@ -100,6 +97,7 @@ def quote(s, start=None, stop=None):
     obj = (s.module if s.what is None else getattr(s.module, s.what)) if isinstance(s, Step) else s
     start = s.start if isinstance(s, Step) and start is None else start
     stop = s.stop if isinstance(s, Step) and stop is None else stop
+    obj = getattr(obj, "fn", obj)                        # a cutejit kernel: the function it traces
     obj = getattr(obj, "py_func", obj)
     lines, first = inspect.getsourcelines(obj)
     first = first or 1                                   # a module's source starts at line 1, reported as 0
@@ -118,11 +116,7 @@ def quote(s, start=None, stop=None):
 # ---- checks ------------------------------------------------------------------------------------------
 def _sim_twin(s):
     """The kernel a tensor-core step runs in the simulator: same module and options, 64x64 CTA tiles."""
-    cfg = s.rung.kernel.config
-    small = dict(BM=64, BN=64, BK=cfg["BK"], WARPS_M=2, WARPS_N=2)
-    if s.module is tc_sm80:
-        return tc_sm80.make_kernel(STAGES=cfg["stages"], prefetch=cfg["prefetch"], **small)
-    return tc_sm75.make_kernel(**small)
+    return s.module.make(**dict(s.module.BEST, BM=64, BN=64))
 
 
 def check_size(s):
@@ -150,11 +144,9 @@ def check_run(s, size=None, seed=7):
     A, B = inputs(M, N, K, s.dtype, seed)
     C = np.full((M, N), np.nan, np.float32)
     if in_simulator() and s.dtype == "f16":
-        k = _sim_twin(s)
-        c = k.config
-        k[(M // c["BM"]) * (N // c["BN"]), c["threads"]](A.view(np.uint16), B.view(np.uint16), C)
+        _sim_twin(s).launch(A.view(np.uint16), B.view(np.uint16), C)
     elif in_simulator():
-        s.rung.launch(A, B, C)
+        s.rung.kernel.launch(A, B, C)
     else:
         dA, dB, dC = cuda.to_device(A), cuda.to_device(B), cuda.to_device(C)
         s.rung.prepare(dA, dB, dC)()
@@ -335,20 +327,6 @@ def intensities(s, size=4096):
     BM, BN, _ = s.rung.tile
     smem = None if s.module in (simt_naive, simt_coalesced) else ai_shared(*s.thread_tile, e)
     return ai_dram(size, size, size, e), ai_global(BM, BN, e), smem
-
-
-def tc_c_coords(tid, BM=128, BN=128, WARPS_M=2, WARPS_N=4, atom="SM80_16x8x16_F32F16F16F32_TN"):
-    """The (m, n) of the CTA's C tile that thread `tid` of tc_sm80 / tc_sm75 stores, in the order of their
-    store loop (mt, nt, j): warp (tid // 32) owns the (BM / WARPS_M, BN / WARPS_N) block at
-    (warp // WARPS_N, warp % WARPS_N), made of m16n8 tiles whose value j of lane l is the atom's
-    LayoutC_TV(l, j) = m + 16 n (the loop's `c_of`)."""
-    from cutelite import make_mma_atom
-    c = make_mma_atom(atom).LayoutC_TV
-    lane, warp = tid % 32, tid // 32
-    WM, WN = BM // WARPS_M, BN // WARPS_N
-    wm, wn = (warp // WARPS_N) * WM, (warp % WARPS_N) * WN
-    return [(wm + 16 * mt + c(lane, j) % 16, wn + 8 * nt + c(lane, j) // 16)
-            for mt in range(WM // 16) for nt in range(WN // 8) for j in range(4)]
 
 
 # ---- one step of the chapter: check, measure, chart -----------------------------------------------------

@@ -2,11 +2,13 @@
 best kernels.
 
   * f32 inputs -> SIMT fp32 (simt_unrolled); f16 / bf16 inputs -> f32 through tensor cores
-    (tc_sm80_large on sm_80+, tc_sm75_large on a T4; bf16 on sm_75 runs the SIMT kernel on exact f32
-    copies). kernel="tc_sm80" / "tc_sm75" / "simt_warptile" pick the earlier, smaller rungs.
-  * Any M, N, K: shapes that are not multiples of the CTA tile are padded (zeros) into device copies,
-    and the result is cropped. Row- or column-major A and B: the tensor-core kernels read either in
-    place (ldmatrix or ldmatrix.trans); the SIMT kernel and odd strides get a row-major device copy.
+    (tc_sm80_prefetch on sm_80+, tc_sm75 on a T4; bf16 on sm_75 runs the SIMT kernel on exact f32
+    copies). kernel="tc_sm80" / "tc_sm75" / "simt_warptile" pick a rung by name.
+  * Any M, N, K. The tensor-core kernels read A and B in place, row- or column-major (ldmatrix or
+    ldmatrix.trans), and predicate the copies at the matrix edges, as long as each operand's contiguous
+    rows are 16-byte aligned (a multiple of 8 halves long) and C's rows hold an even number of floats;
+    otherwise, and for the SIMT kernel, the operands are padded (zeros) into device copies and the result
+    is cropped.
   * NumPy arrays are copied to the device and the result comes back as NumPy; device arrays (Numba,
     CuPy, PyTorch: anything with __cuda_array_interface__) are used in place and a Numba device array
     is returned (or `out`, when given). The work is queued on the stream the device arrays name (PyTorch's
@@ -21,11 +23,13 @@ import numpy as np
 from numba import cuda
 
 from ..capability import CapabilityError, require
+from ..arrays import device_view, is_device_array, on_device
 from ..runtime import device_info, in_simulator
-from . import simt_unrolled, simt_warptile, tc_sm75, tc_sm75_large, tc_sm80, tc_sm80_large
+from . import simt_unrolled, simt_warptile, tc_sm75, tc_sm80_prefetch
 
-KERNELS = ("auto", "simt", "tc_sm75", "tc_sm80", "simt_warptile", "tc_sm75_large", "tc_sm80_large")
-SM80_PATH, SM75_PATH = ("tc_sm80", "tc_sm80_large"), ("tc_sm75", "tc_sm75_large")
+KERNELS = ("auto", "simt", "tc_sm75", "tc_sm80", "simt_warptile")
+SM80_PATH, SM75_PATH = ("tc_sm80",), ("tc_sm75",)
+RUNGS = {"tc_sm80": tc_sm80_prefetch, "tc_sm75": tc_sm75}
 _CACHE = {}
 
 
@@ -42,7 +46,7 @@ def _as_operand(x, name):
             return cuda.as_cuda_array(x, sync=False).view(np.uint16), "bf16", True
     except ImportError:
         pass
-    on_device = _is_device_array(x)
+    on_device = is_device_array(x)
     if on_device:
         a = device_view(x)
     else:
@@ -65,11 +69,11 @@ def _choose(kernel, dtype, cc):
         if dtype == "f32":
             return "simt"
         if cc is None or cc >= (8, 0):
-            return "tc_sm80_large"
+            return "tc_sm80"
         if dtype == "bf16":
             return "simt"          # sm_75 has no bf16 mma: bf16 -> f32 is exact
         require("mma.m16n8k8.f16", cc)
-        return "tc_sm75_large"
+        return "tc_sm75"
     if kernel in ("simt", "simt_warptile"):
         return kernel
     if dtype == "f32":
@@ -82,20 +86,14 @@ def _choose(kernel, dtype, cc):
     return kernel
 
 
-def _tc_kernel(which, dtype, a_kmajor, b_kmajor):
-    key = (which, dtype, a_kmajor, b_kmajor, in_simulator())
+def _tc_kernel(which, dtype, a_kmajor, b_kmajor, edges):
+    """The rung's kernel for these operands (BEST configuration; 64x64 CTA tiles in the simulator), built once."""
+    key = (which, dtype, a_kmajor, b_kmajor, edges, in_simulator())
     if key not in _CACHE:
-        small = dict(BM=64, BN=64, WARPS_M=2, WARPS_N=2) if in_simulator() else {}
-        if which == "tc_sm80":
-            _CACHE[key] = tc_sm80.make_kernel(a_kmajor=a_kmajor, b_kmajor=b_kmajor, dtype=dtype, **small)
-        elif which == "tc_sm80_large":
-            cfg = dict(tc_sm80_large.BEST, **small)
-            _CACHE[key] = tc_sm80_large.make_kernel(a_kmajor=a_kmajor, b_kmajor=b_kmajor, dtype=dtype, **cfg)
-        elif which == "tc_sm75_large":
-            cfg = dict(tc_sm75_large.BEST, **small)
-            _CACHE[key] = tc_sm75_large.make_kernel(a_kmajor=a_kmajor, b_kmajor=b_kmajor, **cfg)
-        else:
-            _CACHE[key] = tc_sm75.make_kernel(a_kmajor=a_kmajor, b_kmajor=b_kmajor, **small)
+        module = RUNGS[which]
+        cfg = dict(module.BEST, **(dict(BM=64, BN=64) if in_simulator() else {}))
+        _CACHE[key] = module.make(dtype="bfloat16" if dtype == "bf16" else "float16", a_kmajor=a_kmajor,
+                                  b_kmajor=b_kmajor, edges=edges, **cfg)
     return _CACHE[key]
 
 
@@ -145,7 +143,7 @@ def _stream(*arrays):
     streams: those are synchronized first and the default stream is used."""
     if in_simulator():
         return 0
-    handles = {_stream_of(x) for x in arrays if x is not None and _is_device_array(x)}
+    handles = {_stream_of(x) for x in arrays if x is not None and is_device_array(x)}
     handles.discard(0)
     if len(handles) == 1:
         return cuda.external_stream(handles.pop())
@@ -154,25 +152,8 @@ def _stream(*arrays):
     return 0
 
 
-def _on_device(a):
-    return hasattr(a, "copy_to_host")       # a Numba device array (or the simulator's stand-in)
-
-
-def _is_device_array(x):
-    """Is x in GPU memory (a Numba, CuPy or PyTorch CUDA array)? The cheap tests first: PyTorch builds its
-    __cuda_array_interface__ anew on every access."""
-    return _on_device(x) or getattr(x, "is_cuda", False) is True or hasattr(x, "__cuda_array_interface__")
-
-
-def device_view(x):
-    """x as a Numba device array, without a copy and without making the host wait (see _stream): x itself
-    if it is one already. Each conversion of a CuPy or PyTorch array costs the host tens of microseconds,
-    so matmul makes one per operand and passes the result on."""
-    return x if _on_device(x) else cuda.as_cuda_array(x, sync=False)
-
-
 def _dev(a):
-    return a if _on_device(a) else cuda.to_device(np.ascontiguousarray(a))
+    return a if on_device(a) else cuda.to_device(np.ascontiguousarray(a))
 
 
 def _staged(a, rows, cols, dtype, stream=0):
@@ -185,20 +166,21 @@ def _staged(a, rows, cols, dtype, stream=0):
 def _fits_in_place(a, rows, cols, elem):
     """Can a kernel read this (rows, cols) row-major operand in place: C-contiguous, exact shape,
     16-byte aligned rows?"""
-    if not (_on_device(a) and a.is_c_contiguous() and a.shape == (rows, cols) and (cols * elem) % 16 == 0):
+    if not (on_device(a) and a.is_c_contiguous() and a.shape == (rows, cols) and (cols * elem) % 16 == 0):
         return False
     ptr = getattr(a, "device_ctypes_pointer", None)
     return ptr is None or (ptr.value or 0) % 16 == 0
 
 
-def transposed(x):
-    """x.T without a copy: for a device array a view with the shape and strides swapped (numba's
-    DeviceNDArray.T copies through a transpose kernel, compiled on first use: 100 ms at 4096^2)."""
-    if isinstance(x, np.ndarray) or in_simulator():
-        return x.T
-    from numba.cuda.cudadrv.devicearray import DeviceNDArray
-    x = device_view(x)
-    return DeviceNDArray(x.shape[::-1], x.strides[::-1], x.dtype, gpu_data=x.gpu_data)
+def _readable(x, unit, elem=2):
+    """Can a tensor-core kernel read this operand in place: a device array whose mode `unit` has unit stride
+    and a multiple of 16 bytes of elements, the other stride a multiple of 16 bytes, 16-byte aligned?"""
+    if not on_device(x) or x.strides[unit] != elem or (x.shape[unit] * elem) % 16:
+        return False
+    if x.shape[1 - unit] > 1 and x.strides[1 - unit] % 16:
+        return False
+    ptr = getattr(x, "device_ctypes_pointer", None)
+    return ptr is None or (ptr.value or 0) % 16 == 0
 
 
 def _ceil(x, m):
@@ -245,22 +227,21 @@ def matmul(A, B, out=None, kernel="auto"):
         bg = b if _fits_in_place(b, Kp, Np, 4) else _staged(b, Kp, Np, np.float32, st)
         run = lambda C: kern[T.grid(Mp, Np) + (st,)](ag, bg, C)  # noqa: E731
     else:
-        # majorness: a column-major operand is its transpose, row-major, read with ldmatrix.trans
+        # majorness: an operand with unit stride along K is K-major (read by ldmatrix), else M/N-major
+        # (ldmatrix.trans); the kernels read both in place, and predicate the edges (edges=True)
         a_kmajor = not (a.strides[0] == 2 and a.strides[1] != 2)
         b_kmajor = b.strides[0] == 2 and b.strides[1] != 2
-        k = _tc_kernel(which, ta, a_kmajor, b_kmajor)
-        c = k.config
-        Mp, Np, Kp = _ceil(M, c["BM"]), _ceil(N, c["BN"]), _ceil(K, c["BK"])
-        at = a if a_kmajor else transposed(a)
-        bt = transposed(b) if b_kmajor else b
-        ash = (Mp, Kp) if a_kmajor else (Kp, Mp)
-        bsh = (Np, Kp) if b_kmajor else (Kp, Np)
-        ag = at if _fits_in_place(at, *ash, 2) else _staged(at, *ash, np.uint16, st)
-        bg = bt if _fits_in_place(bt, *bsh, 2) else _staged(bt, *bsh, np.uint16, st)
-        if which == "tc_sm80_large":
-            run = lambda C: tc_sm80_large.launch(k, ag, bg, C, st)  # noqa: E731
-        else:
-            run = lambda C: k[(Mp // c["BM"]) * (Np // c["BN"]), c["threads"], st](ag, bg, C)  # noqa: E731
+        if _readable(a, 1 if a_kmajor else 0) and _readable(b, 0 if b_kmajor else 1):
+            k = _tc_kernel(which, ta, a_kmajor, b_kmajor, False)
+            if M % k.tile[0] or N % k.tile[1] or K % k.tile[2]:
+                k = _tc_kernel(which, ta, a_kmajor, b_kmajor, True)
+            Mp, Np = M, _ceil(N, 2)          # C's floats are stored in pairs
+        else:                                # padded row-major copies, multiples of the tile
+            k = _tc_kernel(which, ta, True, False, False)
+            Mp, Np, Kp = _ceil(M, k.tile[0]), _ceil(N, k.tile[1]), _ceil(K, k.tile[2])
+            a, b = _staged(a, Mp, Kp, np.uint16, st), _staged(b, Kp, Np, np.uint16, st)
+        ag, bg = a, b
+        run = lambda C: k.launch(ag, bg, C, stream=st)  # noqa: E731
     if out is not None and not isinstance(out, np.ndarray) and _fits_in_place(o, Mp, Np, 4):
         run(o)
         return out
