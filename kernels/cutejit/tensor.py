@@ -60,6 +60,21 @@ def _add(a, b):
     return a + b
 
 
+def _root(v, nroot):
+    """A static layout value (an int, a ScaledBasis, an ArithmeticTuple) as a tuple of nroot ints."""
+    if isinstance(v, ScaledBasis):
+        out = [0] * nroot
+        out[v.modes[0]] = int(v.value)
+        return tuple(out)
+    if isinstance(v, tuple):
+        return tuple(int(x) for x in v) + (0,) * (nroot - len(v))
+    if int(v) == 0:
+        return (0,) * nroot
+    if nroot == 1:
+        return (int(v),)
+    raise ValueError("cutejit: %r is not a coordinate of a rank-%d matrix" % (v, nroot))
+
+
 def evaluate(layout, x, nroot=0):
     """layout(x) for a 1-D coordinate x (an int, or a Sym in [0, size(layout))), as CuTe's crd2idx splits
     it over the modes: an int/Sym for integer strides, a tuple of nroot ints/Syms for basis strides."""
@@ -185,9 +200,9 @@ class GTensor(_Base):
         if ns:
             static, dynamic = _split_coord(self.layout, coord[:ns])
             layout, off = slice_and_offset(static, self.layout)
-            off = tuple(off) if isinstance(off, tuple) else (off,) if self.nroot == 1 else (0,) * self.nroot
+            off = _root(off, self.nroot)
             for m in range(self.nroot):
-                origin[m].append(int(off[m]))
+                origin[m].append(off[m])
             for i, s in dynamic:
                 val = evaluate(_mode(self.layout, i), s, self.nroot)
                 for m in range(self.nroot):
@@ -200,9 +215,8 @@ class GTensor(_Base):
     def coord(self, c):
         """The coordinate in the matrix of static coordinate c (1-D) of the static modes: a tuple of
         ints/Syms, one per matrix mode."""
-        static = self.layout(c) if self.layout is not None else (0,) * self.nroot
-        static = tuple(static) if isinstance(static, tuple) else (static,)
-        return tuple(sum(self.origin[m], 0) + int(static[m]) for m in range(self.nroot))
+        static = _root(self.layout(c), self.nroot) if self.layout is not None else (0,) * self.nroot
+        return tuple(sum(self.origin[m], 0) + static[m] for m in range(self.nroot))
 
     def contiguous(self, first, n):
         """Static coordinates first .. first + n - 1 are n consecutive elements along the matrix's unit-stride
@@ -216,15 +230,13 @@ class GTensor(_Base):
         return c0[unit[0]] % n == 0 and all(self.coord_static(first + j) == want(j) for j in range(n))
 
     def coord_static(self, c):
-        v = self.layout(c)
-        return tuple(int(x) for x in v) if isinstance(v, tuple) else (int(v),)
+        return _root(self.layout(c), self.nroot)
 
     def offset(self, c):
         """Element offset of static coordinate c from the matrix's first element (run-time terms that do
         not change inside loops are computed once, at the top of the kernel)."""
         t = current()
-        static = self.layout(c) if self.layout is not None else (0,) * self.nroot
-        static = tuple(static) if isinstance(static, tuple) else (static,)
+        static = self.coord_static(c) if self.layout is not None else (0,) * self.nroot
         inv, var, const = 0, 0, 0
         for m, stride in enumerate(self.matrix.strides):
             for term in self.origin[m]:
@@ -232,7 +244,7 @@ class GTensor(_Base):
                     var = var + term * stride
                 else:
                     inv = inv + term * stride
-            const = const + int(static[m]) * stride
+            const = const + static[m] * stride
         if is_sym(const):
             const = t.let(const, "g")
         return t.let(inv, "g") + var + const

@@ -1,8 +1,8 @@
 """Chapter 6's kernels on this machine's GPU: the TiledCopy kernels (128-bit vs 32-bit) and the TiledMMA
 GEMM tile (sm75 and sm80 paths), each checked against NumPy, with SASS evidence, registers and timings.
 
-    python -m kernels.tiled_check                 # checks, SASS counts, registers, copy timings, a table
-    python -m kernels.tiled_check --sass-dir D    # also write each kernel's SASS to D
+    python -m kernels.tiled.check                 # checks, SASS counts, registers, copy timings, a table
+    python -m kernels.tiled.check --sass-dir D    # also write each kernel's SASS to D
 
 Without a GPU it runs the checks in the simulator at tiny sizes (no SASS, no timings). Exit status 0 when
 every check passed.
@@ -37,13 +37,13 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     import warnings
-    from . import runtime
+    from .. import runtime
     info = runtime.setup(verbose=True)
     warnings.filterwarnings("ignore", message=".*Grid size")   # the small GEMM check launches few CTAs
     import numpy as np
     from numba import cuda
-    from . import tiled_copy as TC, tiled_mma as TM
-    from .capability import supports
+    from . import copy as TC, mma as TM
+    from ..capability import supports
     gpu = not info.simulator
     cc = None if info.simulator else info.cc
     rng = np.random.default_rng(0)
@@ -72,7 +72,7 @@ def main(argv=None):
         out, _ = TC.run_tiled_copy(src, bits, path)
         ok = bool(np.isfinite(out).all() and np.array_equal(out, src))
         report("copy %d-bit %s" % (bits, path), ok, "exact" if ok else "%d differ" % np.sum(out != src),
-               TC.make_copy_kernel(bits, shape[1], path))
+               TC.make_copy_kernel(bits, path).numba)
 
     # -- the GEMM tile, both paths
     M, N, K = (256, 256, 512) if gpu else (32, 64, 64)
@@ -85,7 +85,7 @@ def main(argv=None):
         C = TM.run_warp_gemm(A, B, path)
         err = float(np.max(np.abs(C - want)) / max(1.0, np.abs(want).max()))
         ok = bool(np.isfinite(C).all() and err < 1e-5)
-        report("gemm %s %dx%dx%d" % (path, M, N, K), ok, "rel err %.1e" % err, TM.make_gemm_kernel(path, K, N))
+        report("gemm %s %dx%dx%d" % (path, M, N, K), ok, "rel err %.1e" % err, TM.make_gemm_kernel(path).numba)
 
     if gpu:   # timings: CUDA events, 3 warm-up launches, median of reps; 2 GiB moved (DRAM), 32 MiB (in L2)
         for big in ((16384, 16384), (2048, 2048)):
