@@ -1,16 +1,20 @@
-"""kernels: the toolchain every CuTe-from-Scratch kernel uses.
+"""kernels: the GPU half of the book, in floors, each built on the one below.
 
     import kernels
     info = kernels.setup()          # GPU or simulator; prints a banner. Call it before importing numba.
 
-Then:
-  * `from kernels.intrinsics import ...`: inline-PTX intrinsics (mma.sync m8n8k4 / m16n8k8 / m16n8k16,
-    ldmatrix x1/x2/x4 (.trans), cp.async + commit/wait, 128-bit global loads/stores, shuffles, f16/bf16
-    packing) that also run, with the same numbers, in Numba's CUDA simulator.
-  * `kernels.layout_fn(layout)`: a cutelite Layout / swizzled ComposedLayout as a device function.
-  * `kernels.best_mma_for(cc)`, `kernels.require(name)`: what a GPU supports (a T4 is sm_75).
-  * `kernels.fragments`: which lane holds which matrix element, for every warp-wide instruction.
-  * `python -m kernels.gpu_check`: every demo kernel (kernels.demos) against NumPy on this GPU.
+  * kernels.instructions: every instruction a kernel calls (mma.sync, ldmatrix, cp.async, 16-byte loads
+    and stores, shuffles; wgmma, TMA, mbarrier on Hopper): inline PTX on a GPU, a pure-Python twin in
+    Numba's simulator; an MMA or ldmatrix atom's intrinsic is built from the cutelite atom itself.
+    `python -m kernels.gpu_check` runs every instruction's self-test.
+  * kernels.cutejit: the CuTe layer. A kernel written with cutelite's TiledCopy, TiledMMA and layouts
+    (partition_S, copy, retile_D, gemm, ...) is traced into straight-line Numba code, every layout folded.
+  * the kernels, by chapter: kernels.tiled (chapter 6: a TiledCopy and a TiledMMA tile), kernels.gemm
+    (chapter 7: the GEMM ladder, SIMT and tensor cores), kernels.hopper_gemm (chapter 8: wgmma and TMA).
+  * kernels.gemm.matmul: C = A @ B for NumPy, CuPy and PyTorch arrays, on the ladder's best kernels.
+Beside them: kernels.layout_codegen (a layout as a device function, for the SIMT kernels and chapters 1-4),
+kernels.capability (which GPU runs what), kernels.timing (GPU time), kernels.arrays (device arrays as
+Numba views).
 
 Importing this package does not import numba: Numba reads NUMBA_ENABLE_CUDASIM when it is first imported,
 and `setup()` has to set it first on a machine without a GPU.

@@ -1,9 +1,9 @@
-"""Run every demo kernel on this machine's GPU against NumPy and print a pass/fail table.
+"""Run every instruction's self-test (kernels.instructions.selftest) on this machine's GPU and print a table.
 
-    python -m kernels.gpu_check            # exit status 0 when every demo the GPU supports passed
+    python -m kernels.gpu_check            # exit status 0 when every test the GPU supports passed
     python -m kernels.gpu_check --sass     # also count the tensor-core / copy instructions in the SASS
 
-Without a GPU it runs the same demos in the simulator (and says so).
+Without a GPU it runs the same tests in the simulator (and says so).
 """
 
 import argparse
@@ -43,25 +43,25 @@ def _sass_summary(kernel):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sass", action="store_true", help="summarise each demo kernel's SASS")
+    parser.add_argument("--sass", action="store_true", help="summarise each test kernel's SASS")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
 
     import warnings
     from . import runtime
     info = runtime.setup(verbose=True)
-    try:   # the demos are deliberately tiny, host-array launches: not a performance test
+    try:   # the tests are deliberately tiny, host-array launches: not a performance test
         from numba.core.errors import NumbaPerformanceWarning
         warnings.simplefilter("ignore", NumbaPerformanceWarning)
     except ImportError:
         pass
     print(_versions())
-    from . import demos
+    from .instructions import selftest
 
     rows, failed = [], 0
-    for name, d in demos.DEMOS.items():
+    for name, d in selftest.TESTS.items():
         t0 = time.perf_counter()
-        r = demos.run_all([name], cc=None if info.simulator else info.cc, seed=args.seed)[0]
+        r = selftest.run_all([name], cc=None if info.simulator else info.cc, seed=args.seed)[0]
         dt = time.perf_counter() - t0
         skipped = r.note.startswith("skipped")
         status = "skip" if skipped else ("PASS" if r.ok else "FAIL")
@@ -70,7 +70,7 @@ def main(argv=None):
 
     width = max(len(r[0]) for r in rows)
     print()
-    print("%-*s  %-4s  %-9s  %-7s  %s" % (width, "demo", "", "max err", " time", "needs / note"))
+    print("%-*s  %-4s  %-9s  %-7s  %s" % (width, "test", "", "max err", " time", "needs / note"))
     print("-" * (width + 60))
     for name, needs, status, err, dt, note in rows:
         print("%-*s  %-4s  %-9.2g  %6.2fs  %s%s" % (width, name, status, err, dt, needs,
@@ -81,10 +81,9 @@ def main(argv=None):
         info.name if info.simulator else "%s (%s)" % (info.name, info.sm)))
 
     if args.sass and not info.simulator:
-        print("\nSASS of the demo kernels (instruction counts):")
-        for kname, kern in sorted(demos.all_kernels().items()):
-            if getattr(kern, "overloads", None):   # launched, so compiled
-                print("  %-32s %s" % (kname, _sass_summary(kern)))
+        print("\nSASS of the test kernels (instruction counts):")
+        for kname, kern in sorted(selftest.compiled_kernels().items()):
+            print("  %-40s %s" % (kname, _sass_summary(kern)))
     return 1 if failed else 0
 
 

@@ -88,8 +88,8 @@ def make_gemm_cp_async(BN=128, stages=4, consumers=2):
     from numba import cuda, uint16, int64
     from cutelite.gmma import Layout_K_SW128_Atom, tile_to_smem
     from .layout_codegen import layout_fn
-    from .intrinsics import cp_async_cg_16, cp_async_commit, cp_async_wait
-    from .hopper import (fence_proxy_async, shared_address, store_acc_f32, wgmma, wgmma_commit, wgmma_fence,
+    from .instructions import cp_async_cg_16, cp_async_commit, cp_async_wait
+    from .instructions import (fence_proxy_async, shared_address, store_acc_f32, wgmma, wgmma_commit, wgmma_fence,
                          wgmma_wait, wgmma_uninit)
     BM = 64 * consumers
     threads = 128 * consumers
@@ -160,7 +160,7 @@ def make_gemm_ws(BN=128, stages=4, consumers=2, regs=None, group=0):
     groups of `group` row-tiles (L2 reuse of B). Returns (kernel, threads, smem
     bytes)."""
     from numba import cuda, uint16, uint64, int64
-    from .hopper import (fence_mbarrier_init, mbarrier_arrive, mbarrier_arrive_expect_tx, mbarrier_init,
+    from .instructions import (fence_mbarrier_init, mbarrier_arrive, mbarrier_arrive_expect_tx, mbarrier_init,
                          mbarrier_try_wait, setmaxnreg_dec, setmaxnreg_inc, shared_address, store_acc_f32,
                          tma_load_2d, tma_prefetch_desc, wgmma, wgmma_commit, wgmma_fence, wgmma_wait,
                          wgmma_uninit)
@@ -264,7 +264,7 @@ def make_gemm_persistent(BN=256, stages=4, consumers=2, regs=(40, 232), group=8,
     The stores then run while the warpgroup goes on to the next tile's main loop.
     Returns (kernel, threads, smem bytes)."""
     from numba import cuda, uint16, uint64, int64
-    from .hopper import (fence_mbarrier_init, mbarrier_arrive, mbarrier_arrive_expect_tx, mbarrier_init,
+    from .instructions import (fence_mbarrier_init, mbarrier_arrive, mbarrier_arrive_expect_tx, mbarrier_init,
                          mbarrier_try_wait, setmaxnreg_dec, setmaxnreg_inc, shared_address, store_acc_f32,
                          tma_load_2d, tma_prefetch_desc, wgmma, wgmma_commit, wgmma_fence, wgmma_wait,
                          wgmma_uninit, fence_proxy_async, named_barrier_sync, stage_acc_f32_sw128, tma_store_2d,
@@ -404,7 +404,7 @@ def make_gemm_pingpong(BN=256, stages=5, regs=(40, 232), group=16, BM=64):
     that order a consumer could wait on a "full" barrier two phases early, where the parity test
     passes wrongly. Returns (kernel, threads, smem bytes)."""
     from numba import cuda, uint16, uint64, int64
-    from .hopper import (fence_mbarrier_init, mbarrier_arrive, mbarrier_arrive_expect_tx, mbarrier_init,
+    from .instructions import (fence_mbarrier_init, mbarrier_arrive, mbarrier_arrive_expect_tx, mbarrier_init,
                          mbarrier_try_wait, named_barrier_arrive, named_barrier_sync, setmaxnreg_dec,
                          setmaxnreg_inc, shared_address, store_acc_f32, tma_load_2d, tma_prefetch_desc, wgmma,
                          wgmma_commit, wgmma_fence, wgmma_wait, wgmma_uninit)

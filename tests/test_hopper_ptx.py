@@ -1,4 +1,4 @@
-"""kernels.hopper offline: every Hopper intrinsic compiled by numba for sm_90a in a tiny kernel, then
+"""kernels.instructions (Hopper) offline: every Hopper intrinsic compiled by numba for sm_90a in a tiny kernel, then
 assembled by `ptxas -arch=sm_90a`; the GEMM kernels too (and ptxas must not serialize their wgmma).
 Refused for sm_80 by our target check. In the simulator: the ordering-only intrinsics are no-ops and
 wgmma/TMA raise a clear "needs sm_90a". No GPU needed; numba must run without the simulator, so with
@@ -62,7 +62,7 @@ def _ptxas(ptx, extra=()):
 if IN_PROCESS:
     from numba import cuda
     from numba.cuda import types as T
-    from kernels import hopper as H
+    from kernels import instructions as H
 
     def k_wgmma(a, out):
         s = cuda.shared.array(4096, T.uint16)

@@ -1,4 +1,4 @@
-"""kernels.hopper in Numba's CUDA simulator: the ordering-only intrinsics are no-ops (a kernel using them
+"""kernels.instructions (Hopper) in Numba's CUDA simulator: the ordering-only intrinsics are no-ops (a kernel using them
 runs), and wgmma / TMA refuse with a clear "needs sm_90a" (no twin can stand in for the async engines)."""
 import numpy as np
 import pytest
@@ -8,7 +8,7 @@ from kernels._testing import numba_mode, run_in_subprocess
 IN_SIM = numba_mode(simulator=True)
 if IN_SIM:
     from numba import cuda
-    from kernels import hopper as H
+    from kernels import instructions as H
     from kernels.capability import CapabilityError
 
 

@@ -51,53 +51,32 @@ if IN_PROCESS:
     except (ImportError, AttributeError):
         from numba.core import types as T
 
-    from kernels import demos
-    from kernels import intrinsics as I
-    from kernels.capability import CapabilityError
+    from cutelite import MMA_ATOMS
+    from kernels.capability import MIN_SM, CapabilityError
+    from kernels.instructions import selftest
+    from kernels.instructions.atoms import LDSM_PTX, supported
 
-    u16_2, u32_1, u32_2, u32_3 = T.uint16[:, ::1], T.uint32[::1], T.uint32[:, ::1], T.uint32[:, :, ::1]
+    u16_1, u32_1, u32_2, i64_1 = T.uint16[::1], T.uint32[::1], T.uint32[:, ::1], T.int64[::1]
     f32_1, f32_2, f32_3 = T.float32[::1], T.float32[:, ::1], T.float32[:, :, ::1]
 
-    # name -> (kernel, argument types, oldest target it runs on)
-    KERNELS = {
-        "m8n8k4 f32": (demos.k_mma_m8n8k4_f32, (u32_3, u32_3, f32_3, f32_3), (7, 5)),
-        "m8n8k4 f16": (demos.k_mma_m8n8k4_f16, (u32_3, u32_3, u32_3, u32_3), (7, 5)),
-        "ldmatrix": (demos.k_ldmatrix, (u16_2, u32_3), (7, 5)),
-        "m16n8k8 f16": (demos.make_mma16_kernel(8, I.mma_m16n8k8_f32_f16, False),
-                        (u16_2, u16_2, f32_2, f32_2), (7, 5)),
-        "m16n8k8 f16 acc f16": (demos.make_mma16_kernel(8, I.mma_m16n8k8_f16_f16, True),
-                                (u16_2, u16_2, u32_2, u32_2), (7, 5)),
-        "vector copy": (demos.k_vector_copy, (f32_1, f32_1, u32_1, f32_1, u32_1, T.float64[:, ::1]), (7, 5)),
-        "layout copy": (demos.k_layout_copy, (f32_1, f32_1, f32_1), (7, 5)),
-        "gemm sm_75": (demos.k_gemm_sm75, (u32_2, u32_2, f32_2, T.int64), (7, 5)),
-        "m16n8k8 bf16": (demos.make_mma16_kernel(8, I.mma_m16n8k8_f32_bf16, False),
-                         (u16_2, u16_2, f32_2, f32_2), (8, 0)),
-        "m16n8k16 f16": (demos.make_mma16_kernel(16, I.mma_m16n8k16_f32_f16, False),
-                         (u16_2, u16_2, f32_2, f32_2), (8, 0)),
-        "m16n8k16 f16 acc f16": (demos.make_mma16_kernel(16, I.mma_m16n8k16_f16_f16, True),
-                                 (u16_2, u16_2, u32_2, u32_2), (8, 0)),
-        "m16n8k16 bf16": (demos.make_mma16_kernel(16, I.mma_m16n8k16_f32_bf16, False),
-                          (u16_2, u16_2, f32_2, f32_2), (8, 0)),
-        "cp.async": (demos.k_cp_async, (f32_3, f32_3), (8, 0)),
-        "gemm sm_80": (demos.k_gemm_sm80, (u32_2, u32_2, f32_2, T.int64), (8, 0)),
-    }
-    # what the PTX must contain, as evidence the intrinsic really emitted the instruction
-    EXPECT = {
-        "m8n8k4 f32": "mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32",
-        "m8n8k4 f16": "mma.sync.aligned.m8n8k4.row.col.f16.f16.f16.f16",
-        "ldmatrix": "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16",
-        "m16n8k8 f16": "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32",
-        "m16n8k8 f16 acc f16": "mma.sync.aligned.m16n8k8.row.col.f16.f16.f16.f16",
-        "vector copy": "shfl.sync.bfly.b32",
-        "layout copy": "xor.b",
-        "gemm sm_75": "ld.global.v4.b32",
-        "m16n8k8 bf16": "mma.sync.aligned.m16n8k8.row.col.f32.bf16.bf16.f32",
-        "m16n8k16 f16": "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
-        "m16n8k16 f16 acc f16": "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16",
-        "m16n8k16 bf16": "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32",
-        "cp.async": "cp.async.wait_group 1",
-        "gemm sm_80": "cp.async.cg.shared.global",
-    }
+    # name -> (kernel, argument types, oldest target it runs on); what its PTX must contain, as evidence the
+    # intrinsic really emitted the instruction
+    KERNELS, EXPECT = {}, {}
+    for atom in MMA_ATOMS.values():
+        if supported(atom):
+            c = f32_2 if atom.types[3] == "float32" else u32_2
+            need = selftest._mma_needs(atom)[0]
+            KERNELS[atom.name] = (selftest._mma_kernel(atom.name), (u32_2, u32_2, c, c), MIN_SM[need][:2])
+            EXPECT[atom.name] = atom.ptx
+    for op, (ptx, _) in LDSM_PTX.items():
+        KERNELS[op] = (selftest._ldmatrix_kernel(op), (u16_1, i64_1, u32_2), (7, 5))
+        EXPECT[op] = ptx
+    KERNELS.update({
+        "vector copy": (selftest.k_vector_copy, (f32_1, f32_1, u32_1, f32_1, u32_1, T.float64[:, ::1]), (7, 5)),
+        "layout copy": (selftest.k_layout_copy, (f32_1, f32_1, f32_1), (7, 5)),
+        "cp.async": (selftest.k_cp_async, (f32_3, f32_3), (8, 0)),
+    })
+    EXPECT.update({"vector copy": "shfl.sync.bfly.b32", "layout copy": "xor.b", "cp.async": "cp.async.wait_group 1"})
 else:
     KERNELS, EXPECT = {}, {}
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from kernels import capability as cap
-from kernels import fragments as F
+import ptx_fragments as F
 from kernels.layout_codegen import layout_pyfunc, layout_source
 from kernels.numeric import as_b32, from_bf16_bits, round_to_bf16, to_bf16_bits
 
@@ -61,6 +61,40 @@ def test_ldmatrix_maps():
 
 
 # ---- capability table ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("atom_name,shape", [
+    ("SM80_16x8x16_F32F16F16F32_TN", "m16n8k16"), ("SM80_16x8x16_F32BF16BF16F32_TN", "m16n8k16"),
+    ("SM80_16x8x16_F16F16F16F16_TN", "m16n8k16"), ("SM75_16x8x8_F32F16F16F32_TN", "m16n8k8"),
+    ("SM80_16x8x8_F32BF16BF16F32_TN", "m16n8k8")])
+def test_mma_atoms_hold_the_ptx_isa_fragments(atom_name, shape):
+    """The instructions take their operand placement from cutelite's atoms (kernels.instructions): here the
+    atoms agree with the PTX ISA's figures, element by element (f16 accumulators: two per register)."""
+    from cutelite import fragment_of, make_mma_atom
+    atom = make_mma_atom(atom_name)
+    amap, na, bmap, nb, cmap, nc, *_ = F.MMA_SHAPES[shape]
+    for lane in range(32):
+        assert [rc for _, rc in fragment_of(atom, "A", lane)] == [amap(lane, i) for i in range(na)]
+        assert [rc for _, rc in fragment_of(atom, "B", lane)] == [bmap(lane, i) for i in range(nb)]
+        assert [rc for _, rc in fragment_of(atom, "C", lane)] == [cmap(lane, i) for i in range(nc)]
+
+
+@pytest.mark.parametrize("op,num,trans", [("SM75_U32x1_LDSM_N", 1, False), ("SM75_U32x4_LDSM_N", 4, False),
+                                          ("SM75_U16x2_LDSM_T", 1, True), ("SM75_U16x8_LDSM_T", 4, True)])
+def test_ldmatrix_atoms_deliver_the_ptx_isa_elements(op, num, trans):
+    """What kernels.instructions' ldmatrix twin computes from the copy atom's layouts: lane l's value v of
+    matrix j is element ldmatrix_elem(l, v % 2) of the 8x8 matrix whose rows lanes 8j..8j+7 address."""
+    from cutelite import make_copy_atom
+    atom = make_copy_atom(op, "half_t")
+    src, dst = atom.ValLayoutSrc, atom.ValLayoutDst
+    row_of = {src(lane, 0) // 8: lane for lane in reversed(range(32))}   # which lane gives each row
+    for lane in range(32):
+        for v in range(2 * num):
+            j, h = v // 2, v % 2
+            r, c = F.ldmatrix_elem(lane, h, trans)
+            want_lane = 8 * j + r                     # the lane that gave row r of matrix j
+            assert (dst(lane, v) // 8, dst(lane, v) % 8) == (src(want_lane, 0) // 8, c)
+            assert row_of[dst(lane, v) // 8] == want_lane
+
+
 def test_t4_capabilities():
     t4 = (7, 5)
     for name in ("mma.m8n8k4.f16", "mma.m16n8k8.f16", "ldmatrix", "ld.global.v4"):

@@ -1,4 +1,4 @@
-"""kernels in Numba's CUDA simulator: every demo kernel against NumPy, and the twins' own checks.
+"""kernels.instructions in Numba's CUDA simulator: every self-test against NumPy, and the twins' own checks.
 
 Runs in this process when numba is (or can be put) in simulator mode, as kernels.setup() would choose on
 a machine without a GPU; otherwise reruns this file in a fresh interpreter.
@@ -23,31 +23,32 @@ def test_simulator_suite_in_subprocess():
 if IN_PROCESS:
     from numba import cuda
 
-    from kernels import demos, sim
-    from kernels.intrinsics import (
-        SIMULATOR, ld_global_v4_f32, ldmatrix_x4, mma_m16n8k8_f32_f16, shfl_down_sync, shfl_sync,
-        shfl_up_sync, syncwarp,
+    from cutelite import make_mma_atom
+    from kernels.instructions import (
+        SIMULATOR, ld_global_v4_f32, ldmatrix_x4, mma_for, mma_m16n8k8_f32_f16, selftest, shfl_down_sync, shfl_sync,
+        shfl_up_sync, sim, syncwarp,
     )
-    DEMO_NAMES = list(demos.DEMOS)
+    TEST_NAMES = list(selftest.TESTS)
 else:
-    DEMO_NAMES = []
+    TEST_NAMES = []
 
 
 @here
-def test_intrinsics_are_the_twins():
-    assert SIMULATOR is True and mma_m16n8k8_f32_f16 is sim.mma_m16n8k8_f32_f16
+def test_instructions_are_the_twins_built_from_the_atoms():
+    assert SIMULATOR is True and mma_m16n8k8_f32_f16.__module__ == sim.__name__
+    assert mma_for(make_mma_atom("SM75_16x8x8_F32F16F16F32_TN")) is mma_m16n8k8_f32_f16   # one per PTX
 
 
 @here
-@pytest.mark.parametrize("name", DEMO_NAMES)
-def test_demo_matches_numpy(name):
-    r = demos.run_all([name], seed=3)[0]
+@pytest.mark.parametrize("name", TEST_NAMES)
+def test_selftest_matches_numpy(name):
+    r = selftest.run_all([name], seed=3)[0]
     assert r.ok, r.note
 
 
 @here
 def test_poisoned_output_is_caught():
-    r = demos.check("x", np.array([1.0, np.nan]), np.array([1.0, 2.0]), 1e-3)
+    r = selftest.check("x", np.array([1.0, np.nan]), np.array([1.0, 2.0]), 1e-3)
     assert not r.ok and "not written" in r.note
 
 

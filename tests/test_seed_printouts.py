@@ -18,7 +18,7 @@ import pytest
 
 from cutelite import (Layout, Swizzle, composition, dyn, format_layout, make_layout, make_mma_atom, make_tensor,
                       make_tiled_mma, size, cosize, tile_size, thr_size, fragment_of, quadpair_lanes)
-from kernels import fragments as ptx
+import ptx_fragments as ptx
 
 FIXTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "seeds_cpp.txt")
 

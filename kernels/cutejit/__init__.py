@@ -1,6 +1,6 @@
 """cutejit: kernels written with CuTe's objects, traced into Numba code with every layout folded away.
 
-The floor between the instructions (kernels.intrinsics: PTX and its simulator twins) and the kernels of
+The floor between the instructions (kernels.instructions: PTX and its simulator twins) and the kernels of
 chapters 6-8. A kernel body reads like CuTe's (sgemm_sm80.cu, the CuTe DSL's tensorop_gemm.py):
 
     @cutejit.kernel

@@ -30,7 +30,7 @@ def _at(x, i, k):
 
 def gemm(tiled_mma, A, B, C):
     """C += A @ B for this thread's fragments, one MMA instruction per (k, m, n)."""
-    from ..intrinsics import mma_for
+    from ..instructions import mma_for
     atom = getattr(tiled_mma, "atom", None)
     if atom is None:
         raise TypeError("cutejit: gemm takes a TiledMMA first, got %r" % (tiled_mma,))

@@ -10,7 +10,7 @@ moves; the tensors say where the bytes are. So the choice is made here, once per
     UniversalCopy<T>, AutoVectorizing...    anything            ld/st of 4, 8 or 16 bytes (.v2, .v4)
 
 An MMA atom's instruction is its PTX (`atom.ptx`); the operand registers are its value counts times the
-element width (kernels.intrinsics.mma_for).
+element width (kernels.instructions.mma_for).
 """
 
 import re
@@ -24,8 +24,8 @@ __all__ = ["copy_op", "CopyOp"]
 
 
 def _intrinsic(t, name):
-    from .. import intrinsics
-    return t.use(name, getattr(intrinsics, name))
+    from .. import instructions
+    return t.use(name, getattr(instructions, name))
 
 
 def _space(x):
@@ -139,9 +139,9 @@ class LdMatrix(CopyOp):
     """ldmatrix.x{num}[.trans]: each lane gives the address of one 16-byte row; the lanes receive the
     8x8 matrices spread as the MMA wants them."""
 
-    def __init__(self, num, trans, vs, vd):
-        super().__init__("ldmatrix.x%d%s" % (num, ".trans" if trans else ""), vs, vd)
-        self.num, self.trans = num, trans
+    def __init__(self, atom):
+        super().__init__(atom.op, atom.num_val_src, atom.num_val_dst)
+        self.atom = atom
 
     def emit(self, t, s, si, d, di, p):
         if not (isinstance(s, STensor) and isinstance(d, RTensor)):
@@ -149,7 +149,9 @@ class LdMatrix(CopyOp):
         if p is not True:
             raise NotImplementedError("cutejit: a predicated ldmatrix")
         _contiguous(s, si, 8, "source row")
-        fn = _intrinsic(t, "ldmatrix_x%d%s" % (self.num, "_trans" if self.trans else ""))
+        from .. import instructions
+        ld = instructions.ldmatrix_for(self.atom)
+        fn = t.use(ld.__name__, ld)
         regs = d.words(di, self.vd)
         t.emit("%s = %s(%s, %s)" % (", ".join(regs), fn, s.mem, _src(s.offset(si))))
 
@@ -183,10 +185,8 @@ def copy_op(atom, s, d):
     if VALUE_TYPES[atom.value_type] != bits:
         raise TypeError("cutejit: %r copies %s, the tensors hold %d-bit elements" % (atom, atom.value_type, bits))
     op = atom.op
-    m = _LDSM.match(op)
-    if m:
-        width, num = int(m.group(1)), int(m.group(2))
-        return LdMatrix(num if width == 32 else num // 2, m.group(3) == "T", atom.num_val_src, atom.num_val_dst)
+    if _LDSM.match(op):
+        return LdMatrix(atom)
     nbytes = atom.num_val_src * bits // 8
     if op.startswith("SM80_CP_ASYNC_CACHEGLOBAL"):
         return CpAsync(nbytes, bits, "cg")

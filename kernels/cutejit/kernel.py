@@ -125,18 +125,18 @@ def syncthreads():
 
 def cp_async_fence():
     """cp.async.commit_group: the copies issued so far form one group."""
-    from .. import intrinsics
+    from .. import instructions
     t = current()
-    t.emit("%s()" % t.use("cp_async_commit", intrinsics.cp_async_commit))
+    t.emit("%s()" % t.use("cp_async_commit", instructions.cp_async_commit))
 
 
 def cp_async_wait(n):
     """cp.async.wait_group n: at most n groups still in flight (n known when the kernel is built)."""
-    from .. import intrinsics
+    from .. import instructions
     if not isinstance(n, int) or n < 0:
         raise ValueError("cutejit: cp_async_wait takes a number of groups known at build time, got %r" % (n,))
     t = current()
-    t.emit("%s(%d)" % (t.use("cp_async_wait", intrinsics.cp_async_wait), n))
+    t.emit("%s(%d)" % (t.use("cp_async_wait", instructions.cp_async_wait), n))
 
 
 def var(init, hint="x"):

@@ -6,7 +6,7 @@ A GEMM built on mma.sync cannot beat this; the tiled kernels' ratios are quoted 
 import numpy as np
 from numba import cuda
 
-from ..intrinsics import mma_m16n8k8_f32_f16, mma_m16n8k16_f32_f16
+from ..instructions import mma_m16n8k8_f32_f16, mma_m16n8k16_f32_f16
 
 CHAINS = 4             # independent accumulator chains per warp (enough to hide the mma latency)
 

@@ -24,7 +24,7 @@ from numba import cuda
 
 from cutelite import Layout
 
-from ..intrinsics import SMEM_ALIGN
+from ..instructions import SMEM_ALIGN
 from ..layout_codegen import layout_fn
 from ..runtime import in_simulator
 
@@ -79,7 +79,7 @@ MODEL = StrictCpAsync()
 if in_simulator():
     cp_async_cg_16, cp_async_commit, cp_async_wait = MODEL.copy16, MODEL.commit, MODEL.wait
 else:
-    from ..intrinsics import cp_async_cg_16, cp_async_commit, cp_async_wait
+    from ..instructions import cp_async_cg_16, cp_async_commit, cp_async_wait
 
 
 def make_kernel(wait=STAGES - 2):

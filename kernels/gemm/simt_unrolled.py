@@ -13,7 +13,7 @@
 import numpy as np
 from numba import cuda
 
-from ..intrinsics import ld_global_v4_f32, ld_shared_v4_f32, st_global_v4_f32, st_shared_v4_f32
+from ..instructions import ld_global_v4_f32, ld_shared_v4_f32, st_global_v4_f32, st_shared_v4_f32
 from . import _jit, unrolled
 from .simt_warptile import C_TV, c_at  # noqa: F401  (the same thread-value layout of the C tile)
 

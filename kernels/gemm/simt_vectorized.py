@@ -11,7 +11,7 @@ import numpy as np
 from cutelite import Layout, cosize
 from numba import cuda
 
-from ..intrinsics import ld_global_v4_f32, ld_shared_v4_f32, st_global_v4_f32, st_shared_v4_f32
+from ..instructions import ld_global_v4_f32, ld_shared_v4_f32, st_global_v4_f32, st_shared_v4_f32
 from ..layout_codegen import layout_fn
 from . import _jit
 

@@ -1,14 +1,13 @@
-"""Which matrix element each lane holds, for every warp-wide instruction in `kernels` (the PTX ISA's
-"matrix fragments" figures, written as integer formulas).
+"""The PTX ISA's "matrix fragments" figures written as integer formulas: an oracle, independent of CuTe's
+layouts, for the tests (the kernels' instructions take their fragments from cutelite's atoms).
 
 Each function maps (lane, i) to a (row, column) of the operand, where i counts the lane's 16-bit (or,
 for f32 accumulators, 32-bit) elements in register order: halves are packed two to a b32 register, the
 element with the lower index in the low 16 bits. Notation: g = lane // 4 (the "group"), t = lane % 4
 (the thread in the group).
 
-The same plain-int functions are used three ways: by the simulator's twins (to assemble the matrices a
-warp holds), by kernels (wrapped with cuda.jit(device=True), to know what to load), and by tests.
-No numba here.
+tests/test_kernels_pure.py checks every MMA atom with an intrinsic, and every ldmatrix copy atom, against
+these formulas; tests/test_seed_printouts.py checks printed fragment tables with them.
 """
 
 

@@ -4,8 +4,10 @@ The simulator runs each CUDA thread of a block as an OS thread, so a kernel's so
 long as every name it calls exists in Python. For the per-thread instructions (ld.global.v4, cp.async,
 packing) a twin is a plain NumPy copy. The warp-wide ones (mma, ldmatrix, shuffles) need all 32 lanes'
 registers at once: each lane deposits its operands in a per-warp exchange and waits; the last lane to
-arrive computes every lane's result *as the hardware distributes it* (kernels.fragments) and wakes the
-others. So the same kernel gives the same numbers here and on the GPU (up to the rounding of sums).
+arrive computes every lane's result *as the hardware distributes it* and wakes the others. Which lane holds
+which element is read from the atoms themselves (their TV layouts: cutelite.fragment_of for an MMA atom,
+ValLayoutSrc / ValLayoutDst for an ldmatrix copy atom), so a twin cannot disagree with the layouts the
+kernels are built from. So the same kernel gives the same numbers here and on the GPU (up to the rounding of sums).
 
 A twin fails loudly where the hardware would misbehave silently: misaligned 16-byte accesses, lanes of a
 warp that do not all reach the same warp-wide instruction.
@@ -15,8 +17,10 @@ import threading
 
 import numpy as np
 
-from . import fragments as F
-from .numeric import from_bf16_bits, to_bf16_bits
+from cutelite import fragment_of, size
+
+from .atoms import LDSM_PTX, ldmatrix_name, mma_name, mma_registers
+from ..numeric import from_bf16_bits, to_bf16_bits
 
 SIMULATOR = True
 SMEM_ALIGN = None  # the simulator's cuda.shared.array refuses alignment=; None means "default" to both
@@ -151,38 +155,42 @@ def _encode_f16(vals):
     return np.ascontiguousarray(np.asarray(vals, dtype=np.float16)).view("<u4")
 
 
-# ---- mma -----------------------------------------------------------------------------------------------
-def _index_tables(fmap, n):
-    """(rows, cols) int arrays of shape (32, n): where each lane's element i sits in the operand."""
-    rc = np.array([[fmap(lane, i) for i in range(n)] for lane in range(32)])
+# ---- mma, one twin per MMA atom ---------------------------------------------------------------------------
+def _tables(atom, operand, lanes):
+    """(rows, cols) int arrays (len(lanes), V): where each lane's value v sits in its product's operand."""
+    rc = np.array([[rc for _, rc in fragment_of(atom, operand, lane)] for lane in lanes])
     return rc[..., 0], rc[..., 1]
 
 
-def _make_mma(name, shape, acc, inp):
-    if shape == "m8n8k4":
-        return _make_mma_m8n8k4(name, acc)
-    amap, na, bmap, nb, cmap, nc, M, N, K = F.MMA_SHAPES[shape]
-    ar, ac = _index_tables(amap, na)
-    br, bc = _index_tables(bmap, nb)
-    cr, cc = _index_tables(cmap, nc)
+def make_mma(atom):
+    """Twin of the atom's mma.sync: D = A @ B + C for every product the warp computes (one, or four for
+    Volta's quad-pairs), each lane's registers placed by the atom's TV layouts."""
+    mma_registers(atom)                                 # refuses what has no intrinsic
+    name = mma_name(atom)
+    M, N, K = atom.Shape_MNK
+    T = size(atom.ThrID)
+    copies = [[atom.ThrID(t) + (4 * q if T == 8 else 0) for t in range(T)] for q in range(32 // T)]
+    tab = [{op: _tables(atom, op, lanes) for op in "ABC"} for lanes in copies]
+    inp, acc = atom.types[1], atom.types[3]
+    code = "f16" if inp == "float16" else "bf16"
 
     def op(args):
         _full_warp(name, args)
-        A = np.zeros((M, K))
-        B = np.zeros((K, N))
-        C = np.zeros((M, N))
-        A[ar, ac] = _decode(_regs([x[0] for x in args]), inp)
-        B[br, bc] = _decode(_regs([x[1] for x in args]), inp)
-        if acc == "f32":
-            C[cr, cc] = np.asarray([x[2] for x in args], dtype=np.float32)
-        else:
-            C[cr, cc] = _decode(_regs([x[2] for x in args]), "f16")
-        D = A @ B + C                       # products of 16-bit floats are exact in float64
-        d = D[cr, cc]                       # (32, nc): what each lane receives
-        if acc == "f32":
-            d32 = d.astype(np.float32)
-            return [tuple(row) for row in d32]
-        return [tuple(int(r) for r in row) for row in _encode_f16(d)]
+        out = [None] * 32
+        for lanes, t in zip(copies, tab):
+            A, B, C = np.zeros((M, K)), np.zeros((K, N)), np.zeros((M, N))
+            A[t["A"]] = _decode(_regs([args[l][0] for l in lanes]), code)
+            B[t["B"]] = _decode(_regs([args[l][1] for l in lanes]), code)
+            if acc == "float32":
+                C[t["C"]] = np.asarray([args[l][2] for l in lanes], dtype=np.float32)
+            else:
+                C[t["C"]] = _decode(_regs([args[l][2] for l in lanes]), "f16")
+            D = (A @ B + C)[t["C"]]                     # products of 16-bit floats are exact in float64
+            rows = ([tuple(r) for r in D.astype(np.float32)] if acc == "float32"
+                    else [tuple(int(x) for x in r) for r in _encode_f16(D)])
+            for lane, r in zip(lanes, rows):
+                out[lane] = r
+        return out
 
     op.__name__ = name
 
@@ -190,73 +198,32 @@ def _make_mma(name, shape, acc, inp):
         return _warp_collective(op, (a, b, c))
 
     twin.__name__ = name
-    twin.__doc__ = "Simulator twin of mma.sync.aligned.%s.row.col.%s.%s.%s.%s" % (shape, acc, inp, inp, acc)
+    twin.__doc__ = "Simulator twin of %s (%s)" % (atom.ptx, atom.name)
     return twin
 
 
-def _make_mma_m8n8k4(name, acc):
-    """m8n8k4: each quad-pair (8 lanes) multiplies its own 8x4 by 4x8; four products per warp."""
-    lanes = np.arange(32)
-    q = F.quadpair(lanes)
-    ar, ac = _index_tables(F.a_m8n8k4, 4)
-    br, bc = _index_tables(F.b_m8n8k4, 4)
-    cmap = F.c_m8n8k4_f32 if acc == "f32" else F.c_m8n8k4_f16
-    cr, cc = _index_tables(cmap, 8)
-    qa, qc = q[:, None].repeat(4, 1), q[:, None].repeat(8, 1)
+# ---- ldmatrix, one twin per copy atom ----------------------------------------------------------------------
+def make_ldmatrix(copy_atom):
+    """Twin of an ldmatrix copy atom (16-bit elements): each lane's source values (a 16-byte row at its
+    address) are placed by ValLayoutSrc in the atom's data, which lane l then reads as ValLayoutDst says."""
+    _, num = LDSM_PTX[copy_atom.op]
+    name = ldmatrix_name(copy_atom.op)
+    src, dst = copy_atom.ValLayoutSrc, copy_atom.ValLayoutDst
+    vs, vd = size(src, 1), size(dst, 1)
+    src_at = np.array([[src(t, v) for v in range(vs)] for t in range(32)])
+    dst_at = np.array([[dst(t, v) for v in range(vd)] for t in range(32)])
+    data_size = int(max(src_at.max(), dst_at.max())) + 1
 
     def op(args):
         _full_warp(name, args)
-        A = np.zeros((4, 8, 4))
-        B = np.zeros((4, 4, 8))
-        C = np.zeros((4, 8, 8))
-        A[qa, ar, ac] = _decode(_regs([x[0] for x in args]), "f16")
-        B[qa, br, bc] = _decode(_regs([x[1] for x in args]), "f16")
-        if acc == "f32":
-            C[qc, cr, cc] = np.asarray([x[2] for x in args], dtype=np.float32)
-        else:
-            C[qc, cr, cc] = _decode(_regs([x[2] for x in args]), "f16")
-        D = A @ B + C
-        d = D[qc, cr, cc]
-        if acc == "f32":
-            return [tuple(row) for row in d.astype(np.float32)]
-        return [tuple(int(r) for r in row) for row in _encode_f16(d)]
-
-    op.__name__ = name
-
-    def twin(a, b, c):
-        return _warp_collective(op, (a, b, c))
-
-    twin.__name__ = name
-    twin.__doc__ = "Simulator twin of mma.sync.aligned.m8n8k4.row.col.%s.f16.f16.%s" % (acc, acc)
-    return twin
-
-
-mma_m8n8k4_f32_f16 = _make_mma("mma_m8n8k4_f32_f16", "m8n8k4", "f32", "f16")
-mma_m8n8k4_f16_f16 = _make_mma("mma_m8n8k4_f16_f16", "m8n8k4", "f16", "f16")
-mma_m16n8k8_f32_f16 = _make_mma("mma_m16n8k8_f32_f16", "m16n8k8", "f32", "f16")
-mma_m16n8k8_f16_f16 = _make_mma("mma_m16n8k8_f16_f16", "m16n8k8", "f16", "f16")
-mma_m16n8k8_f32_bf16 = _make_mma("mma_m16n8k8_f32_bf16", "m16n8k8", "f32", "bf16")
-mma_m16n8k16_f32_f16 = _make_mma("mma_m16n8k16_f32_f16", "m16n8k16", "f32", "f16")
-mma_m16n8k16_f16_f16 = _make_mma("mma_m16n8k16_f16_f16", "m16n8k16", "f16", "f16")
-mma_m16n8k16_f32_bf16 = _make_mma("mma_m16n8k16_f32_bf16", "m16n8k16", "f32", "bf16")
-
-
-# ---- ldmatrix ------------------------------------------------------------------------------------------
-def _make_ldmatrix(name, num, trans):
-    rows_, cols_ = _index_tables(lambda lane, h: F.ldmatrix_elem(lane, h, trans), 2)
-
-    def op(args):
-        _full_warp(name, args)
-        mats = np.empty((num, 8, 8), dtype=np.uint16)
-        for lane in range(8 * num):             # lane l addresses row l % 8 of matrix l // 8
-            j, r = F.ldmatrix_row_of(lane)
+        data = np.zeros(data_size, np.uint16)
+        for lane in reversed(range(32)):                # lanes whose rows coincide: the lowest one's counts
             arr, idx = args[lane]
-            mats[j, r] = _span(arr, idx, 16, name).view(np.uint16)
-        halves = mats[:, rows_, cols_]            # (num, 32, 2)
-        regs = np.ascontiguousarray(halves).view("<u4")[..., 0]   # (num, 32)
+            data[src_at[lane]] = _span(arr, idx, 2 * vs, name).view(np.uint16)
+        regs = np.ascontiguousarray(data[dst_at]).view("<u4")     # (32, num): values 2j, 2j + 1 a register
         if num == 1:
-            return [int(x) for x in regs[0]]
-        return [tuple(int(x) for x in regs[:, lane]) for lane in range(32)]
+            return [int(x) for x in regs[:, 0]]
+        return [tuple(int(x) for x in r) for r in regs]
 
     op.__name__ = name
 
@@ -264,28 +231,9 @@ def _make_ldmatrix(name, num, trans):
         return _warp_collective(op, (arr, idx))
 
     twin.__name__ = name
-    twin.__doc__ = "Simulator twin of ldmatrix.sync.aligned.m8n8.x%d%s.shared.b16" % (
-        num, ".trans" if trans else "")
+    twin.__doc__ = "Simulator twin of %s (%s)" % (LDSM_PTX[copy_atom.op][0], copy_atom.op)
     return twin
 
-
-ldmatrix_x1 = _make_ldmatrix("ldmatrix_x1", 1, False)
-ldmatrix_x2 = _make_ldmatrix("ldmatrix_x2", 2, False)
-ldmatrix_x4 = _make_ldmatrix("ldmatrix_x4", 4, False)
-ldmatrix_x1_trans = _make_ldmatrix("ldmatrix_x1_trans", 1, True)
-ldmatrix_x2_trans = _make_ldmatrix("ldmatrix_x2_trans", 2, True)
-ldmatrix_x4_trans = _make_ldmatrix("ldmatrix_x4_trans", 4, True)
-
-
-
-def ldmatrix_x4_at(arr, addr, imm):
-    """Simulator twin: addr is smem_addr's byte offset from arr's start, imm a byte offset."""
-    return ldmatrix_x4(arr, (int(addr) + imm) // _ndarray(arr).dtype.itemsize)
-
-
-def ldmatrix_x4_trans_at(arr, addr, imm):
-    """Simulator twin: addr is smem_addr's byte offset from arr's start, imm a byte offset."""
-    return ldmatrix_x4_trans(arr, (int(addr) + imm) // _ndarray(arr).dtype.itemsize)
 
 # ---- cp.async: the copy happens at once, so commit and wait have nothing left to do ---------------------
 def _make_cp_async(name, nbytes):
@@ -310,11 +258,6 @@ cp_async_ca_8 = _make_cp_async("cp_async_ca_8", 8)
 cp_async_ca_16 = _make_cp_async("cp_async_ca_16", 16)
 cp_async_cg_16 = _make_cp_async("cp_async_cg_16", 16)
 
-
-
-def cp_async_cg_16_at(dst, addr, src, src_idx):
-    """Simulator twin: addr is smem_addr's byte offset from dst's start."""
-    cp_async_cg_16(dst, int(addr) // _ndarray(dst).dtype.itemsize, src, src_idx)
 
 def cp_async_commit():
     """Simulator twin of cp.async.commit_group: nothing is in flight."""
@@ -355,10 +298,6 @@ for _space in ("global", "shared"):
             _ld, _st = "ld_%s_v%d_%s" % (_space, _n, _kind), "st_%s_v%d_%s" % (_space, _n, _kind)
             globals()[_ld], globals()[_st] = _make_ld(_ld, _kind, _n), _make_st(_st, _kind, _n)
 
-
-def smem_addr(arr, idx):
-    """Simulator twin: there is no shared window, so this is the byte offset from the array's start."""
-    return np.uint32(int(idx) * _ndarray(arr).dtype.itemsize)
 
 
 # ---- packing 16-bit floats into b32 registers ----------------------------------------------------------

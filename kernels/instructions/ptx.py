@@ -10,7 +10,7 @@ Register conventions (the same in `kernels.sim`, the pure-Python twins):
   * f16 and bf16 values travel in pairs, packed in uint32 registers (element with the lower index in the
     low 16 bits); `pack_half2` / `unpack_half2` / `pack_bf16x2` / `unpack_bf16x2` convert.
   * mma takes and returns tuples: d = mma_m16n8k16_f32_f16(a, b, c) with a = (a0, a1, a2, a3) uint32,
-    b = (b0, b1) uint32, c = (c0, .., c3) float32; `kernels.fragments` says which element is where.
+    b = (b0, b1) uint32, c = (c0, .., c3) float32; the atom's LayoutA/B/C_TV say which element is where.
   * memory operands are (array, element offset from the array's first element): ldmatrix(sA, off).
 
 Every intrinsic checks, while it is compiled, that the target GPU has the instruction
@@ -33,7 +33,8 @@ try:
 except ImportError:
     from numba.cuda.core.errors import TypingError
 
-from .runtime import check_target
+from ..runtime import check_target
+from .atoms import LDSM_PTX, ldmatrix_name, mma_name, mma_registers
 
 SIMULATOR = False
 SMEM_ALIGN = 16   # pass as cuda.shared.array(..., alignment=SMEM_ALIGN): 16-byte rows for ldmatrix/cp.async
@@ -98,30 +99,31 @@ def _named(name, fn):
     return intrinsic(fn)
 
 
-# ---- mma.sync.aligned ----------------------------------------------------------------------------------
-def _make_mma(name, shape, acc, inp, na, nb, nc):
-    """mma.sync.aligned.<shape>.row.col.<acc>.<inp>.<inp>.<acc> as an intrinsic (a, b, c) -> d."""
-    acc_is_f32 = acc == "f32"
-    ptx_name = "mma.%s.%s" % (shape, inp)
-    ctype = types.float32 if acc_is_f32 else types.uint32
-    clty, ccon = (_f32, "f") if acc_is_f32 else (_i32, "r")
-    text = "mma.sync.aligned.%s.row.col.%s.%s.%s.%s " % (shape, acc, inp, inp, acc)
+# ---- mma.sync.aligned, one per MMA atom -----------------------------------------------------------------
+def make_mma(atom):
+    """The atom's instruction (atom.ptx) as an intrinsic (a, b, c) -> d: tuples of its operand registers,
+    as many as kernels.instructions.atoms.mma_registers derives from its TV layouts and value types."""
+    regs = mma_registers(atom)
+    (na, ka), (nb, _), (nc, kc) = regs["A"], regs["B"], regs["C"]
+    ctype, clty = (types.float32, _f32) if kc == "f" else (types.uint32, _i32)
     k = 0
     groups = []
     for n in (nc, na, nb, nc):
         groups.append("{" + ",".join("$%d" % (k + j) for j in range(n)) + "}")
         k += n
-    text += "%s, %s, %s, %s;" % tuple(groups)
-    constraints = ",".join(["=" + ccon] * nc + ["r"] * (na + nb) + [ccon] * nc)
+    text = "%s %s, %s, %s, %s;" % ((atom.ptx,) + tuple(groups))
+    constraints = ",".join(["=" + kc] * nc + ["r"] * (na + nb) + [kc] * nc)
+    name = mma_name(atom)
+    need = "mma.%s.%s" % (atom.ptx.split(".")[3], {"float16": "f16", "bfloat16": "bf16"}[atom.types[1]])
 
     def impl(typingctx, a, b, c):
         _check_tuple(name, "a", a, na, types.Integer)
         _check_tuple(name, "b", b, nb, types.Integer)
-        _check_tuple(name, "c", c, nc, types.Float if acc_is_f32 else types.Integer)
+        _check_tuple(name, "c", c, nc, types.Float if kc == "f" else types.Integer)
         sig = types.UniTuple(ctype, nc)(a, b, c)
 
         def codegen(context, builder, sig, args):
-            check_target(ptx_name)
+            check_target(need)
             ins = (_tuple_items(context, builder, sig.args[0], args[0], types.uint32)
                    + _tuple_items(context, builder, sig.args[1], args[1], types.uint32)
                    + _tuple_items(context, builder, sig.args[2], args[2], ctype))
@@ -134,21 +136,13 @@ def _make_mma(name, shape, acc, inp, na, nb, nc):
     return _named(name, impl)
 
 
-# mma_<shape>_<accumulator type>_<input type>; arguments: shape, accumulator, input, A/B/C registers
-mma_m8n8k4_f32_f16 = _make_mma("mma_m8n8k4_f32_f16", "m8n8k4", "f32", "f16", 2, 2, 8)
-mma_m8n8k4_f16_f16 = _make_mma("mma_m8n8k4_f16_f16", "m8n8k4", "f16", "f16", 2, 2, 4)
-mma_m16n8k8_f32_f16 = _make_mma("mma_m16n8k8_f32_f16", "m16n8k8", "f32", "f16", 2, 1, 4)
-mma_m16n8k8_f16_f16 = _make_mma("mma_m16n8k8_f16_f16", "m16n8k8", "f16", "f16", 2, 1, 2)
-mma_m16n8k8_f32_bf16 = _make_mma("mma_m16n8k8_f32_bf16", "m16n8k8", "f32", "bf16", 2, 1, 4)
-mma_m16n8k16_f32_f16 = _make_mma("mma_m16n8k16_f32_f16", "m16n8k16", "f32", "f16", 4, 2, 4)
-mma_m16n8k16_f16_f16 = _make_mma("mma_m16n8k16_f16_f16", "m16n8k16", "f16", "f16", 4, 2, 2)
-mma_m16n8k16_f32_bf16 = _make_mma("mma_m16n8k16_f32_bf16", "m16n8k16", "f32", "bf16", 4, 2, 4)
-
-
 # ---- ldmatrix.sync.aligned.m8n8 ------------------------------------------------------------------------
-def _make_ldmatrix(name, num, trans):
-    text = "ldmatrix.sync.aligned.m8n8.x%d%s.shared.b16 {%s}, [$%d];" % (
-        num, ".trans" if trans else "", ",".join("$%d" % j for j in range(num)), num)
+def make_ldmatrix(copy_atom):
+    """The copy atom's ldmatrix (SM75_U32x{1,2,4}_LDSM_N, SM75_U16x{2,4,8}_LDSM_T) as an intrinsic
+    (array, element offset of this lane's row) -> its registers (one uint32, or a tuple)."""
+    ptx, num = LDSM_PTX[copy_atom.op]
+    name = ldmatrix_name(copy_atom.op)
+    text = "%s {%s}, [$%d];" % (ptx, ",".join("$%d" % j for j in range(num)), num)
     constraints = ",".join(["=r"] * num + ["r", "~{memory}"])
 
     def impl(typingctx, arr, idx):
@@ -170,39 +164,6 @@ def _make_ldmatrix(name, num, trans):
     return _named(name, impl)
 
 
-ldmatrix_x1 = _make_ldmatrix("ldmatrix_x1", 1, False)
-ldmatrix_x2 = _make_ldmatrix("ldmatrix_x2", 2, False)
-ldmatrix_x4 = _make_ldmatrix("ldmatrix_x4", 4, False)
-ldmatrix_x1_trans = _make_ldmatrix("ldmatrix_x1_trans", 1, True)
-ldmatrix_x2_trans = _make_ldmatrix("ldmatrix_x2_trans", 2, True)
-ldmatrix_x4_trans = _make_ldmatrix("ldmatrix_x4_trans", 4, True)
-
-
-
-def _make_ldmatrix_at(name, trans):
-    """ldmatrix.x4 at a 32-bit shared address (from smem_addr) plus a literal byte offset: the [reg+imm]
-    operand, so fragments a constant apart share one address register. `arr` is for the simulator."""
-    def impl(typingctx, arr, addr, imm):
-        if not isinstance(addr, types.Integer) or not isinstance(imm, types.IntegerLiteral):
-            raise TypingError("%s: expected (array, uint32 address, literal byte offset)" % name)
-        text = "ldmatrix.sync.aligned.m8n8.x4%s.shared.b16 {$0,$1,$2,$3}, [$4+%d];" % (
-            ".trans" if trans else "", imm.literal_value)
-        sig = types.UniTuple(types.uint32, 4)(arr, addr, imm)
-
-        def codegen(context, builder, sig, args):
-            check_target("ldmatrix")
-            a = builder.trunc(args[1], _i32) if args[1].type.width > 32 else args[1]
-            out = _asm(builder, ir.LiteralStructType([_i32] * 4), [_i32], text, "=r,=r,=r,=r,r,~{memory}", [a])
-            return context.make_tuple(builder, sig.return_type, _unpack(builder, out, 4))
-
-        return sig, codegen
-
-    return _named(name, impl)
-
-
-ldmatrix_x4_at = _make_ldmatrix_at("ldmatrix_x4_at", False)
-ldmatrix_x4_trans_at = _make_ldmatrix_at("ldmatrix_x4_trans_at", True)
-
 # ---- cp.async --------------------------------------------------------------------------------------------
 def _make_cp_async(name, cache, nbytes):
     text = "cp.async.%s.shared.global [$0], [$1], %d;" % (cache, nbytes)
@@ -222,24 +183,6 @@ def _make_cp_async(name, cache, nbytes):
         return sig, codegen
 
     return _named(name, impl)
-
-
-@intrinsic
-def cp_async_cg_16_at(typingctx, dst, addr, src, src_idx):
-    """cp.async.cg 16 bytes to the 32-bit shared address `addr` (from smem_addr; `dst` is for the
-    simulator) from src[src_idx]."""
-    _check_array("cp_async_cg_16_at", src, src_idx)
-    sig = types.void(dst, addr, src, src_idx)
-
-    def codegen(context, builder, sig, args):
-        check_target("cp.async")
-        d = builder.trunc(args[1], _i32) if args[1].type.width > 32 else args[1]
-        g = _global_u64(context, builder, sig.args[2], args[2], args[3], sig.args[3])
-        _asm(builder, ir.VoidType(), [_i32, _i64], "cp.async.cg.shared.global [$0], [$1], 16;", "r,l,~{memory}",
-             [d, g])
-        return context.get_dummy_value()
-
-    return sig, codegen
 
 
 @intrinsic
@@ -368,18 +311,6 @@ for _space in ("global", "shared"):
             for _op, _maker in (("ld", _make_ld), ("st", _make_st)):
                 _nm = "%s_%s_v%d_%s" % (_op, _space, _n, _kind)
                 globals()[_nm] = _maker(_nm, _kind, _space, _n)
-
-
-# ---- shared-memory address ---------------------------------------------------------------------------
-@intrinsic
-def smem_addr(typingctx, arr, idx):
-    """The 32-bit shared-window address of arr[idx] (arr: a cuda.shared.array), as PTX's [reg] operands
-    want it. In the simulator the twin returns the byte offset from the array's start instead."""
-    _check_array("smem_addr", arr, idx)
-
-    def codegen(context, builder, sig, args):
-        return _shared_u32(context, builder, sig.args[0], args[0], args[1], sig.args[1])
-    return types.uint32(arr, idx), codegen
 
 
 # ---- packing 16-bit floats into b32 registers --------------------------------------------------------

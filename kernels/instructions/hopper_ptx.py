@@ -1,0 +1,421 @@
+"""Hopper (sm_90a) instructions as inline PTX: wgmma, mbarrier, TMA loads and stores (cp.async.bulk.tensor), fences,
+setmaxnreg, stmatrix.
+
+Each is a Numba `@intrinsic` emitting one inline-PTX statement, as in `kernels.instructions.ptx`. They differ from the
+warp-level ones in two ways:
+  * `wgmma` is issued by a warpgroup (4 consecutive warps, the first a multiple of 4) and runs
+    *asynchronously*: the accumulator registers are only valid after `wgmma_wait(acc, n)`. So the
+    accumulator is a tuple that flows through every call (`acc = wgmma_...(acc, ...)`,
+    `acc = wgmma_wait(acc, 0)`): the data dependence keeps the compiler from touching the registers
+    while the tensor cores own them (C++ CuTe's `warpgroup_fence_operand` does the same job).
+  * The target must be **sm_90a** (the arch-specific Hopper target; sm_100 has no wgmma). numba-cuda
+    >= 0.30 compiles `cuda.jit` kernels for `sm_90a` on a device of compute capability 9.0 by itself;
+    offline, `cuda.compile_ptx(f, sig, cc=TARGET)`. Each intrinsic checks the target while it is
+    compiled and raises CapabilityError otherwise.
+
+Operands: shared-memory arrays as (array, element offset); a tensor map as a uint64 device array of 16
+words (`kernels.hopper_gemm.make_tensor_map`) whose generic address is taken here; descriptors as uint64
+(`cutelite.gmma.make_gmma_desc` builds them on the host, the kernel adds the start address).
+
+In Numba's simulator (kernels.instructions.hopper_sim) the fences, commit/wait (wgmma's and the TMA store's bulk groups) and setmaxnreg are no-ops and mbarrier waits succeed at
+once (a simulated block runs its threads to each barrier together); wgmma, TMA and stmatrix raise
+CapabilityError ("needs sm_90a"), as do the TMA store and stage_acc_f32_sw128: the simulator has no tensor-memory engine to stand in for them.
+"""
+
+from llvmlite import ir
+
+from .ptx import (TypingError, _asm, _element_ptr, _named, _shared_u32, _unpack, intrinsic, types,
+                  _check_array, _global_u64)
+from ..capability import CapabilityError
+from ..runtime import target_cc
+
+_i32, _i64, _f32 = ir.IntType(32), ir.IntType(64), ir.FloatType()
+
+def _check_sm90a(name):
+    """Fail while compiling for anything but sm_90 / sm_90a (numba-cuda turns 9.0 into sm_90a)."""
+    cc = target_cc()
+    if cc is not None and (tuple(cc[:2]) != (9, 0) or (len(cc) > 2 and cc[2] not in ("a",))):
+        raise CapabilityError("%s needs sm_90a, but the target is sm_%d%d%s"
+                              % (name, cc[0], cc[1], cc[2] if len(cc) > 2 else ""))
+
+def _void(name, text):
+    """An intrinsic () -> None that emits `text`."""
+    def impl(typingctx):
+        def codegen(context, builder, sig, args):
+            _check_sm90a(name)
+            _asm(builder, ir.VoidType(), [], text, "~{memory}", [])
+            return context.get_dummy_value()
+        return types.void(), codegen
+    return _named(name, impl)
+
+wgmma_commit = _void("wgmma_commit", "wgmma.commit_group.sync.aligned;")
+fence_proxy_async = _void("fence_proxy_async", "fence.proxy.async.shared::cta;")
+fence_mbarrier_init = _void("fence_mbarrier_init", "fence.mbarrier_init.release.cluster;")
+
+def _acc_asm(name, text, context, builder, acc_ty, acc):
+    """Emit `text` with the accumulator registers as read-write operands ("+f"), so the compiler keeps
+    them untouched across it; returns the new tuple."""
+    _check_sm90a(name)
+    k = len(acc_ty)
+    vals = [builder.extract_value(acc, i) for i in range(k)]
+    cons = ",".join(["=f"] * k + [str(i) for i in range(k)] + ["~{memory}"])
+    out = _asm(builder, ir.LiteralStructType([_f32] * k), [_f32] * k, text, cons, vals)
+    return context.make_tuple(builder, acc_ty, _unpack(builder, out, k))
+
+def _check_acc(name, acc):
+    if not (isinstance(acc, types.UniTuple) and acc.dtype == types.float32):
+        raise TypingError("%s: acc must be a tuple of float32 (from wgmma_zero), got %s" % (name, acc))
+
+@intrinsic
+def wgmma_fence(typingctx, acc):
+    """wgmma.fence: order this warpgroup's register writes (acc) before the wgmma that follow."""
+    _check_acc("wgmma_fence", acc)
+
+    def codegen(context, builder, sig, args):
+        return _acc_asm("wgmma.fence", "wgmma.fence.sync.aligned;", context, builder, sig.args[0], args[0])
+    return acc(acc), codegen
+
+@intrinsic
+def wgmma_wait(typingctx, acc, n):
+    """wgmma.wait_group n: wait until at most n committed wgmma groups are in flight; returns acc, now
+    safe to read (n: a literal)."""
+    _check_acc("wgmma_wait", acc)
+    if not isinstance(n, types.IntegerLiteral):
+        raise TypingError("wgmma_wait: the group count must be a literal integer, got %s" % n)
+    text = "wgmma.wait_group.sync.aligned %d;" % n.literal_value
+
+    def codegen(context, builder, sig, args):
+        return _acc_asm("wgmma.wait_group", text, context, builder, sig.args[0], args[0])
+    return acc(acc, n), codegen
+
+@intrinsic
+def wgmma_zero(typingctx, n):
+    """A fresh accumulator for a 64 x n tile: n/2 float32 zeros per thread (n: a literal)."""
+    if not isinstance(n, types.IntegerLiteral) or n.literal_value % 8:
+        raise TypingError("wgmma_zero: n must be a literal multiple of 8, got %s" % n)
+    k = n.literal_value // 2
+    sig = types.UniTuple(types.float32, k)(n)
+
+    def codegen(context, builder, sig, args):
+        zero = ir.Constant(_f32, 0.0)
+        return context.make_tuple(builder, sig.return_type, [zero] * k)
+    return sig, codegen
+
+@intrinsic
+def wgmma_uninit(typingctx, n):
+    """An accumulator for a 64 x n tile with no value yet (no instructions): the first wgmma must then
+    pass scale_d = 0 (D = A*B, C ignored). Zeroing registers instead makes ptxas serialize the wgmma
+    pipeline (warning C7515), as any non-wgmma write of accumulator registers does."""
+    if not isinstance(n, types.IntegerLiteral) or n.literal_value % 8:
+        raise TypingError("wgmma_uninit: n must be a literal multiple of 8, got %s" % n)
+    k = n.literal_value // 2
+    sig = types.UniTuple(types.float32, k)(n)
+
+    def codegen(context, builder, sig, args):
+        return context.make_tuple(builder, sig.return_type, [ir.Constant(_f32, ir.Undefined)] * k)
+    return sig, codegen
+
+@intrinsic
+def wgmma(typingctx, acc, desc_a, desc_b, scale_d, types_, trans):
+    """acc = wgmma.mma_async.sync.aligned.m64n{N}k16.{types} acc, desc_a, desc_b, scale_d != 0, 1, 1,
+    trans_a, trans_b. N = 2 * len(acc); `types_` a literal string "f32.f16.f16" or "f32.bf16.bf16";
+    `trans` a literal int: bit 0 transposes A (MN-major A), bit 1 B. Issue after wgmma_fence; the result
+    is ready after wgmma_commit + wgmma_wait."""
+    if not (isinstance(acc, types.UniTuple) and acc.dtype == types.float32):
+        raise TypingError("wgmma: acc must be a tuple of float32 (from wgmma_zero), got %s" % acc)
+    if not isinstance(types_, types.StringLiteral) or types_.literal_value not in ("f32.f16.f16",
+                                                                                   "f32.bf16.bf16"):
+        raise TypingError("wgmma: types must be the literal 'f32.f16.f16' or 'f32.bf16.bf16', got %s" % types_)
+    if not isinstance(trans, types.IntegerLiteral):
+        raise TypingError("wgmma: trans must be a literal int, got %s" % trans)
+    k = len(acc)
+    n = 2 * k
+    if n % 8 or not 8 <= n <= 256:
+        raise TypingError("wgmma: an accumulator of %d floats is not a 64xNx16 tile" % k)
+    ta, tb = trans.literal_value & 1, (trans.literal_value >> 1) & 1
+    regs = ",".join("$%d" % i for i in range(k))
+    text = ("{ .reg .pred p; setp.ne.b32 p, $%d, 0; wgmma.mma_async.sync.aligned.m64n%dk16.%s {%s}, $%d, $%d, "
+            "p, 1, 1, %d, %d; }" % (k + 2, n, types_.literal_value, regs, k, k + 1, ta, tb))
+    cons = ",".join(["=f"] * k + ["l", "l", "r"] + [str(i) for i in range(k)] + ["~{memory}"])
+    sig = acc(acc, desc_a, desc_b, scale_d, types_, trans)
+
+    def codegen(context, builder, sig, args):
+        _check_sm90a("wgmma.mma_async")
+        vals = [builder.extract_value(args[0], i) for i in range(k)]
+        da = context.cast(builder, args[1], sig.args[1], types.uint64)
+        db = context.cast(builder, args[2], sig.args[2], types.uint64)
+        sd = context.cast(builder, args[3], sig.args[3], types.uint32)
+        out = _asm(builder, ir.LiteralStructType([_f32] * k), [_i64, _i64, _i32] + [_f32] * k, text, cons,
+                   [da, db, sd] + vals)
+        return context.make_tuple(builder, sig.return_type, _unpack(builder, out, k))
+    return sig, codegen
+
+# ---- mbarrier -------------------------------------------------------------------------------------
+def _bar_op(name, text, nargs):
+    """An intrinsic (bar array, index, *u32 args) -> None on the mbarrier at bar[index]."""
+    def impl(typingctx, bar, idx, *rest):
+        _check_array(name, bar, idx)
+        if len(rest) != nargs:
+            raise TypingError("%s takes %d value argument(s)" % (name, nargs))
+        sig = types.void(bar, idx, *rest)
+
+        def codegen(context, builder, sig, args):
+            _check_sm90a(name)
+            addr = _shared_u32(context, builder, sig.args[0], args[0], args[1], sig.args[1])
+            vals = [context.cast(builder, a, t, types.uint32) for a, t in zip(args[2:], sig.args[2:])]
+            _asm(builder, ir.VoidType(), [_i32] * (1 + nargs), text, ",".join(["r"] * (1 + nargs) + ["~{memory}"]),
+                 [addr] + vals)
+            return context.get_dummy_value()
+        return sig, codegen
+    return impl
+
+@intrinsic
+def mbarrier_init(typingctx, bar, idx, count):
+    """mbarrier.init: the barrier at bar[idx] (a uint64 shared array) expects `count` arrivals a phase."""
+    return _bar_op("mbarrier_init", "mbarrier.init.shared::cta.b64 [$0], $1;", 1)(typingctx, bar, idx, count)
+
+@intrinsic
+def mbarrier_arrive(typingctx, bar, idx):
+    """mbarrier.arrive: one arrival on bar[idx]."""
+    return _bar_op("mbarrier_arrive", "mbarrier.arrive.shared::cta.b64 _, [$0];", 0)(typingctx, bar, idx)
+
+@intrinsic
+def mbarrier_arrive_expect_tx(typingctx, bar, idx, nbytes):
+    """mbarrier.arrive.expect_tx: one arrival, and the phase also waits for `nbytes` of async copies."""
+    return _bar_op("mbarrier_arrive_expect_tx", "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;",
+                   1)(typingctx, bar, idx, nbytes)
+
+@intrinsic
+def mbarrier_try_wait(typingctx, bar, idx, parity):
+    """mbarrier.try_wait.parity: 1 once the phase of parity `parity` of bar[idx] has completed, else 0
+    (after a bounded wait). Loop: `while mbarrier_try_wait(bar, i, ph) == 0: pass`."""
+    _check_array("mbarrier_try_wait", bar, idx)
+    text = ("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [$1], $2; selp.u32 $0, 1, 0, p; }")
+    sig = types.uint32(bar, idx, parity)
+
+    def codegen(context, builder, sig, args):
+        _check_sm90a("mbarrier.try_wait")
+        addr = _shared_u32(context, builder, sig.args[0], args[0], args[1], sig.args[1])
+        par = context.cast(builder, args[2], sig.args[2], types.uint32)
+        return _asm(builder, _i32, [_i32, _i32], text, "=r,r,r,~{memory}", [addr, par])
+    return sig, codegen
+
+# ---- TMA ------------------------------------------------------------------------------------------
+def _generic_u64(context, builder, arrty, arr):
+    return builder.ptrtoint(_element_ptr(context, builder, arrty, arr, ir.Constant(_i64, 0), types.int64), _i64)
+
+@intrinsic
+def tma_load_2d(typingctx, dst, dst_idx, tmap, bar, bar_idx, c0, c1):
+    """cp.async.bulk.tensor.2d: the box at coordinates (c0 innermost, c1) of the tensor map `tmap` (a
+    uint64 device array of 16 words) -> shared dst[dst_idx:], completing `box bytes` on bar[bar_idx].
+    One thread issues it; dst must be 128-byte aligned (1024 for the 128-byte swizzle)."""
+    _check_array("tma_load_2d", dst, dst_idx)
+    _check_array("tma_load_2d", bar, bar_idx)
+    if not isinstance(tmap, types.Array):
+        raise TypingError("tma_load_2d: tmap must be the tensor map's device array, got %s" % tmap)
+    sig = types.void(dst, dst_idx, tmap, bar, bar_idx, c0, c1)
+    text = ("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
+            "[$0], [$1, {$2, $3}], [$4];")
+
+    def codegen(context, builder, sig, args):
+        _check_sm90a("cp.async.bulk.tensor")
+        d = _shared_u32(context, builder, sig.args[0], args[0], args[1], sig.args[1])
+        t = _generic_u64(context, builder, sig.args[2], args[2])
+        b = _shared_u32(context, builder, sig.args[3], args[3], args[4], sig.args[4])
+        x = context.cast(builder, args[5], sig.args[5], types.int32)
+        y = context.cast(builder, args[6], sig.args[6], types.int32)
+        _asm(builder, ir.VoidType(), [_i32, _i64, _i32, _i32, _i32], text, "r,l,r,r,r,~{memory}", [d, t, x, y, b])
+        return context.get_dummy_value()
+    return sig, codegen
+
+@intrinsic
+def tma_prefetch_desc(typingctx, tmap):
+    """Make a tensor map in global memory (written by the host) ready for TMA: prefetch it, and order
+    the generic-proxy writes that made it before the tensormap-proxy reads (fence.proxy.tensormap)."""
+    if not isinstance(tmap, types.Array):
+        raise TypingError("tma_prefetch_desc: tmap must be the tensor map's device array, got %s" % tmap)
+    text = "fence.proxy.tensormap::generic.acquire.gpu [$0], 128; prefetch.tensormap [$0];"
+
+    def codegen(context, builder, sig, args):
+        _check_sm90a("prefetch.tensormap")
+        _asm(builder, ir.VoidType(), [_i64], text, "l,~{memory}", [_generic_u64(context, builder, sig.args[0], args[0])])
+        return context.get_dummy_value()
+    return types.void(tmap), codegen
+
+@intrinsic
+def tma_store_2d(typingctx, tmap, src, src_idx, c0, c1):
+    """cp.async.bulk.tensor.2d.global.shared::cta.bulk_group: shared src[src_idx:] (laid out as the tensor
+    map's box, swizzle included) -> the box at coordinates (c0 innermost, c1) of `tmap`'s global array.
+    One thread issues it, after fence_proxy_async by every thread that wrote src and a barrier among
+    them; completion is tracked by bulk groups (tma_store_commit, tma_store_wait_read / _wait)."""
+    _check_array("tma_store_2d", src, src_idx)
+    if not isinstance(tmap, types.Array):
+        raise TypingError("tma_store_2d: tmap must be the tensor map's device array, got %s" % tmap)
+    text = "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$0, {$1, $2}], [$3];"
+
+    def codegen(context, builder, sig, args):
+        _check_sm90a("cp.async.bulk.tensor (store)")
+        t = _generic_u64(context, builder, sig.args[0], args[0])
+        s = _shared_u32(context, builder, sig.args[1], args[1], args[2], sig.args[2])
+        x = context.cast(builder, args[3], sig.args[3], types.int32)
+        y = context.cast(builder, args[4], sig.args[4], types.int32)
+        _asm(builder, ir.VoidType(), [_i64, _i32, _i32, _i32], text, "l,r,r,r,~{memory}", [t, x, y, s])
+        return context.get_dummy_value()
+    return types.void(tmap, src, src_idx, c0, c1), codegen
+
+tma_store_commit = _void("tma_store_commit", "cp.async.bulk.commit_group;")
+
+def _bulk_wait(name, suffix):
+    """cp.async.bulk.wait_group{suffix} n: wait until at most n of this thread's bulk groups are pending
+    (.read: only until their shared-memory source has been read, so it may be overwritten)."""
+    def impl(typingctx, n):
+        if not isinstance(n, types.IntegerLiteral):
+            raise TypingError("%s: the group count must be a literal integer, got %s" % (name, n))
+        text = "cp.async.bulk.wait_group%s %d;" % (suffix, n.literal_value)
+
+        def codegen(context, builder, sig, args):
+            _check_sm90a(name)
+            _asm(builder, ir.VoidType(), [], text, "~{memory}", [])
+            return context.get_dummy_value()
+        return types.void(n), codegen
+    return _named(name, impl)
+
+tma_store_wait_read = _bulk_wait("tma_store_wait_read", ".read")
+tma_store_wait = _bulk_wait("tma_store_wait", "")
+
+@intrinsic
+def stage_acc_f32_sw128(typingctx, arr, idx, t, acc, box):
+    """Columns 32*box .. 32*box+31 of a 64xN wgmma accumulator (thread t of the warpgroup, 0..127) ->
+    the 64 x 32 float32 box at shared arr[idx] (1024-byte aligned), row-major with the 128-byte swizzle
+    that a TMA store of that box reads: value (row r, column c) at byte 4 * Sw<3,2,3>(32 r + c)
+    (cutelite: tile_to_smem(Layout_K_SW128_Atom("float"), (64, 32)); kernels.hopper_gemm.staging_layout).
+    Thread t holds rows r = 16 (t // 32) + (t % 32) // 4 (+ 8) and column pairs 8 j + 2 (t % 4): each pair
+    is one st.shared.v2.f32; the 8 rows of a warp store hit 8 different 16-byte chunks (no conflicts).
+    `box` may be a run-time value (a switch picks the registers)."""
+    _check_array("stage_acc_f32_sw128", arr, idx)
+    _check_acc("stage_acc_f32_sw128", acc)
+    nbox = len(acc) // 16
+    if nbox * 16 != len(acc):
+        raise TypingError("stage_acc_f32_sw128: the accumulator must be 64 x (a multiple of 32)")
+    sig = types.void(arr, idx, t, acc, box)
+
+    def codegen(context, builder, sig, args):
+        _check_sm90a("stage_acc_f32_sw128")
+        c = lambda v: ir.Constant(_i32, v)  # noqa: E731
+        base = _shared_u32(context, builder, sig.args[0], args[0], args[1], sig.args[1])
+        tt = builder.trunc(context.cast(builder, args[2], sig.args[2], types.int64), _i32)
+        lane = builder.and_(tt, c(31))
+        g = builder.lshr(lane, c(2))                                   # row within 8, = the swizzle key
+        row = builder.add(builder.shl(builder.lshr(tt, c(5)), c(4)), g)
+        rowaddr = builder.add(builder.add(base, builder.shl(row, c(7))), builder.shl(builder.and_(lane, c(1)), c(3)))
+        half = builder.and_(builder.lshr(lane, c(1)), c(1))           # which 16-byte chunk of the 8 columns
+        bx = context.cast(builder, args[4], sig.args[4], types.int64)
+        end = builder.append_basic_block("stage_end")
+        sw = builder.switch(bx, end)
+        for b in range(nbox):
+            blk = builder.append_basic_block("stage_box%d" % b)
+            sw.add_case(ir.Constant(_i64, b), blk)
+            builder.position_at_end(blk)
+            for jj in range(4):
+                chunk = builder.xor(builder.add(half, c(2 * jj)), g)
+                addr = builder.add(rowaddr, builder.shl(chunk, c(4)))
+                for i1 in range(2):
+                    p = 2 * (4 * b + jj) + i1
+                    vals = [builder.extract_value(args[3], 2 * p), builder.extract_value(args[3], 2 * p + 1)]
+                    _asm(builder, ir.VoidType(), [_i32, _f32, _f32], "st.shared.v2.f32 [$0], {$1, $2};",
+                         "r,f,f,~{memory}", [builder.add(addr, c(1024 * i1))] + vals)
+            builder.branch(end)
+        builder.position_at_end(end)
+        return context.get_dummy_value()
+    return sig, codegen
+
+# ---- registers, epilogue -----------------------------------------------------------------------------
+def _setmaxnreg(name, op):
+    def impl(typingctx, n):
+        if not isinstance(n, types.IntegerLiteral) or not (24 <= n.literal_value <= 256) or n.literal_value % 8:
+            raise TypingError("%s: the register count must be a literal multiple of 8 in 24..256, got %s" % (name, n))
+        text = "setmaxnreg.%s.sync.aligned.u32 %d;" % (op, n.literal_value)
+
+        def codegen(context, builder, sig, args):
+            _check_sm90a("setmaxnreg")
+            _asm(builder, ir.VoidType(), [], text, "~{memory}", [])
+            return context.get_dummy_value()
+        return types.void(n), codegen
+    return _named(name, impl)
+
+setmaxnreg_inc = _setmaxnreg("setmaxnreg_inc", "inc")
+setmaxnreg_dec = _setmaxnreg("setmaxnreg_dec", "dec")
+
+def _named_barrier(name, op):
+    """bar.sync / bar.arrive on hardware barrier `bar_id` (1..15; 0 is __syncthreads) that completes
+    once `count` threads (a multiple of 32) have arrived: sync waits for that, arrive does not."""
+    def impl(typingctx, bar_id, count):
+        for v in (bar_id, count):
+            if not isinstance(v, types.IntegerLiteral):
+                raise TypingError("%s: barrier id and thread count must be literal ints, got %s" % (name, v))
+        i, n = bar_id.literal_value, count.literal_value
+        if not (1 <= i <= 15 and n > 0 and n % 32 == 0):
+            raise TypingError("%s: needs 1 <= id <= 15 and a count multiple of 32, got %d, %d" % (name, i, n))
+        text = "bar.%s %d, %d;" % (op, i, n)
+
+        def codegen(context, builder, sig, args):
+            _asm(builder, ir.VoidType(), [], text, "~{memory}", [])
+            return context.get_dummy_value()
+        return types.void(bar_id, count), codegen
+    return _named(name, impl)
+
+named_barrier_sync = _named_barrier("named_barrier_sync", "sync")
+named_barrier_arrive = _named_barrier("named_barrier_arrive", "arrive")
+
+@intrinsic
+def stmatrix_x4(typingctx, arr, idx, r):
+    """stmatrix.sync.aligned.m8n8.x4.shared.b16: the warp stores four 8x8 b16 matrices (registers r, 4
+    uint32 per lane, each two halves) to shared memory; lane l gives the address of row l%8 of matrix
+    l//8 as arr[idx]."""
+    _check_array("stmatrix_x4", arr, idx)
+    sig = types.void(arr, idx, r)
+    text = "stmatrix.sync.aligned.m8n8.x4.shared.b16 [$0], {$1, $2, $3, $4};"
+
+    def codegen(context, builder, sig, args):
+        _check_sm90a("stmatrix")
+        addr = _shared_u32(context, builder, sig.args[0], args[0], args[1], sig.args[1])
+        vals = [context.cast(builder, builder.extract_value(args[2], i), sig.args[2][i], types.uint32)
+                for i in range(4)]
+        _asm(builder, ir.VoidType(), [_i32] * 5, text, "r,r,r,r,r,~{memory}", [addr] + vals)
+        return context.get_dummy_value()
+    return sig, codegen
+
+@intrinsic
+def store_acc_f32(typingctx, c, row0, col0, ldc, acc):
+    """Store a 64xN wgmma accumulator (this thread's N/2 floats) to the row-major float32 array c (1-D,
+    leading dimension ldc): value v = (i0, i1, j) goes to (row0 + 8*i1, col0 + 8*j + i0), where row0 =
+    16*(warp in warpgroup) + lane//4 and col0 = 2*(lane%4) plus the tile's origin (PTX ISA wgmma D
+    fragment; cutelite.gmma's LayoutC_TV). Pairs i0 = 0, 1 go out as one st.global.v2.f32."""
+    if not (isinstance(acc, types.UniTuple) and acc.dtype == types.float32):
+        raise TypingError("store_acc_f32: acc must be a tuple of float32, got %s" % acc)
+    sig = types.void(c, row0, col0, ldc, acc)
+    k = len(acc)
+
+    def codegen(context, builder, sig, args):
+        r0 = context.cast(builder, args[1], sig.args[1], types.int64)
+        c0 = context.cast(builder, args[2], sig.args[2], types.int64)
+        ld = context.cast(builder, args[3], sig.args[3], types.int64)
+        for p in range(k // 2):
+            i1, j = p % 2, p // 2
+            row = builder.add(r0, ir.Constant(_i64, 8 * i1))
+            idx = builder.add(builder.mul(row, ld), builder.add(c0, ir.Constant(_i64, 8 * j)))
+            addr = _global_u64(context, builder, sig.args[0], args[0], idx, types.int64)
+            vals = [builder.extract_value(args[4], 2 * p), builder.extract_value(args[4], 2 * p + 1)]
+            _asm(builder, ir.VoidType(), [_i64, _f32, _f32], "st.global.v2.f32 [$0], {$1, $2};",
+                 "l,f,f,~{memory}", [addr] + vals)
+        return context.get_dummy_value()
+    return sig, codegen
+
+@intrinsic
+def shared_address(typingctx, arr, idx):
+    """The 32-bit shared-window address of arr[idx] (what a descriptor's start address encodes)."""
+    _check_array("shared_address", arr, idx)
+
+    def codegen(context, builder, sig, args):
+        return _shared_u32(context, builder, sig.args[0], args[0], args[1], sig.args[1])
+    return types.uint32(arr, idx), codegen
