@@ -20,6 +20,8 @@ import sys
 
 import numpy as np
 
+from .runtime import allow_dynamic_shared
+
 BK = 64          # K per stage: 64 halves = 128 bytes, one 128-byte swizzle row
 _F16, _F32, _BF16 = 6, 7, 9     # CUtensorMapDataType
 EPI_BOX = (64, 32)     # the TMA-store epilogue's box of C: 64 rows x 32 float32 (128 bytes, one swizzle row)
@@ -530,22 +532,6 @@ def make_gemm_pingpong(BN=256, stages=5, regs=(40, 232), group=16, BM=64):
     return gemm_pingpong, threads, smem_bytes
 
 
-def set_dynamic_shared(kernel, args, nbytes):
-    """Compile `kernel` for `args` and allow it `nbytes` of dynamic shared memory (above 48 KB needs the
-    attribute set on the function; numba-cuda does not do it)."""
-    from numba.cuda.cudadrv.driver import binding, driver
-    compiled = kernel.compile(tuple(_typeof(a) for a in args))
-    cufunc = compiled._codelibrary.get_cufunc()
-    attr = binding.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-    driver.cuKernelSetAttribute(attr, nbytes, cufunc.handle, cufunc.device.id)
-    return compiled
-
-
-def _typeof(a):
-    from numba import typeof
-    return typeof(a)
-
-
 class HopperGemm:
     """A configured kernel with its tensor maps: call(a_dev, bt_dev, c_dev)."""
 
@@ -616,7 +602,7 @@ class HopperGemm:
 
     def _launch(self, grid, args, stream):
         if not self._ready:
-            set_dynamic_shared(self.kernel, args, self.smem)
+            allow_dynamic_shared(self.kernel, args, self.smem)
             self._ready = True
         self.kernel[grid, self.threads, stream, self.smem](*args)
 

@@ -164,3 +164,25 @@ def check_target(name):
         info = _INFO
         device_name = info.name if (info and not info.simulator and info.cc == cc) else None
         capability.require(name, cc, device_name)
+
+
+def allow_dynamic_shared(kernel, args, nbytes):
+    """Compile `kernel` (a cuda.jit dispatcher) for `args` and let it take `nbytes` of dynamic shared memory:
+    above 48 KB a kernel must ask for it (the function attribute MAX_DYNAMIC_SHARED_SIZE_BYTES), and
+    numba-cuda does not. Returns the compiled kernel; does nothing in the simulator.
+
+    numba-cuda 0.22 (Colab's) hands out a CUfunction, which cuFuncSetAttribute takes; numba-cuda 0.30 a
+    library kernel (CUkernel), which needs cuKernelSetAttribute: the first that accepts the handle is used.
+    """
+    if in_simulator() or nbytes <= 48 * 1024:
+        return None
+    from numba import typeof
+    from numba.cuda.cudadrv.driver import CudaAPIError, binding, driver
+    compiled = kernel.compile(tuple(typeof(a) for a in args))
+    cufunc = compiled._codelibrary.get_cufunc()
+    attr = binding.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+    try:
+        driver.cuFuncSetAttribute(cufunc.handle, attr, nbytes)
+    except (CudaAPIError, TypeError, AttributeError):
+        driver.cuKernelSetAttribute(attr, nbytes, cufunc.handle, cufunc.device.id)
+    return compiled

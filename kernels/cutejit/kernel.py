@@ -186,7 +186,7 @@ class Kernel:
     def launch(self, *args, grid=None, stream=0):
         """Run on `grid` blocks (an int or tuple; by default self.grid(*args)) of `threads` threads, with the
         shared memory it needs, on `stream`."""
-        from ..gemm._jit import allow_dynamic_shared
+        from ..runtime import allow_dynamic_shared
         grid = self.grid(*args) if grid is None else grid
         key = tuple((str(getattr(a, "dtype", "")), getattr(a, "strides", None)) for a in args)
         if key not in self._ready:
