@@ -40,7 +40,7 @@ def test_recorded_figures_are_the_csvs():
     for shape, tf in rec.CEILINGS.items():
         assert abs(float(next(r for r in rows if r["rung"] == "mma.sync ceiling " + shape)["tflops"]) - tf) < 0.05
     assert rec.RUN["date"].split()[0] in open(os.path.join(BENCH, "RESULTS.md")).read()
-    assert rec.recorded("tc sm80 + frag prefetch") == 293.3 and rec.recorded("nope") is None
+    assert rec.recorded("tc sm80 + k-block prefetch") == 370.7 and rec.recorded("nope") is None
 
 
 def _fixture_blocks():
@@ -171,8 +171,8 @@ def test_bench_in_the_simulator_is_the_record():
     import kernels
     b = chapter.Bench(kernels.setup(verbose=False))
     assert not b.live and "recorded 2026-11-25" in b.source
-    assert b.measure(chapter.STEPS[0]) == 0.5 and b.measure("simt 8: unrolled k, padded A^T") == 44.8
-    assert b.baseline == {"f32": 51.7, "f16": 717.7} and b.ceiling("m16n8k16") == 644.6
+    assert b.measure(chapter.STEPS[0]) == 0.5 and b.measure("simt 8: unrolled k, padded A^T") == 44.9
+    assert b.baseline == {"f32": 51.7, "f16": 737.5} and b.ceiling("m16n8k16") == 655.7
     assert [r[0] for r in b.chart_rows()] == ["simt 1: naive"]
     assert chapter.compiled_resources(chapter.STEPS[0].rung.kernel.numba) is None      # nothing compiled here
     assert all(r.name not in {s.name for s in chapter.STEPS} for r in chapter.later_rungs())

@@ -103,7 +103,6 @@ EXPLORE = [
     _tc(tc_sm80_prefetch, "tc sm80 pf 128x256x32 4st", SM80, **dict(tc_sm80_prefetch.BEST, BN=256, warps=(2, 4),
                                                                     min_blocks=1)),
     _tc(tc_sm80, "tc sm80 128x128x32 3st", SM80, **dict(tc_sm80.BEST, stages=3)),
-    _tc(tc_sm75, "tc sm75 128x128x64", SM75, **dict(tc_sm75.BEST, BK=64)),
 ]
 
 

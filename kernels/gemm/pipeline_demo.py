@@ -58,7 +58,7 @@ class StrictCpAsync:
             return self.state.setdefault(threading.get_ident(), ([], []))
 
     def copy16(self, dst, dst_idx, src, src_idx):
-        from ..sim import _span
+        from ..instructions.sim import _span
         view = _span(dst, dst_idx, 16, "cp.async")
         self._mine()[1].append((view, _span(src, src_idx, 16, "cp.async").copy()))
         view[:] = 0xFF

@@ -13,43 +13,33 @@ RUN = {"date": "2026-11-25", "device": "NVIDIA H100 80GB HBM3 (sm_90)", "size": 
        "command": "python3 benchmarks/gemm/bench.py --sweep --explore",
        "method": "GPU time (kernels.timing.gpu_time_ms: CUDA events around batches of launches queued back "
                  "to back, 3 warm-ups, median of 10); cuBLAS through torch 2.11, TF32 off",
-       "source": "benchmarks/gemm/RESULTS.md (h100_gemm.csv, h100_sass.csv)"}
+       "source": "benchmarks/gemm/RESULTS.md, run 2 (h100_gemm.csv, h100_sass.csv)"}
 
 ROWS = [
     ("cuBLAS fp32 (torch)", "f32", 51.7, None),
-    ("cuBLAS fp16 (torch)", "f16", 747.2, None),
-    ("cuBLAS fp16->fp32 (torch)", "f16", 717.7, None),
+    ("cuBLAS fp16 (torch)", "f16", 723.0, None),
+    ("cuBLAS fp16->fp32 (torch)", "f16", 737.5, None),
     ("simt 1: naive", "f32", 0.5, 30),
     ("simt 2: coalesced", "f32", 1.3, 30),
     ("simt 3: smem tiles", "f32", 1.8, 32),
     ("simt 4: 1-D blocking", "f32", 4.7, 40),
     ("simt 5: 2-D blocking 8x8", "f32", 15.3, 127),
     ("simt 6: 128-bit loads", "f32", 30.2, 101),
-    ("simt 6b: padded smem", "f32", 31.6, 101),
+    ("simt 6b: padded smem", "f32", 31.7, 101),
     ("simt 6b: swizzled smem", "f32", 27.7, 100),
     ("simt 7: dbuf + warp tiles", "f32", 33.5, 110),
-    ("simt 8: unrolled k, padded A^T", "f32", 44.8, 128),
-    ("tc sm75 128x128x32", "f16", 237.2, 128),
-    ("tc sm75 large 128x128x32", "f16", 263.3, 245),
-    ("tc sm80 128x128x32 3st", "f16", 243.8, 128),
-    ("tc sm80 + frag prefetch", "f16", 293.3, 128),
-    ("tc sm80 large 128x128x32 4st", "f16", 373.5, 245),
-    ("tc sm80 prefetch 4st", "f16", 293.4, 128),
-    ("tc sm80 BK64 2st", "f16", 252.4, 128),
-    ("tc sm80 BK64 3st pf", "f16", 257.6, 128),
-    ("tc sm80 w4x2 pf", "f16", 295.8, 128),
-    ("tc sm80 1blk pf", "f16", 229.4, 213),
-    ("tc sm75 w4x2", "f16", 233.1, 128),
-    ("tc sm80 large 128x256 4st", "f16", 362.0, 254),
-    ("tc sm80 large 128x256 5st", "f16", 351.1, 254),
-    ("tc sm80 large 256x128 4st", "f16", 346.5, 254),
-    ("tc sm80 large BK64 4st", "f16", 339.8, 245),
-    ("tc sm75 large 128x256x32", "f16", 239.3, 245),
-    ("tc sm80 lean 128x128 4st 3blk", "f16", 364.8, 168),
-    ("tc sm80 lean 128x128 3st 3blk", "f16", 348.1, 168),
+    ("simt 8: unrolled k, padded A^T", "f32", 44.9, 128),
+    ("tc sm75 128x128x32", "f16", 261.7, 254),
+    ("tc sm80 128x128x32 4st", "f16", 410.5, 212),
+    ("tc sm80 + k-block prefetch", "f16", 370.7, 230),
+    ("tc sm80 pf 128x128x64 3st", "f16", 395.4, 240),
+    ("tc sm80 pf 128x128x32 3st", "f16", 346.0, 232),
+    ("tc sm80 pf 128x128x32 4st 1blk", "f16", 387.8, 254),
+    ("tc sm80 pf 128x256x32 4st", "f16", 363.9, 230),
+    ("tc sm80 128x128x32 3st", "f16", 392.6, 214),
 ]
 
-CEILINGS = {"m16n8k16": 644.6, "m16n8k8": 478.5}
+CEILINGS = {"m16n8k16": 655.7, "m16n8k8": 476.6}
 
 CSV_NAME = {}
 
