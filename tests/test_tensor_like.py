@@ -14,6 +14,8 @@ from cutelite import Layout, _, local_partition, make_fragment_like, make_identi
     (Layout((4, 8), (16, 64)), "(_4,_8):(_1,_4)", "(_4,(_8)):(_1,(_4))"),
     (Layout((4, 8), (64, 2)), "(_4,_8):(_8,_1)", "(_4,(_8)):(_1,(_4))"),
     (Layout((2, 3, 4), (1, 8, 2)), "(_2,_3,_4):(_1,_8,_2)", "(_2,_3,_4):(_1,_8,_2)"),
+    # partition_A of the same tile by a UniversalFMA TiledMMA of (16,16,1) threads, thread 17
+    (Layout((1, 4, 8), (0, 16, 64)), "(_1,_4,_8):(_0,_1,_4)", "(_1,_4,_8):(_0,_1,_4)"),
 ])
 def test_like_layouts_match_cpp(layout, like, fragment):
     src = make_tensor(np.arange(1024, dtype=np.float32), layout)
