@@ -20,7 +20,7 @@ from .tensor import (
     Tensor, make_tensor, is_tensor, local_tile, local_partition, inner_partition, outer_partition,
     tv_partition, owner_table, dice, get_flat_coord, offsets_of,
     # the algebra extended to tensors (on layouts these are exactly the layout functions)
-    make_fragment_like, composition, logical_divide, zipped_divide, tiled_divide, flat_divide,
+    make_fragment_like, make_tensor_like, composition, logical_divide, zipped_divide, tiled_divide, flat_divide,
 )
 from .identity import make_identity_layout, make_coord_tensor, make_identity_tensor
 from .atoms import (

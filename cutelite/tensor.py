@@ -24,6 +24,7 @@ __all__ = [
     "Tensor", "make_tensor", "is_tensor", "composition", "logical_divide", "zipped_divide",
     "tiled_divide", "flat_divide", "dice", "get_flat_coord", "inner_partition", "outer_partition",
     "local_tile", "local_partition", "tv_partition", "owner_table", "offsets_of", "make_fragment_like",
+    "make_tensor_like",
 ]
 
 
@@ -218,6 +219,18 @@ def make_fragment_like(x):
         x._need_memory("make_fragment_like")
         return make_tensor(L.make_fragment_like(x.layout), dtype=x.engine.dtype)
     return L.make_fragment_like(x)
+
+
+def make_tensor_like(x):
+    """C++ make_tensor_like: a fresh zero-filled owning Tensor of x's dtype and shape, compact, with its modes
+    in the same order of strides as x's (make_layout_like(x.layout)): a register copy of a partition.
+
+    Post: shape(result) == shape(x); the result owns new memory.
+    """
+    if not isinstance(x, Tensor):
+        raise TypeError(f"make_tensor_like: expected a Tensor, got {x!r} ({type(x).__name__})")
+    x._need_memory("make_tensor_like")
+    return make_tensor(L.make_layout_like(x.layout), dtype=x.engine.dtype)
 
 
 # ---- the algebra on tensors: same functions, applied to the layout; the engine is shared -------------

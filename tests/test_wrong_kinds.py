@@ -25,6 +25,7 @@ CALLS = {
     "make_ordered_layout": (layout.make_ordered_layout, ((4, 8), (1, 0)), ()),
     "make_layout_like": (layout.make_layout_like, (LAY,), ()),
     "make_fragment_like": (tensor.make_fragment_like, (LAY,), ()),
+    "make_tensor_like": (tensor.make_tensor_like, (TENSOR,), ()),
     "size": (layout.size, (LAY,), ()), "cosize": (layout.cosize, (LAY,), ()),
     "coshape": (layout.coshape, (LAY,), ()), "coprofile": (layout.coprofile, (LAY,), ()),
     "rank": (layout.rank, (LAY,), ()), "depth": (layout.depth, (LAY,), ()),

@@ -8,6 +8,7 @@ tensor) imports with the standard library alone and runs in the reader's browser
     explorers   what each explorer computes from the text in its boxes (standard library)
     svg         pictures as SVG text (standard library): what the live page draws
     live        the live page's bridge: build-time announcements, browser-side view() and check()
+    measured    GPU timings recorded for the chapters to print where no GPU is present
     viz         matplotlib figures of the notebooks
     widgets     ipywidgets explorers of the notebooks
 """
