@@ -7,7 +7,7 @@ Numba keeps them in registers: every index into them is resolved when the kernel
 
 import numpy as np
 
-from cutelite import cosize, size
+from cutelite import cosize, make_layout, size
 from cutelite import make_fragment_like as _like_layout
 
 from .tensor import RTensor
@@ -31,8 +31,11 @@ def make_fragment(layout, dtype, name="r"):
 
 def make_fragment_like(x, dtype=None, name="r"):
     """Registers shaped like tensor x (its partition of global or shared memory): CuTe's make_fragment_like,
-    a compact layout of x's shape (mode 0 first)."""
-    return make_fragment(_like_layout(x.layout), dtype or x.dtype, name)
+    a compact layout of x's shape, mode 0 first (a global tensor's layout counts coordinates, not offsets:
+    its fragment is simply column-major)."""
+    from .tensor import GTensor
+    layout = make_layout(x.layout.shape) if isinstance(x, GTensor) else _like_layout(x.layout)
+    return make_fragment(layout, dtype or x.dtype, name)
 
 
 def fill(frag, value):

@@ -11,10 +11,9 @@ thread's coordinate contributes) and leaves every other mode static.
     tCrA = thr_mma.partition_fragment_A(sA[_, _, 0])
 """
 
-from cutelite import Layout, TiledCopy, TiledMMA, _, rank, size
-from cutelite.int_tuple import crd2idx
+from cutelite import TiledCopy, TiledMMA, _, make_layout, rank, size
 
-from .expr import Sym, is_sym
+from .expr import is_sym
 from .tensor import GTensor, RTensor, STensor
 from .registers import make_fragment
 
@@ -153,7 +152,9 @@ class JitThrMMA:
         return self._partition(x, self.tiled.thrfrg_C, (1, 2))
 
     def _fragment(self, x, op, name, dtype):
-        layout = getattr(self._static, "partition_fragment_" + op)(x.layout)
+        # a global tensor's layout counts coordinates: its registers are those of a column-major tile
+        like = make_layout(x.layout.shape) if isinstance(x, GTensor) else x.layout
+        layout = getattr(self._static, "partition_fragment_" + op)(like)
         return make_fragment(layout, dtype or x.dtype, name)
 
     def partition_fragment_A(self, x, dtype=None):

@@ -1,0 +1,194 @@
+"""The CuTe layer (kernels.cutejit) on its own, in Numba's CUDA simulator: run-time expressions fold; copies
+with every kind of atom move each element where cutelite's partitions say (checked element by element, the
+expectation from cutelite's own partitions of NumPy tensors or from NumPy); gemm with several MMA atoms equals
+NumPy; predicated copies touch nothing outside the matrix; misuse is refused with a clear error.
+Reruns itself in a simulator process when numba is in GPU mode here (see kernels._testing)."""
+
+import numpy as np
+import pytest
+
+from kernels._testing import numba_mode, run_in_subprocess
+
+IN_PROCESS = numba_mode(simulator=True)
+here = pytest.mark.skipif(not IN_PROCESS, reason="ran in a subprocess")
+
+
+@pytest.mark.skipif(IN_PROCESS, reason="ran in this process")
+def test_cutejit_suite_in_subprocess():
+    rc, out = run_in_subprocess(__file__, simulator=True)
+    assert rc == 0, out[-4000:]
+
+
+if IN_PROCESS:
+    from cutelite import (Layout, Swizzle, _, composition, make_copy_atom, make_mma_atom, make_tensor, make_tiled_copy,
+                          make_tiled_copy_A, make_tiled_copy_B, make_tiled_mma, size)
+    from kernels import cutejit as cj
+    from kernels.cutejit import Matrix, Sym, copy, fill, gemm, local_tile, make_smem_tensor, syncthreads, thread_idx
+
+
+# ---- expressions -----------------------------------------------------------------------------------------
+def test_run_time_expressions_fold_constants():
+    from kernels.cutejit.expr import Sym as S
+    t = S("tid", invariant=True)
+    assert ((t + 3) - 1).src == "(tid + 2)" and (t * 1) is t and t * 0 == 0 and (t + 0) is t
+    assert (t // 32).src == "(tid >> 5)" and (t % 8).src == "(tid & 7)" and t % 1 == 0
+    assert (t * 4).invariant and not (t + S("i0")).invariant
+    with pytest.raises(TypeError, match="known only when the kernel runs"):
+        if t < 3:
+            pass
+    with pytest.raises(TypeError, match="ints or run-time values"):
+        t + 1.5
+
+
+# ---- copies ----------------------------------------------------------------------------------------------
+@here
+@pytest.mark.parametrize("op,vec", [("UniversalCopy<uint128_t>", 4), ("UniversalCopy<uint64_t>", 2),
+                                    ("UniversalCopy<uint32_t>", 1), ("SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>", 4)])
+def test_copy_through_a_swizzled_tile(op, vec):
+    """A (32, 64) float tile global -> swizzled shared (the atom) -> global (widest access): the shared
+    tile holds each element where cutelite's swizzled layout puts it, and the output is the input."""
+    tn = 64 // vec
+    tc = make_tiled_copy(make_copy_atom(op, "float"), Layout((128 // tn, tn), (tn, 1)), Layout((1, vec)))
+    smem = composition(Swizzle(3, 2, 3), Layout((32, 64), (64, 1)))
+
+    @cj.kernel
+    def k(mS, mD, mP, tiled):
+        tid = thread_idx()
+        s = make_smem_tensor(smem, "float32")
+        thr = tiled.get_slice(tid)
+        copy(tiled, thr.partition_S(local_tile(mS, (32, 64), (0, 0))), thr.partition_D(s))
+        if op.startswith("SM80"):
+            cj.cp_async_fence()
+            cj.cp_async_wait(0)
+        syncthreads()
+        copy(thr.partition_S(s), thr.partition_D(local_tile(mD, (32, 64), (0, 0))))
+
+    built = k.build(Matrix("float32"), Matrix("float32"), Matrix("float32"), tc, threads=128)
+    src = np.random.default_rng(vec).standard_normal((32, 64)).astype(np.float32)
+    dst = np.full_like(src, np.nan)
+    built.launch(src, dst, np.zeros((1, 1), np.float32), grid=1)
+    np.testing.assert_array_equal(dst, src)
+    calls = {"UniversalCopy<uint128_t>": "ld_global_v4_f32(", "UniversalCopy<uint64_t>": "ld_global_v2_f32(",
+             "UniversalCopy<uint32_t>": "ld_global_v1_f32(", "SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>": "cp_async_cg_16("}
+    assert built.source.count(calls[op]) == 32 * 64 // 128 // vec         # one instruction per atom call
+
+
+@here
+@pytest.mark.parametrize("atom,ldsm,kmajor", [
+    ("SM80_16x8x16_F32F16F16F32_TN", "SM75_U32x4_LDSM_N", True),
+    ("SM80_16x8x16_F32F16F16F32_TN", "SM75_U16x8_LDSM_T", False),
+    ("SM75_16x8x8_F32F16F16F32_TN", "SM75_U32x2_LDSM_N", True),
+    ("SM75_16x8x8_F32F16F16F32_TN", "SM75_U16x4_LDSM_T", False)])
+def test_ldmatrix_round_trip_gives_the_mma_its_values(atom, ldsm, kmajor):
+    """A's tile -> shared -> registers by ldmatrix (partition_S / retile_D) -> back to global through the
+    TiledMMA's partition_A: the registers held exactly what partition_A says each thread holds, so the
+    output is the input (every element written once; the input is poisoned-free, the output poisoned)."""
+    mma = make_tiled_mma(make_mma_atom(atom), Layout((2, 2, 1)), (32, 32, 16))
+    s2r = make_tiled_copy_A(make_copy_atom(ldsm, "half_t"), mma)
+    smem = Layout((32, 32), (32, 1)) if kmajor else Layout((32, 32), (1, 32))
+    v = make_copy_atom("UniversalCopy<uint128_t>", "half_t")     # 8 halves a thread along the contiguous mode
+    g2s = (make_tiled_copy(v, Layout((32, 4), (4, 1)), Layout((1, 8))) if kmajor else
+           make_tiled_copy(v, Layout((4, 32), (1, 4)), Layout((8, 1))))
+
+    @cj.kernel
+    def k(mA, mO, mma, s2r, g2s):
+        tid = thread_idx()
+        gA, gO = local_tile(mA, (32, 32), (0, 0)), local_tile(mO, (32, 32), (0, 0))
+        sA = make_smem_tensor(smem, "float16")
+        thr_g2s = g2s.get_slice(tid)
+        copy(g2s, thr_g2s.partition_S(gA), thr_g2s.partition_D(sA))      # global -> shared, 16 bytes
+        syncthreads()
+        thr_mma, thr = mma.get_slice(tid), s2r.get_slice(tid)
+        rA = thr_mma.partition_fragment_A(sA)
+        copy(s2r, thr.partition_S(sA), thr.retile_D(rA))                  # ldmatrix
+        copy(rA, thr_mma.partition_A(gO))                                  # registers -> global, by partition_A
+
+    built = k.build(Matrix("float16", unit=1 if kmajor else 0), Matrix("float16", unit=1), mma, s2r, g2s,
+                    threads=128)
+    A = np.random.default_rng(1).standard_normal((32, 32)).astype(np.float16)
+    out = np.full((32, 32), np.nan, np.float16)
+    built.launch((A if kmajor else np.asfortranarray(A)).view(np.uint16), out.view(np.uint16), grid=1)
+    np.testing.assert_array_equal(out, A)
+    want = "ldmatrix_x%d%s(" % (4 if ldsm in ("SM75_U32x4_LDSM_N", "SM75_U16x8_LDSM_T") else 2,
+                                "" if kmajor else "_trans")
+    assert want in built.source
+
+
+# ---- gemm ------------------------------------------------------------------------------------------------
+@here
+@pytest.mark.parametrize("atom,warps", [("SM80_16x8x16_F32F16F16F32_TN", (2, 2)), ("SM80_16x8x16_F32BF16BF16F32_TN", (1, 2)),
+                                        ("SM75_16x8x8_F32F16F16F32_TN", (2, 1)), ("SM70_8x8x4_F32F16F16F32_TN", (2, 2))])
+def test_gemm_with_several_atoms_equals_numpy(atom, warps):
+    """Registers loaded straight from global memory by the TiledMMA's own partitions, one gemm call, C stored
+    by partition_C: C == A @ B (NumPy, float64)."""
+    a = make_mma_atom(atom)
+    mma = make_tiled_mma(a, Layout(warps + (1,)))
+    M, N, K = (s * w for s, w in zip(a.Shape_MNK, warps + (1,)))
+    M, N, K = M * 2, N * 2, K * 2                              # two atoms a thread in each mode
+    dtype = "bfloat16" if "BF16" in atom else "float16"
+
+    @cj.kernel
+    def k(mA, mB, mC, mma):
+        tid = thread_idx()
+        gA, gB, gC = (local_tile(x, shp, (0, 0)) for x, shp in ((mA, (M, K)), (mB, (N, K)), (mC, (M, N))))
+        thr = mma.get_slice(tid)
+        rA, rB = thr.partition_fragment_A(gA), thr.partition_fragment_B(gB)
+        copy(thr.partition_A(gA), rA)
+        copy(thr.partition_B(gB), rB)
+        rC = thr.partition_fragment_C(gC)
+        fill(rC, 0.0)
+        gemm(mma, rA, rB, rC)
+        copy(rC, thr.partition_C(gC))
+
+    built = k.build(Matrix(dtype), Matrix(dtype), Matrix("float32"), mma, threads=size(mma))
+    rng = np.random.default_rng(2)
+    A, B = rng.standard_normal((M, K)).astype(np.float32), rng.standard_normal((N, K)).astype(np.float32)
+    from kernels.numeric import from_bf16_bits, to_bf16_bits
+    if dtype == "bfloat16":
+        Ab, Bb = to_bf16_bits(A), to_bf16_bits(B)
+        A, B = from_bf16_bits(Ab), from_bf16_bits(Bb)
+    else:
+        Ab, Bb = A.astype(np.float16).view(np.uint16), B.astype(np.float16).view(np.uint16)
+        A, B = A.astype(np.float16).astype(np.float32), B.astype(np.float16).astype(np.float32)
+    C = np.full((M, N), np.nan, np.float32)
+    built.launch(Ab, Bb, C, grid=1)
+    np.testing.assert_allclose(C, A.astype(np.float64) @ B.astype(np.float64).T, rtol=1e-5, atol=1e-5)
+    fa, fb = mma.get_slice(0).partition_fragment_A(Layout((M, K))), mma.get_slice(0).partition_fragment_B(Layout((N, K)))
+    calls = size(fa, 1) * size(fb, 1) * size(fa, 2)           # one instruction per (m, n, k) of the thread
+    assert sum(line.count("= mma_") for line in built.source.splitlines()) == calls
+
+
+# ---- misuse ----------------------------------------------------------------------------------------------
+@here
+def test_misuse_is_refused_with_a_clear_error():
+    tc = make_tiled_copy(make_copy_atom("UniversalCopy<uint128_t>", "float"), Layout((8, 16), (16, 1)), Layout((1, 4)))
+
+    @cj.kernel
+    def branch_on_run_time_value(mS, tiled):
+        if thread_idx() < 3:
+            pass
+
+    with pytest.raises(TypeError, match="known only when the kernel runs"):
+        branch_on_run_time_value.build(Matrix("float32"), tc, threads=128)
+
+    @cj.kernel
+    def stage_inside_swizzle(mS, tiled):
+        s = make_smem_tensor(composition(Swizzle(3, 3, 3), Layout((8, 64, 2), (64, 1, 256))), "float32")
+        for i in cj.range_(2):
+            s[_, _, i]
+
+    with pytest.raises(ValueError, match="cannot be added after the swizzle"):
+        stage_inside_swizzle.build(Matrix("float32"), tc, threads=128)
+
+    @cj.kernel
+    def registers_by_run_time_index(mS, tiled):
+        r = cj.make_fragment(Layout(4), "float32")
+        r[thread_idx()]
+
+    with pytest.raises(ValueError, match="registers cannot be indexed by a run-time value"):
+        registers_by_run_time_index.build(Matrix("float32"), tc, threads=128)
+
+    with pytest.raises(RuntimeError, match="inside a @cutejit.kernel"):
+        thread_idx()
+    with pytest.raises(ValueError, match="unknown element type"):
+        Matrix("float64")
