@@ -3,7 +3,8 @@
 tCrA is (MMA, MMA_M, MMA_K), tCrB (MMA, MMA_N, MMA_K), tCrC (MMA, MMA_M, MMA_N), as partition_fragment_A/
 B/C make them (a k-block sliced off, (MMA, MMA_M) and (MMA, MMA_N) also do). For every k, m and n the atom's
 instruction runs once: mode 0's values, in order, are the instruction's operand registers (16-bit values
-two to a register), and C's registers are overwritten with D. n runs back and forth (a serpentine), so
+two to a register), and C's registers are overwritten with D. A one-thread atom (UniversalFMA) is one
+multiply-add of registers: c = a * b + c. n runs back and forth (a serpentine), so
 that consecutive instructions share an operand, as CuTe's gemm orders them.
 """
 
@@ -39,6 +40,8 @@ def gemm(tiled_mma, A, B, C):
         raise ValueError("cutejit: gemm: fragments do not match: A %s, B %s, C %s" % (A.layout, B.layout, C.layout))
     va, vb, vc = (size(getattr(atom, "Layout%s_TV" % op), 1) for op in "ABC")
     t = current()
+    if atom.name.startswith("UniversalFMA"):
+        return _fma(A, B, C, MM, NN, KA)
     fn = t.use(mma_for(atom).__name__, mma_for(atom))
     for k in range(KA):
         for m in range(MM):
@@ -47,3 +50,13 @@ def gemm(tiled_mma, A, B, C):
                 a, b = _at(A, m, k).words(0, va), _at(B, n, k).words(0, vb)
                 c = C[(_, m, n)].words(0, vc)
                 t.emit("%s = %s((%s,), (%s,), (%s,))" % (", ".join(c), fn, ", ".join(a), ", ".join(b), ", ".join(c)))
+
+
+def _fma(A, B, C, MM, NN, KK):
+    """UniversalFMA over (MMA_K, MMA_M, MMA_N): one register multiply-add each (32-bit values)."""
+    t = current()
+    for k in range(KK):
+        for m in range(MM):
+            for n in range(NN):
+                c, a, b = C[(_, m, n)].element(0)[0], _at(A, m, k).element(0)[0], _at(B, n, k).element(0)[0]
+                t.emit("%s = %s + %s * %s" % (c, c, a, b))

@@ -210,15 +210,17 @@ class KernelDef:
         self.fn = fn
         self.__doc__ = fn.__doc__
 
-    def build(self, *args, threads, min_blocks=None, name=None):
-        """Trace the function for these arguments (Matrix specs for run-time matrices) into a Kernel."""
+    def build(self, *args, threads, min_blocks=None, name=None, overrides=None):
+        """Trace the function for these arguments (Matrix specs for run-time matrices) into a Kernel.
+        overrides: {intrinsic name: object} used instead of kernels.instructions' (a model of the hardware
+        that is stricter than the simulator's twins, say)."""
         from numba import cuda
         params = list(inspect.signature(self.fn).parameters)
         if len(args) != len(params):
             raise TypeError("cutejit: %s takes %d arguments (%s), got %d" % (self.fn.__name__, len(params),
                                                                          ", ".join(params), len(args)))
         runtime = [p for p, a in zip(params, args) if isinstance(a, Matrix)]
-        trace = Trace(name or self.fn.__name__, runtime, threads)
+        trace = Trace(name or self.fn.__name__, runtime, threads, overrides)
         trace.use("cuda", cuda)
         with recording(trace):
             values = [_global(_MatrixArg(p, a, trace)) if isinstance(a, Matrix) else wrap(a)

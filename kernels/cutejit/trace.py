@@ -40,8 +40,9 @@ class Trace:
     """Lines of a kernel's source, in two parts: the preamble (values computed once, at the top: thread
     coordinates, per-thread base offsets) and the body; plus the objects the source refers to."""
 
-    def __init__(self, name, params, threads):
+    def __init__(self, name, params, threads, overrides=None):
         self.name, self.params, self.threads = name, list(params), threads
+        self.overrides = dict(overrides or {})   # name -> object used instead (a stricter simulator model)
         self.pre, self.body = [], []
         self.indent = 1
         self.env = {}            # name -> object, the generated module's globals
@@ -56,7 +57,9 @@ class Trace:
         return "%s%d" % (hint, n)
 
     def use(self, name, obj):
-        """Make `obj` reachable from the generated source as `name` (an intrinsic, a dtype)."""
+        """Make `obj` reachable from the generated source as `name` (an intrinsic, a dtype); an override
+        given to the build takes its place."""
+        obj = self.overrides.get(name, obj)
         if name in self.env and self.env[name] is not obj:
             raise ValueError("cutejit: two different objects named %r in one kernel" % name)
         self.env[name] = obj

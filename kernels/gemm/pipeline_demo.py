@@ -1,6 +1,7 @@
 """A cp.async pipeline at its smallest (chapter 7's find-the-bug exercise): SIMT fp32, 32x32 tiles of C,
-BK = 8, STAGES shared buffers, 64 threads each computing a 4x4 block. Each thread copies one float4 of the
-A tile and one of the B tile per k-tile with cp.async (16 bytes, bypassing registers).
+BK = 8, STAGES shared buffers, 64 threads each computing a 4x4 block, written with the CuTe layer: a
+TiledCopy of cp.async atoms (16 bytes a thread, bypassing registers) for each operand, and a TiledMMA of
+UniversalFMA (one multiply-add a thread) over an 8x8 grid of threads.
 
 The pipeline: STAGES - 1 k-tiles are put in flight before the loop; at the top of iteration kt the thread
 waits until k-tile kt's group has landed (cp.async.wait_group WAIT: at most WAIT newer groups may still be
@@ -22,18 +23,16 @@ import threading
 import numpy as np
 from numba import cuda
 
-from cutelite import Layout
+from cutelite import Layout, _, make_copy_atom, make_mma_atom, make_tiled_copy, make_tiled_mma, size
 
-from ..instructions import SMEM_ALIGN
-from ..layout_codegen import layout_fn
+from ..cutejit import (
+    Matrix, assign, block_idx, copy, cp_async_fence, cp_async_wait, fill, gemm, if_, kernel, local_tile,
+    make_fragment_like, make_smem_tensor, range_, syncthreads, thread_idx, var,
+)
 from ..runtime import in_simulator
 
 f32 = np.float32
 BM, BN, BK, STAGES, THREADS = 32, 32, 8, 3, 64
-A_SZ, B_SZ = BM * BK, BK * BN
-SA, SB = STAGES * A_SZ, STAGES * B_SZ
-sA_at = layout_fn(Layout((BM, BK), (BK, 1)), by_mode=True, name="sA_at")    # (m, k): a float4 = 4 k
-sB_at = layout_fn(Layout((BK, BN), (BN, 1)), by_mode=True, name="sB_at")    # (k, n): a float4 = 4 n
 
 
 class StrictCpAsync:
@@ -76,58 +75,70 @@ class StrictCpAsync:
 
 
 MODEL = StrictCpAsync()
-if in_simulator():
-    cp_async_cg_16, cp_async_commit, cp_async_wait = MODEL.copy16, MODEL.commit, MODEL.wait
-else:
-    from ..instructions import cp_async_cg_16, cp_async_commit, cp_async_wait
+
+
+def objects():
+    """The copies and the TiledMMA: A (32, 8) and B seen as (N, K) = (32, 8), each copied 4 floats a thread
+    along its contiguous mode; UniversalFMA<float> over 8x8 threads, each 4x4 values of C."""
+    cp = make_copy_atom("SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>", "float")
+    g2s_A = make_tiled_copy(cp, Layout((32, 2), (2, 1)), Layout((1, 4)))
+    g2s_B = make_tiled_copy(cp, Layout((8, 8), (1, 8)), Layout((4, 1)))
+    mma = make_tiled_mma(make_mma_atom("UniversalFMA<float>"), Layout((8, 8, 1)))
+    return g2s_A, g2s_B, mma
+
+
+@kernel
+def gemm_pipelined(mA, mB, mC, g2s_A, g2s_B, mma, wait):
+    tid, bid = thread_idx(), block_idx()
+    n_tiles = mC.shape[1] // BN
+    m, n = bid // n_tiles, bid % n_tiles
+    gA = local_tile(mA, (BM, BK), (m, _))               # (32, 8, k)
+    gB = local_tile(mB, (BN, BK), (n, _))               # (32, 8, k): B seen as (N, K)
+    gC = local_tile(mC, (BM, BN), (m, n))
+    sA = make_smem_tensor(Layout((BM, BK, STAGES), (BK, 1, BM * BK)), "float32")   # K-major
+    sB = make_smem_tensor(Layout((BN, BK, STAGES), (1, BN, BN * BK)), "float32")   # N-major
+    thr_A, thr_B = g2s_A.get_slice(tid), g2s_B.get_slice(tid)
+    tAgA, tAsA = thr_A.partition_S(gA), thr_A.partition_D(sA)
+    tBgB, tBsB = thr_B.partition_S(gB), thr_B.partition_D(sB)
+    thr_mma = mma.get_slice(tid)
+    tCsA, tCsB = thr_mma.partition_A(sA), thr_mma.partition_B(sB)    # (1, 4, 8, stages)
+    tCrA, tCrB = make_fragment_like(tCsA[_, _, _, 0]), make_fragment_like(tCsB[_, _, _, 0])
+    tCrC = thr_mma.partition_fragment_C(gC)                           # (1, 4, 4)
+    fill(tCrC, 0.0)
+    k_tiles = gA.shape[2]
+    for s in range(STAGES - 1):                         # prologue: k-tiles 0 .. STAGES-2 in flight
+        with if_(s < k_tiles):
+            copy(g2s_A, tAgA[_, _, _, s], tAsA[_, _, _, s])
+            copy(g2s_B, tBgB[_, _, _, s], tBsB[_, _, _, s])
+        cp_async_fence()
+    read, write = var(0, "read"), var(STAGES - 1, "write")
+    for kt in range_(k_tiles):
+        cp_async_wait(wait)                             # my copies of k-tile kt have landed ...
+        syncthreads()                                   # ... everyone's; stage `write` is free
+        with if_(kt + STAGES - 1 < k_tiles):
+            copy(g2s_A, tAgA[_, _, _, kt + STAGES - 1], tAsA[_, _, _, write])
+            copy(g2s_B, tBgB[_, _, _, kt + STAGES - 1], tBsB[_, _, _, write])
+        cp_async_fence()                                # one group per iteration, even an empty one
+        assign(write, (write + 1) % STAGES)
+        copy(tCsA[_, _, _, read], tCrA)                 # this k-tile's values, shared -> registers
+        copy(tCsB[_, _, _, read], tCrB)
+        gemm(mma, tCrA, tCrB, tCrC)
+        assign(read, (read + 1) % STAGES)
+    cp_async_wait(0)
+    copy(tCrC, thr_mma.partition_C(gC))
 
 
 def make_kernel(wait=STAGES - 2):
-    """gemm_pipelined(A, B, C): C (M, N) = A (M, K) @ B (K, N), fp32 row-major, M and N multiples of 32,
-    K of 8; grid (N // 32, M // 32), 64 threads. `wait`: the wait_group count of the main loop."""
-    WAIT = wait
-
-    @cuda.jit
-    def gemm_pipelined(A, B, C):
-        sA = cuda.shared.array(SA, f32, alignment=SMEM_ALIGN)
-        sB = cuda.shared.array(SB, f32, alignment=SMEM_ALIGN)
-        acc = cuda.local.array(16, f32)
-        t = cuda.threadIdx.x
-        N, K = C.shape[1], A.shape[1]
-        m0, n0 = cuda.blockIdx.y * BM, cuda.blockIdx.x * BN
-        tm, tn = (t // 8) * 4, (t % 8) * 4             # this thread's 4x4 block of C
-        ar, ak = t // 2, 4 * (t % 2)                   # its float4 of the A tile: row ar, k ak..ak+3
-        br, bc = t // 8, 4 * (t % 8)                   # and of the B tile: row br, n bc..bc+3
-        for i in range(16):
-            acc[i] = f32(0.0)
-        KT = K // BK
-        for s in range(STAGES - 1):                    # prologue: k-tiles 0 .. STAGES-2 in flight
-            if s < KT:
-                cp_async_cg_16(sA, s * A_SZ + sA_at(ar, ak), A, (m0 + ar) * K + s * BK + ak)
-                cp_async_cg_16(sB, s * B_SZ + sB_at(br, bc), B, (s * BK + br) * N + n0 + bc)
-            cp_async_commit()
-        for kt in range(KT):
-            cp_async_wait(WAIT)                        # my copies of k-tile kt have landed ...
-            cuda.syncthreads()                         # ... everyone's; buffer (kt-1) % STAGES is free
-            nxt = kt + STAGES - 1
-            if nxt < KT:
-                s = nxt % STAGES
-                cp_async_cg_16(sA, s * A_SZ + sA_at(ar, ak), A, (m0 + ar) * K + nxt * BK + ak)
-                cp_async_cg_16(sB, s * B_SZ + sB_at(br, bc), B, (nxt * BK + br) * N + n0 + bc)
-            cp_async_commit()                          # one group per iteration, even an empty one
-            st = kt % STAGES
-            for k in range(BK):
-                for i in range(4):
-                    a = sA[st * A_SZ + sA_at(tm + i, k)]
-                    for j in range(4):
-                        acc[4 * i + j] += a * sB[st * B_SZ + sB_at(k, tn + j)]
-        cp_async_wait(0)
-        for i in range(4):
-            for j in range(4):
-                C[m0 + tm + i, n0 + tn + j] = acc[4 * i + j]
-
-    gemm_pipelined.wait = WAIT
-    return gemm_pipelined
+    """The kernel k: k.launch(A, B, C) for C (M, N) = A (M, K) @ B (K, N), fp32 row-major, M and N multiples
+    of 32, K of 8. `wait`: the wait_group count of the main loop. In the simulator its cp.async runs on
+    MODEL (StrictCpAsync): a copy lands only when a wait_group covers it."""
+    overrides = (dict(cp_async_cg_16=MODEL.copy16, cp_async_commit=MODEL.commit, cp_async_wait=MODEL.wait)
+                 if in_simulator() else None)
+    k = gemm_pipelined.build(Matrix("float32"), Matrix("float32", unit=0, transposed=True), Matrix("float32"),
+                             *objects(), wait, threads=THREADS, overrides=overrides)
+    k.wait = wait
+    k.grid = lambda A, B, C: (C.shape[0] // BM) * (C.shape[1] // BN)
+    return k
 
 
 _KERNELS = {}
@@ -146,6 +157,6 @@ def run(A, B, wait=STAGES - 2, out=None):
     C = np.full((M, N), np.nan, f32) if out is None else out
     MODEL.reset()
     dA, dB, dC = (cuda.to_device(np.ascontiguousarray(x, dtype=f32)) for x in (A, B, C))
-    _KERNELS[wait][(N // BN, M // BM), THREADS](dA, dB, dC)
+    _KERNELS[wait].launch(dA, dB, dC)
     MODEL.reset()
     return dC.copy_to_host()
