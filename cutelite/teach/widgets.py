@@ -19,7 +19,7 @@ from ..explain import OPS
 from ..layout import Layout, rank
 from .explorers import (BANK_PATTERNS, BANK_TILES, algebra_result, bank_case, describe_layout, layout_result,
                         make_layout_from_text)
-from .live import announce, explorer_spec
+from .announce import announce, explorer_spec
 from .viz import draw_banks, layout_png
 
 __all__ = ["layout_explorer", "algebra_explorer", "tiled_mma_explorer", "LayoutExplorer", "AlgebraExplorer",
