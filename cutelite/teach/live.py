@@ -58,6 +58,9 @@ def _view(kind, v):
     if kind == "tiled_mma":
         text, case = ex.tiled_mma_result(v["atom"], v.get("thr", "(2,2,1)"), v.get("perm", ""), v.get("thread", "0"))
         return text, tiled_mma_svg(*case) if case else ""
+    if kind == "partition":
+        text, case = ex.partition_result(v["kind"], v["tile"], v["layout"], v.get("thread", "0"))
+        return text, tv_svg(*case[:2], thread=case[2]) if case else ""
     raise ValueError(f"live: unknown explorer {kind!r}")
 
 
