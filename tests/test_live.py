@@ -70,7 +70,9 @@ SLOW = [  # the inputs that froze the live page (issue 18): each must come back 
     ("algebra", {"op": "right_inverse", "a": "(" + ",".join(["2"] * 5000) + ")", "b": ""}, "Refused: A is 10001"),
     ("algebra", {"op": "right_inverse", "a": "(" + ",".join(["1"] * 200) + ")", "b": ""}, "has 200 modes"),
     ("banks", {"tile": "32x32 float (4 B)", "pattern": "column, 32-bit", "B": "3", "M": "1000000000", "S": "3"},
-     "Refused: B = 3, M = 1000000000, S = 3"),
+     "Refused: M = 1000000000 has 10 digits"),
+    ("banks", {"tile": "32x32 float (4 B)", "pattern": "column, 32-bit", "B": "3", "M": "99", "S": "3"},
+     "Refused: B = 3, M = 99, S = 3"),
     ("tiled_mma", {"atom": "SM80_16x8x16_F16F16F16F16_TN", "thr": "(32,32,1)", "perm": "", "thread": "0"},
      "Refused: 32768 threads"),
     ("tiled_mma", {"atom": "SM80_16x8x16_F16F16F16F16_TN", "thr": "(2,2,1)", "perm": "(512,512,512)", "thread": "0"},
@@ -79,6 +81,8 @@ SLOW = [  # the inputs that froze the live page (issue 18): each must come back 
      "Refused: the 3000 x 3000 tile"),
     ("partition", {"kind": "TV layout", "tile": "(64,64)", "layout": "(100000,4)", "thread": "0"}, "Refused:"),
     ("fragments", {"atom": "SM80_16x8x8_F32F16F16F32_TN", "mode": "by lane", "lane": "\u0663"}, "must be a whole number"),
+    ("fragments", {"atom": "SM80_16x8x8_F32F16F16F32_TN", "mode": "by lane", "lane": "100000000000000"},
+     "Refused: lane = 100000000000000 has 15 digits"),
 ]
 
 

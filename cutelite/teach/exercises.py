@@ -31,20 +31,16 @@ def _report(name, ok, hint=None):
     return ok
 
 
-class _NotRead(Exception):
-    """No value to check: not answered yet, or text that cannot be read (the line is printed)."""
-
-
 def _answer(name, answer, like=None):
-    """The canonical value of `answer`, or _NotRead after printing why there is none."""
+    """The canonical value of `answer`; None, after printing why, when there is nothing to check (not
+    answered yet, or text that cannot be read)."""
     try:
         value = read(answer, like)
     except AnswerError as e:
         _report(name, False, e)
-        raise _NotRead from None
+        return None
     if value is None:
         print(f"{name}: not answered yet")
-        raise _NotRead
     return value
 
 
@@ -74,9 +70,8 @@ def check_value(answer, expected, name="answer", hints=None):
     if answer is None:
         announce_exercise("value", name, expected, hints)
     want = expected_value(expected)
-    try:
-        got = _answer(name, answer, want)
-    except _NotRead:
+    got = _answer(name, answer, want)
+    if got is None:
         return False
     if isinstance(want, Layout):
         return _check_layout(name, got, want, hints)
@@ -144,9 +139,8 @@ def check_layout_answer(answer, expected, name="layout", hints=None):
     layouts to their hints."""
     if answer is None:
         announce_exercise("layout", name, expected, hints)
-    try:
-        got = _answer(name, answer)
-    except _NotRead:
+    got = _answer(name, answer)
+    if got is None:
         return False
     return _check_layout(name, got, canon(expected), hints)
 
@@ -268,9 +262,8 @@ def check_offsets_answer(answer, expected, name="offsets", hints=None):
     sequence of expected offsets. `hints` maps likely wrong lists to their hints."""
     if answer is None:
         announce_exercise("offsets", name, expected, hints)
-    try:
-        got = _answer(name, answer)
-    except _NotRead:
+    got = _answer(name, answer)
+    if got is None:
         return False
     hint = offsets_hint(got, expected)
     return _report(name, hint is None, hint if hint is None else _hint_for(got, hints) or hint)
@@ -364,9 +357,8 @@ def check_swizzle_answer(answer, cost, name="swizzle"):
     answer leaves."""
     if answer is None:
         announce_exercise("swizzle", name, costs=swizzle_costs(cost))
-    try:
-        got = _answer(name, answer)
-    except _NotRead:
+    got = _answer(name, answer)
+    if got is None:
         return False
     if not (isinstance(got, tuple) and len(got) == 3 and all(is_int(x) for x in got)):
         return _report(name, False, "expected a swizzle (B, M, S): three whole numbers, e.g. (3, 3, 3), "

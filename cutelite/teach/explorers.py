@@ -57,9 +57,11 @@ def _text(box, name):
 def _int(box, name):
     """A whole number typed in a box (ASCII digits, an optional minus sign)."""
     box = _text(box, name).strip()
-    if not (box.lstrip("-").isascii() and box.lstrip("-").isdigit() and box.count("-") <= 1
-            and len(box) <= 12):
+    digits = box[1:] if box.startswith("-") else box
+    if not (digits.isascii() and digits.isdigit()):
         raise ValueError(f"{name} must be a whole number, got {box!r}")
+    if len(digits) > 9:
+        raise Refused(f"{name} = {box} has {len(digits)} digits; the explorers take at most 9")
     return int(box)
 
 
