@@ -3,11 +3,11 @@
 The notebook passes Python values, the live page's answer box passes the text typed into it; both go
 through `read`, so the same answer gets the same verdict in both places. Equivalent spellings read the same:
 
-    (8,4):(4,1)  (_8,_4):(_4,_1)  8,4 : 4,1 is NOT one (a layout's modes need parentheses)
-    Layout((8, 4), (4, 1))  make_layout(make_shape(8, 4), make_stride(4, 1))  make_layout((8, 4), LayoutRight)
+    (8,4):(4,1)  (_8,_4):(_4,_1)  (8, 4) : (4, 1)  Layout((8, 4), (4, 1))
+    make_layout(make_shape(8, 4), make_stride(4, 1))  make_layout((8, 4), LayoutRight)
     Layout<Shape<_8,_4>, Stride<_4,_1>>  cute::make_layout(...)  ((8, 4), (4, 1)) where a layout is expected
     Sw<5,0,6>  Swizzle<5,0,6>{}  Swizzle(5, 0, 6)         -> the triple (5, 0, 6)
-    [1, 3]  (1, 3)  1, 3  numpy.array([1, 3])             -> (1, 3)
+    [1, 3]  (1, 3)  1, 3  a NumPy array in a notebook       -> (1, 3)
     _24  Int<24>{}  4*1 + 16*8  dyn(24)                   -> an int
     "cute::SM75_U16x8_LDSM_T"  SM75_U16x8_LDSM_T         -> the word SM75_U16x8_LDSM_T
 
@@ -130,9 +130,7 @@ _TAGS = {"LayoutLeft": LayoutLeft, "LayoutRight": LayoutRight, "GenColMajor": La
 
 def _tokens(text):
     pos, out = 0, []
-    while pos < len(text):
-        if text[pos:].strip() == "":
-            break
+    while pos < len(text):                          # text is stripped: no trailing spaces
         m = _TOKEN.match(text, pos)
         if not m:
             raise AnswerError(f"cannot read {_quote(text)}: {text[pos:].strip()[:20]!r} is not part of an answer "
@@ -165,11 +163,9 @@ def read_text(text):
         except AnswerError:
             return Word(inner)
     if len(toks) == 1 and toks[0][0] == "name" and not re.fullmatch(r"_[0-9]+", toks[0][1]) \
-            and toks[0][1] not in ("None",):
+            and toks[0][1] != "None":
         return Word(toks[0][1])   # a bare name: an answer in words
-    parser = _Parser(text, toks)
-    value = parser.top()
-    return canon(value) if not isinstance(value, str) else value
+    return canon(_Parser(text, toks).top())
 
 
 class _Parser:
