@@ -84,13 +84,13 @@ def _elements(x):
     return 1, 1   # _
 
 
-def _small(x, name):
-    """x itself, refused when it stands for more than LIMIT elements or MAX_MODES modes: what the
-    explorers can compute with, check and draw in a blink."""
+def _small(x, name, elements=True):
+    """x itself, refused when it has more than MAX_MODES modes or (where `elements`) stands for more than
+    LIMIT elements: what the explorers can compute with, check and draw in a blink."""
     n, modes = _elements(x)
     if modes > MAX_MODES:
         raise Refused(f"{name} has {modes} modes; the explorers work with at most {MAX_MODES}")
-    if n > LIMIT:
+    if elements and n > LIMIT:
         raise Refused(f"{name} has {n} elements; the explorers compute and draw at most {LIMIT} "
                       "(a 64 x 64 tile)")
     return x
@@ -128,10 +128,7 @@ def make_layout_from_text(shape, stride="", major="LayoutLeft"):
 def layout_result(shape, stride="", major="LayoutLeft"):
     """(text, layout to draw or None) for the layout explorer's boxes."""
     try:
-        layout = make_layout_from_text(shape, stride, major)
-        modes = rank(flatten(layout if isinstance(layout, Layout) else layout.layout_b))
-        if modes > MAX_MODES:
-            raise Refused(f"the layout has {modes} modes; the explorers work with at most {MAX_MODES}")
+        layout = _small(make_layout_from_text(shape, stride, major), "the layout", elements=False)
         return describe_layout(layout), drawable(layout)
     except ERRORS as e:
         return _error(e), None
