@@ -283,9 +283,10 @@ def _lex_crd(idx, shape):
 
 
 def check_coordinates_answer(answer, index, shape, name="coordinates"):
-    """The coordinates of the 1-D `index` in `shape`, as a pair: (the 2-D coordinate, one int per mode;
-    the natural coordinate, shaped like `shape`), both colexicographic (the first mode varies fastest).
-    Hints for row-major order, for m and n swapped, for the pair in the other order, for one of the two."""
+    """The coordinates of the 1-D `index` in a `shape` of two modes (m, n), as a pair: (the 2-D coordinate,
+    one int per mode; the natural coordinate, shaped like `shape`), both colexicographic (the first mode
+    varies fastest). Hints for row-major order, for m and n swapped, for the pair in the other order, for
+    one of the two alone."""
     flat, natural = idx2crd(index, product_each(shape)), idx2crd(index, shape)
     expected = (flat, natural)
     m, n0 = index % product(shape[0]), index // product(shape[0])
