@@ -347,7 +347,9 @@ document.querySelector('.live-go').click();
 (function poll() {
   const p = document.querySelector('.live-panel');
   if (p && p.dataset.draws) done({ms: performance.now() - t0});
-  else if (performance.now() - t0 > 100000) done({error: "not live after 100 s: " + ((document.querySelector(".live-status") || {}).textContent || "")});
+  else if (performance.now() - t0 > 100000) {
+    done({error: "not live after 100 s: " + ((document.querySelector(".live-status") || {}).textContent || "")});
+  }
   else setTimeout(poll, 20);
 })();
 """
@@ -398,7 +400,9 @@ return Array.from(document.querySelectorAll('div.cutelite-live'))
   .map((d) => JSON.parse(d.dataset.live)).filter((s) => s.live === 'exercise');
 """
 
-_WORKERS = "return {workers: Number(document.body.dataset.liveWorkers || 0), stops: Number(document.body.dataset.liveStops || 0)};"
+_WORKERS = """
+return {workers: Number(document.body.dataset.liveWorkers || 0), stops: Number(document.body.dataset.liveStops || 0)};
+"""
 
 
 # The page stops a computation after 2 s; a test must not depend on how busy the machine is, so it
@@ -478,7 +482,8 @@ def check_answers(browser, page):
             verdict = browser.execute_async_script(_ANSWER, spec["name"], text)
             assert "error" not in verdict, (page, spec["name"], verdict)
             want = json.loads(check(json.dumps(spec), text))
-            assert verdict["ok"] == want["ok"] and verdict["text"].endswith(want["message"]), (page, text, verdict, want)
+            assert verdict["ok"] == want["ok"] and verdict["text"].endswith(want["message"]), \
+                (page, text, verdict, want)
             if right:
                 assert verdict["ok"], (page, spec["name"], text, verdict)
             answered += 1

@@ -80,7 +80,8 @@ SLOW = [  # the inputs that froze the live page (issue 18): each must come back 
     ("partition", {"kind": "local_partition", "tile": "(3000,3000)", "layout": "(4,8)", "thread": "0"},
      "Refused: the 3000 x 3000 tile"),
     ("partition", {"kind": "TV layout", "tile": "(64,64)", "layout": "(100000,4)", "thread": "0"}, "Refused:"),
-    ("fragments", {"atom": "SM80_16x8x8_F32F16F16F32_TN", "mode": "by lane", "lane": "\u0663"}, "must be a whole number"),
+    ("fragments", {"atom": "SM80_16x8x8_F32F16F16F32_TN", "mode": "by lane", "lane": "\u0663"},
+     "must be a whole number"),
     ("fragments", {"atom": "SM80_16x8x8_F32F16F16F32_TN", "mode": "by lane", "lane": "100000000000000"},
      "Refused: lane = 100000000000000 has 15 digits"),
 ]

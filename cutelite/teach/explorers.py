@@ -346,7 +346,8 @@ def partition_result(kind="local_partition", tile="(8,24)", layout="(4,8)", thre
         tiled = zipped_divide(make_layout((M, N)), product_each(lay.shape) if rank(lay) > 1 else (size(lay),))
         lines += [f"local_partition of a {M} x {N} tile (column-major) among the {threads} threads of {lay}:",
                   f"zipped_divide by the threads' shape: {tiled}, ((thread's place in a tile), (which tile))",
-                  f"thread {t} sits at {tuple(int(c) for c in crd)} of the thread layout: it gets that element of every tile, "
+                  f"thread {t} sits at {tuple(int(c) for c in crd)} of the thread layout: it gets that element of "
+                  "every tile, "
                   f"{get(tiled, 1)} from offset {get(tiled, 0)(crd)}",
                   f"as a TV layout, (thread, value) -> index: {tv}"]
     else:
