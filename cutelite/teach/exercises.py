@@ -1,109 +1,187 @@
 """Auto-checks for the book's exercises: a reader's answer is compared with the expected one and the
 checker prints one line, never raises:
 
-    not answered yet      the answer is still None
-    PASS                  right
-    a specific hint       wrong: which mode's shape or stride differs, which offset, what kind of mistake
+    not answered yet      the answer is still None (or the answer box is empty)
+    PASS                  right, in any spelling of the right value
+    a specific hint       wrong: which mode's shape or stride differs, which entry, what kind of mistake
 
-Each checker returns True only for a right answer, so a solution cell can `assert` it. Standard library
-only (NumPy arrays are accepted as answers): the live page runs these very checkers in the browser. An
-unanswered check announces itself (cutelite.teach.live) so the page can give it an answer box.
+Each checker returns True only for a right answer, so a solution cell can `assert` it. The answer may be a
+Python value or the text a reader types: both are read by cutelite.teach.answers, so `(8,4):(4,1)`,
+`Layout((8, 4), (4, 1))` and `make_layout(make_shape(8,4), make_stride(4,1))` are the same answer, and a
+list is as good as a tuple. The live page's answer box calls these very checkers with the typed text
+(cutelite.teach.live); an unanswered check announces itself (cutelite.teach.announce) so the page can give
+it that box. Standard library only.
 """
 
-from ..int_tuple import fmt, is_int, is_tuple
-from ..layout import Layout, coalesce, rank, size, get
+from ..int_tuple import fmt, idx2crd, is_int, is_tuple, product, product_each
+from ..layout import ComposedLayout, Layout, LayoutLeft, LayoutRight, coalesce, get, make_layout, rank, size
+from ..swizzle import Swizzle
+from .announce import announce_exercise
+from .answers import AnswerError, Word, canon, expected_value, read, shown
 
-__all__ = ["check_value", "check_layout_answer", "check_offsets_answer", "check_swizzle_answer", "layout_hint",
-           "offsets_hint", "check_lbo_sbo_answer", "check_expect_tx_answer", "check_phase_answer",
-           "plain_shape", "check_partition_shape_answer", "check_copy_atom_answer", "check_tiled_mma_answer",
-           "check_budget_answer", "check_wait_group_answer"]
+__all__ = ["check_value", "check_layout_answer", "check_offsets_answer", "check_swizzle_answer",
+           "check_coordinates_answer", "check_owner_answer", "layout_hint", "offsets_hint", "value_hint",
+           "check_lbo_sbo_answer", "check_expect_tx_answer", "check_phase_answer", "plain_shape",
+           "check_partition_shape_answer", "check_copy_atom_answer", "check_tiled_mma_answer",
+           "check_budget_answer", "check_wait_group_answer", "swizzle_costs", "SWIZZLE_RANGE"]
 
 
 def _report(name, ok, hint=None):
-    if ok:
-        print(f"PASS {name}")
-    else:
-        print(f"not yet {name}: {hint}")
+    print(f"PASS {name}" if ok else f"not yet {name}: {hint}")
     return ok
 
 
-def _unanswered(name, answer, checker=None, expected=None, hints=None):
-    if answer is None or answer is Ellipsis:
+def _answer(name, answer, like=None):
+    """The canonical value of `answer`; None, after printing why, when there is nothing to check (not
+    answered yet, or text that cannot be read)."""
+    try:
+        value = read(answer, like)
+    except AnswerError as e:
+        _report(name, False, e)
+        return None
+    if value is None:
         print(f"{name}: not answered yet")
-        if checker:
-            from .live import announce_exercise
-            announce_exercise(checker, name, expected, hints)
-        return True
-    return False
-
-
-def _as_list(x):
-    """NumPy arrays (and anything with tolist) as nested lists; other values unchanged."""
-    return x.tolist() if hasattr(x, "tolist") and not isinstance(x, Layout) else x
+    return value
 
 
 def _same(a, b):
-    if hasattr(a, "tolist") or hasattr(b, "tolist"):
-        a, b = _as_list(a), _as_list(b)
-        if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-            return _nested(a) == _nested(b)
-    return bool(a == b)
-
-
-def _nested(x):
-    """Lists and tuples alike, as nested lists (array_equal compares values, not container types)."""
-    return [_nested(v) for v in x] if isinstance(x, (list, tuple)) else x
-
-
-def check_value(answer, expected, name="answer", hints=None):
-    """Check a value (int, tuple, string, ...). hints maps a likely wrong answer to its hint, e.g.
-    {64: "that is size(L); cosize is one past the largest offset"}; other wrong answers get a
-    generic comparison (too large/small, length, first differing element).
-    """
-    if isinstance(expected, Layout):
-        return check_layout_answer(answer, expected, name)
-    if _unanswered(name, answer, "value", expected, hints):
+    if isinstance(a, bool) != isinstance(b, bool):   # True is not the answer 1
         return False
-    if _same(answer, expected):
-        return _report(name, True)
+    try:
+        return bool(a == b)
+    except Exception:  # noqa: BLE001 - an exotic value's __eq__: not the same
+        return False
+
+
+def _hint_for(got, hints):
     for wrong, hint in (hints or {}).items():
+        if _same(got, expected_value(wrong)):
+            return hint
+    return None
+
+
+# ---- values: numbers, tuples, words -------------------------------------------------------------------------
+def check_value(answer, expected, name="answer", hints=None):
+    """Check a value (int, tuple, word, layout as text, ...). hints maps a likely wrong answer to its hint,
+    e.g. {64: "that is size(L); cosize is one past the largest offset"}; other wrong answers get a
+    generic comparison (too large or small, how many entries, which entry, another order)."""
+    if isinstance(expected, (Layout, ComposedLayout)):
+        return check_layout_answer(answer, expected, name, hints)
+    if answer is None:
+        announce_exercise("value", name, expected, hints)
+    want = expected_value(expected)
+    got = _answer(name, answer, want)
+    if got is None:
+        return False
+    if isinstance(want, Layout):
+        return _check_layout(name, got, want, hints)
+    if _same(got, want):
+        return _report(name, True)
+    return _report(name, False, _hint_for(got, hints) or value_hint(got, want))
+
+
+def _kind(x):
+    """A value's kind in words, without its entries: "a number", "a tuple of 2 entries (?, (?, ?))"."""
+    if isinstance(x, bool):
+        return "True or False"
+    if is_int(x):
+        return "a whole number"
+    if isinstance(x, Word):
+        return "a word"
+    if isinstance(x, (Layout, ComposedLayout)):
+        return "a layout"
+    if isinstance(x, tuple):
+        return f"a tuple of {len(x)} entries, {_pattern(x)}"
+    return f"a {type(x).__name__}"
+
+
+def _pattern(x):
+    return "(" + ", ".join(_pattern(v) for v in x) + ("," if len(x) == 1 else "") + ")" \
+        if isinstance(x, tuple) else "?"
+
+
+def _sortable(x):
+    return isinstance(x, tuple) and all(is_int(v) for v in x)
+
+
+def value_hint(got, want):
+    """What differs between the canonical values got and want (a number, a tuple, a word), in words that
+    do not give the answer away."""
+    if isinstance(want, Layout):
+        return layout_hint(got, want)
+    if is_int(want) and is_int(got):
+        return f"{got} is too {'large' if got > want else 'small'}"
+    if isinstance(want, tuple) and isinstance(got, tuple):
+        if len(got) != len(want):
+            return f"expected {_kind(want)}; you have {len(got)} entries"
+        if got == want[::-1]:
+            return "the right entries in reverse order"
+        if (_sortable(got) and _sortable(want) and sorted(got) == sorted(want)) or \
+                (len(set(map(repr, got))) == len(got) and set(map(repr, got)) == set(map(repr, want))):
+            return "the right entries in another order"
+        if all(isinstance(g, tuple) and g == w[::-1] for g, w in zip(got, want) if isinstance(w, tuple)) \
+                and any(isinstance(w, tuple) and len(w) > 1 for w in want):
+            return "every entry is reversed: each pair's order matters (e.g. (row, col))"
+        for i, (g, w) in enumerate(zip(got, want)):
+            if not _same(g, w):
+                if _kind(g) != _kind(w) and not (is_int(g) and is_int(w)):
+                    return f"entry {i} should be {_kind(w)}; you have {shown(g)}"
+                right = sum(_same(a, b) for a, b in zip(got, want))
+                return f"entry {i}, {shown(g)}, is not right ({right} of {len(want)} entries are)"
+    if _kind(got) != _kind(want) and not (is_int(got) and is_int(want)):
+        return f"expected {_kind(want)}; you have {shown(got)}"
+    return f"{shown(got)} is not it"
+
+
+# ---- layouts ------------------------------------------------------------------------------------------------
+def check_layout_answer(answer, expected, name="layout", hints=None):
+    """Check a Layout answer: shapes, then strides mode by mode, then offsets. `hints` maps likely wrong
+    layouts to their hints."""
+    if answer is None:
+        announce_exercise("layout", name, expected, hints)
+    got = _answer(name, answer)
+    if got is None:
+        return False
+    return _check_layout(name, got, canon(expected), hints)
+
+
+def _check_layout(name, got, want, hints):
+    if isinstance(got, tuple) and len(got) == 2 and all(isinstance(v, tuple) for v in got):
         try:
-            if _same(answer, wrong):
-                return _report(name, False, hint)
+            got = Layout(*got)                       # (shape, stride), as the explorers read it
         except (TypeError, ValueError):
-            continue
-    return _report(name, False, _value_hint(answer, expected))
+            pass                                     # not a layout: the hint says what it is
+    hint = layout_hint(got, want)
+    return _report(name, hint is None, hint if hint is None else _hint_for(got, hints) or hint)
 
 
-def _value_hint(answer, expected):
-    if is_int(expected) and is_int(answer):
-        return f"{answer} is too {'large' if answer > expected else 'small'}"
-    if isinstance(expected, (tuple, list)) and isinstance(answer, (tuple, list)):
-        if len(answer) != len(expected):
-            return f"expected {len(expected)} entries, you have {len(answer)}"
-        for i, (x, y) in enumerate(zip(answer, expected)):
-            if x != y:
-                return f"entry {i} is {x!r}; look at it again"
-    if type(answer) is not type(expected) and not (is_int(answer) and is_int(expected)):
-        return f"expected a {type(expected).__name__}, you have a {type(answer).__name__}"
-    return f"{answer!r} is not it"
+def _compact_name(layout):
+    for major, words in ((LayoutLeft, "column-major (LayoutLeft, CuTe's default)"),
+                         (LayoutRight, "row-major (LayoutRight)")):
+        if layout == make_layout(layout.shape, major):
+            return words
+    return None
 
 
 def layout_hint(answer, expected):
-    """Why layout `answer` is not `expected`: None when it is (same shape, stride and printed text)."""
+    """Why layout `answer` is not `expected` (None when it is: same shape and stride; static or dynamic
+    ints alike): the kind, the size, which mode's shape or stride, which offset."""
+    expected = canon(expected)
     if not isinstance(answer, Layout):
-        return f"expected a Layout (e.g. Layout({fmt_py(expected.shape)}, {fmt_py(expected.stride)})), " \
-               f"you have {answer!r}"
-    if answer == expected and str(answer) == str(expected):
-        return None
+        if isinstance(answer, tuple) and _same(answer, canon(expected.shape)):
+            return f"that is the shape alone; a layout is shape:stride, e.g. {fmt(expected.shape)}:(?, ...)"
+        return f"expected a layout such as {fmt(expected.shape)}:(...) or Layout(shape, stride); " \
+               f"you have {shown(answer)}"
+    answer = canon(answer)
     if answer == expected:
-        return (f"right values, but {answer} prints differently from {expected}: "
-                "static ints print _N, dynamic (dyn) ones N")
+        return None
     if size(answer) != size(expected):
         return f"size {size(answer)} should be {size(expected)}: check the shape {fmt(answer.shape)}"
     if all(answer(i) == expected(i) for i in range(size(expected))):
         return (f"same offsets as the expected layout, different form: {answer} vs a layout of shape "
                 f"{fmt(expected.shape)} (coalesced, both are {coalesce(expected)})")
+    if answer.shape == expected.shape and _compact_name(answer) and _compact_name(expected):
+        return f"{answer} is {_compact_name(answer)}; the layout asked for is {_compact_name(expected)}"
     if answer.shape != expected.shape:
         if rank(answer) != rank(expected):
             return f"rank {rank(answer)} should be {rank(expected)}: shape {fmt(answer.shape)} vs {fmt(expected.shape)}"
@@ -115,44 +193,21 @@ def layout_hint(answer, expected):
         if a_mode.stride != e_mode.stride:
             return (f"mode {i} ({fmt(a_mode.shape)}) has stride {fmt(a_mode.stride)}; it should be "
                     f"{fmt(e_mode.stride)}")
-    return offsets_hint([answer(i) for i in range(size(answer))], expected)
+    return offsets_hint(tuple(answer(i) for i in range(size(answer))), expected)
 
 
-def fmt_py(t):
-    """Python literal text of an IntTuple (for hints that show code)."""
-    return "(" + ", ".join(fmt_py(v) for v in t) + ("," if len(t) == 1 else "") + ")" if is_tuple(t) \
-        else str(int(t))
-
-
-def check_layout_answer(answer, expected, name="layout"):
-    """Check a Layout answer: shapes, then strides mode by mode, then offsets, then printed form."""
-    if _unanswered(name, answer, "layout", expected):
-        return False
-    if isinstance(answer, str):
-        from ..parse import parse_layout
-        try:
-            answer = parse_layout(answer)
-        except ValueError as e:
-            return _report(name, False, f"cannot read the text: {e}")
-    hint = layout_hint(answer, expected)
-    return _report(name, hint is None, hint)
-
-
+# ---- offsets: a list in index order, or a grid as print_layout shows it -------------------------------------
 def _grid_of(x):
-    """x as a list of equal rows if it is a 2-D grid (list of lists or 2-D array), else None."""
-    x = _as_list(x)
-    if isinstance(x, (list, tuple)) and x and all(isinstance(r, (list, tuple)) for r in x):
+    """x as a list of equal rows if it is a 2-D grid (a tuple of tuples of numbers), else None."""
+    if isinstance(x, tuple) and x and all(isinstance(r, tuple) for r in x):
         rows = [list(r) for r in x]
-        if len({len(r) for r in rows}) == 1 and not any(isinstance(v, (list, tuple)) for r in rows for v in r):
+        if len({len(r) for r in rows}) == 1 and not any(isinstance(v, tuple) for r in rows for v in r):
             return rows
     return None
 
 
 def _flat(x):
-    x = _as_list(x)
-    if isinstance(x, (list, tuple)):
-        return [v for item in x for v in _flat(item)]
-    return [x]
+    return [v for item in x for v in _flat(item)] if isinstance(x, tuple) else [x]
 
 
 def _transpose(grid):
@@ -160,7 +215,9 @@ def _transpose(grid):
 
 
 def offsets_hint(answer, expected):
-    """Why the offsets `answer` differ from `expected` (a Layout or a sequence/array); None if equal."""
+    """Why the offsets `answer` differ from `expected` (a Layout, or a sequence or array of offsets);
+    None if they are the same."""
+    answer, expected = canon(answer), canon(expected)
     if isinstance(expected, Layout):
         exp1d = [expected(i) for i in range(size(expected))]
         exp2d = None
@@ -170,10 +227,13 @@ def offsets_hint(answer, expected):
     else:
         exp2d = _grid_of(expected)
         exp1d = [v for col in _transpose(exp2d) for v in col] if exp2d else _flat(expected)  # column-major
+    if not isinstance(answer, tuple) or not all(is_int(v) for v in _flat(answer)):
+        return f"expected the offsets as a list of {len(exp1d)} numbers or a grid (a list of rows); " \
+               f"you have {shown(answer)}"
     grid = _grid_of(answer)
     if grid is not None:
         if exp2d is None:
-            return f"expected a flat list of {len(exp1d)} offsets, you have a {(len(grid), len(grid[0]))} grid"
+            return f"expected a flat list of {len(exp1d)} offsets, you have a {len(grid)} x {len(grid[0])} grid"
         shape, want = (len(grid), len(grid[0])), (len(exp2d), len(exp2d[0]))
         if shape != want:
             if grid == _transpose(exp2d):
@@ -197,39 +257,127 @@ def offsets_hint(answer, expected):
     return f"offset at index {i} should be {exp1d[i]}, you have {ans[i]}"
 
 
-def check_offsets_answer(answer, expected, name="offsets"):
-    """Check a list (index order) or 2-D grid (as print_layout shows) of offsets against a Layout or
-    an array of expected offsets."""
-    if _unanswered(name, answer, "offsets", expected):
+def check_offsets_answer(answer, expected, name="offsets", hints=None):
+    """Check a list (index order) or 2-D grid (as print_layout shows it) of offsets against a Layout or a
+    sequence of expected offsets. `hints` maps likely wrong lists to their hints."""
+    if answer is None:
+        announce_exercise("offsets", name, expected, hints)
+    got = _answer(name, answer)
+    if got is None:
         return False
-    try:
-        hint = offsets_hint(answer, expected)
-    except (TypeError, ValueError) as e:
-        hint = f"expected numbers in a list or a grid: {e}"
-    return _report(name, hint is None, hint)
+    hint = offsets_hint(got, expected)
+    return _report(name, hint is None, hint if hint is None else _hint_for(got, hints) or hint)
+
+
+# ---- chapter 1: the coordinates of an index -----------------------------------------------------------------
+def _lex_crd(idx, shape):
+    """idx2crd in row-major (lexicographic) order: the last mode varies fastest (a likely mistake)."""
+    if not is_tuple(shape):
+        return idx
+    out = []
+    for s in reversed(shape):
+        n = product(s)
+        out.append(_lex_crd(idx % n, s))
+        idx //= n
+    return tuple(reversed(out))
+
+
+def check_coordinates_answer(answer, index, shape, name="coordinates"):
+    """The coordinates of the 1-D `index` in a `shape` of two modes (m, n), as a pair: (the 2-D coordinate,
+    one int per mode; the natural coordinate, shaped like `shape`), both colexicographic (the first mode
+    varies fastest). Hints for row-major order, for m and n swapped, for the pair in the other order, for
+    one of the two alone."""
+    flat, natural = idx2crd(index, product_each(shape)), idx2crd(index, shape)
+    expected = (flat, natural)
+    m, n0 = index % product(shape[0]), index // product(shape[0])
+    hints = {(_lex_crd(index, product_each(shape)), _lex_crd(index, shape)):
+             "that is row-major (lexicographic) order; CuTe's first mode varies fastest (colexicographic)",
+             (flat, (natural[0], _lex_crd(n0, shape[1]))):
+             f"the first coordinate is right; split n = {n0} over {fmt(shape[1])} first mode fastest too",
+             ((n0, m), (n0, idx2crd(m, shape[1]))):
+             f"m and n are swapped: m = {index} mod {product(shape[0])} (the first mode varies fastest)",
+             (natural, flat): "the pair is in the other order: first (m, n), one int per mode, then the "
+                              f"coordinate shaped like {fmt(shape)}",
+             flat: f"give both coordinates as a pair: (m, n), then the one shaped like {fmt(shape)}",
+             natural: f"give both coordinates as a pair: (m, n), then the one shaped like {fmt(shape)}"}
+    hints.pop(expected, None)
+    return check_value(answer, expected, name, hints)
+
+
+# ---- chapter 3: reading a TV layout backwards ---------------------------------------------------------------
+def check_owner_answer(answer, tv, element, tile, name="(thread, value)"):
+    """Which (thread, value) of the TV layout `tv` holds element (m, n) of a column-major M x N tile, as
+    a pair of 1-D indices. Hints for (value, thread), for the 1-D (thread, value) index unsplit, for
+    coordinates left in the TV layout's shape, and for the element's row-major index."""
+    (m, n), (M, N) = element, tile
+    threads, values = size(tv, 0), size(tv, 1)
+    owner = {}
+    for v in reversed(range(values)):
+        for t in reversed(range(threads)):
+            owner[tv(t, v)] = (t, v)                  # the smallest (thread, value) wins
+    expected = owner.get(m + M * n)
+    if expected is None:
+        raise ValueError(f"check_owner_answer: no (thread, value) of {tv} reaches element {element}")
+    t, v = expected
+    hints = {(v, t): "that is (value, thread); the answer is (thread, value)",
+             t + threads * v: f"that is the 1-D (thread, value) index; split it: thread = j % {threads}, "
+                              f"value = j // {threads}",
+             (idx2crd(t, get(tv, 0).shape), idx2crd(v, get(tv, 1).shape)):
+             f"those are coordinates in the shapes {fmt(get(tv, 0).shape)} and {fmt(get(tv, 1).shape)}; "
+             "give each as its 1-D index (first mode fastest)"}
+    if m * N + n in owner and owner[m * N + n] != expected:
+        hints[owner[m * N + n]] = (f"that is the owner of index {m * N + n} = {m}*{N} + {n}, row-major; "
+                                   f"the tile's indices are column-major: m + {M}*n")
+    hints.pop(expected, None)
+    return check_value(answer, expected, name, hints)
+
+
+# ---- chapters 4 and 7: a swizzle that removes bank conflicts ------------------------------------------------
+SWIZZLE_RANGE = (range(0, 6), range(0, 6), range(-8, 9))   # the B, M and S an exercise's page can check
+
+
+def swizzle_costs(cost):
+    """The table a swizzle exercise's page needs: "B,M,S" -> [conflicts, wavefronts, ideal, ways] of
+    cost(Swizzle(B, M, S)), or the error text, for every swizzle in SWIZZLE_RANGE."""
+    table = {}
+    bits, bases, shifts = SWIZZLE_RANGE
+    for b in bits:
+        for m in bases:
+            for s in shifts:
+                try:
+                    r = cost(Swizzle(b, m, s))
+                    table[f"{b},{m},{s}"] = [r.conflicts, r.wavefronts, r.ideal, r.ways]
+                except ValueError as e:
+                    table[f"{b},{m},{s}"] = str(e)
+    return table
 
 
 def check_swizzle_answer(answer, cost, name="swizzle"):
-    """Exercise check: `answer` is (B, M, S) or None; `cost(Swizzle)` returns the BankReport of the access.
-    Prints 'not answered yet', PASS (conflict-free), or the conflicts the answer leaves."""
-    from ..swizzle import Swizzle
+    """Exercise check: `answer` is (B, M, S), Sw<B,M,S>, Swizzle(B, M, S) or None; `cost(Swizzle)` returns
+    the BankReport of the access. Prints 'not answered yet', PASS (conflict-free), or the conflicts the
+    answer leaves."""
     if answer is None:
-        print(f"{name}: not answered yet")
-        from .live import announce_exercise, swizzle_costs
-        announce_exercise("swizzle", name, None, costs=swizzle_costs(cost))
+        announce_exercise("swizzle", name, costs=swizzle_costs(cost))
+    got = _answer(name, answer)
+    if got is None:
         return False
+    if not (isinstance(got, tuple) and len(got) == 3 and all(is_int(x) for x in got)):
+        return _report(name, False, "expected a swizzle (B, M, S): three whole numbers, e.g. (3, 3, 3), "
+                                    f"Sw<3,3,3> or Swizzle(3, 3, 3); you have {shown(got)}")
+    sw = "Sw<{},{},{}>".format(*got)
+    if not all(x in r for x, r in zip(got, SWIZZLE_RANGE)):
+        return _report(name, False, f"{sw} is outside the range this exercise checks: B and M from 0 to 5, "
+                                    "S from -8 to 8")
     try:
-        rep = cost(Swizzle(*answer))
+        rep = cost(Swizzle(*got))
     except ValueError as e:
-        print(f"not yet {name}: {e}")
-        return False
+        return _report(name, False, e)
     if rep.conflicts == 0:
-        print(f"PASS {name}: Sw<{','.join(map(str, answer))}> gives {rep.wavefronts} wavefronts, no conflicts")
+        print(f"PASS {name}: {sw} gives {rep.wavefronts} wavefronts, no conflicts")
         return True
-    print(f"not yet {name}: Sw<{','.join(map(str, answer))}> still needs {rep.wavefronts} wavefronts "
-          f"(ideal {rep.ideal}): the worst bank serves {rep.ways} words. Are the yyy bits the row bits, "
-          f"and are there enough of them to tell the rows of one phase apart?")
-    return False
+    return _report(name, False, f"{sw} still needs {rep.wavefronts} wavefronts (ideal {rep.ideal}): the "
+                                f"worst bank serves {rep.ways} words. Are the yyy bits the row bits, and are "
+                                "there enough of them to tell the rows of one phase apart?")
 
 
 # ---- chapter 8 (Hopper): checkers with the likely mistakes spelled out as hints --------------------------
@@ -240,7 +388,7 @@ def check_lbo_sbo_answer(answer, expected, name="(LBO, SBO)"):
     hints = {(sbo, lbo): "swapped: LBO is the leading (K) direction, SBO the step between 8-row core-matrix groups",
              (16 * lbo, 16 * sbo): "those are bytes; the descriptor counts 16-byte units (bytes >> 4)",
              (8 * lbo, 8 * sbo): "those are 16-bit elements; the descriptor counts 16-byte units (8 halves)"}
-    return check_value(tuple(answer) if isinstance(answer, list) else answer, tuple(expected), name, hints)
+    return check_value(answer, tuple(expected), name, hints)
 
 
 def check_expect_tx_answer(answer, expected, box_a_bytes, name="expect_tx bytes"):
@@ -258,7 +406,7 @@ def check_phase_answer(answer, expected, name="(stage, parity)"):
     stage, parity = expected
     hints = {(stage, 1 - parity): "right stage, flipped parity: the first fill of a stage completes phase 0, "
                                   "so its consumer waits on parity 0; parity alternates with each reuse"}
-    return check_value(tuple(answer) if isinstance(answer, list) else answer, tuple(expected), name, hints)
+    return check_value(answer, tuple(expected), name, hints)
 
 
 # ---- chapter 6 (TiledMMA, TiledCopy) -------------------------------------------------------------------
@@ -288,7 +436,7 @@ def check_partition_shape_answer(answer, expected, name="partition shape", hints
                                           "values as a nested shape"}
     found.update({plain_shape(k): v for k, v in (hints or {}).items()})
     found.pop(expected, None)
-    return check_value(plain_shape(answer) if is_tuple(answer) else answer, expected, name, found)
+    return check_value(answer, expected, name, found)
 
 
 _COPY_HINTS = {
@@ -305,9 +453,8 @@ _COPY_HINTS = {
 
 
 def check_copy_atom_answer(answer, expected, name="copy atom"):
-    """A copy op's name, as C++ writes it ("SM75_U16x8_LDSM_T"). Hints for the usual wrong choices."""
-    if isinstance(answer, str):
-        answer = answer.strip().removeprefix("cute::")
+    """A copy op's name, as C++ writes it ("SM75_U16x8_LDSM_T", with or without cute::). Hints for the
+    usual wrong choices."""
     return check_value(answer, expected, name, {k: v for k, v in _COPY_HINTS.items() if k != expected})
 
 
@@ -322,8 +469,6 @@ def check_tiled_mma_answer(answer, expected, atom_threads, atom_mnk, atom_layout
                                  "when it is larger",
              (threads, tuple(atom_mnk)): "that is one atom's shape; the TiledMMA covers more"}
     hints.pop((threads, tuple(tile)), None)
-    if isinstance(answer, list):
-        answer = tuple(tuple(x) if isinstance(x, list) else x for x in answer)
     return check_value(answer, (threads, tuple(tile)), name, hints)
 
 
@@ -339,7 +484,7 @@ def check_budget_answer(answer, expected, stages, a_bytes, name="(smem bytes, ac
              (smem - a_bytes, regs): "that is the B tiles only: A's tiles share the same shared memory",
              (smem, 32 * regs): "that is per warp; a register is per thread (divide by the 32 lanes)",
              (smem, regs // 2): "the accumulators are f32: one 32-bit register each"}
-    return check_value(tuple(answer) if isinstance(answer, list) else answer, tuple(expected), name, hints)
+    return check_value(answer, tuple(expected), name, hints)
 
 
 def check_wait_group_answer(answer, stages, name="cp.async.wait_group count"):

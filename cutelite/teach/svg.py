@@ -205,14 +205,16 @@ def _owner_cell(owner, threads, show, lanes=None, transpose=False, name="", plus
     return cell
 
 
-def tv_svg(tv_layout, tile_shape, title=None, lanes=None):
+def tv_svg(tv_layout, tile_shape, title=None, lanes=None, thread=None):
     """draw_tv_layout as SVG: element (m, n) of an M x N tile (index m + n*M) shows "T{t} V{v}" of the
     (thread, value) that tv maps to it, coloured by thread. lanes(t) renames thread t (e.g. an atom's
-    ThrID); elements reached twice get a "+" (and show the first thread), elements never reached stay white."""
+    ThrID); elements reached twice get a "+" (and show the first thread), elements never reached stay white;
+    `thread`'s cells are outlined."""
     M, N = (tile_shape, 1) if isinstance(tile_shape, int) else tuple(tile_shape)
     owner = tv_owners(tv_layout, (M, N))
     cell = _owner_cell(owner, size(tv_layout, 0), M * N <= MAX_LABELS, lanes)
-    return grid_svg(M, N, cell, f"{tv_layout} on a {M}x{N} tile" if title is None else title)
+    return grid_svg(M, N, cell, f"{tv_layout} on a {M}x{N} tile" if title is None else title,
+                    outlined=() if thread is None else _thread_cells(owner, thread))
 
 
 def _thread_cells(owner, thread, transpose=False):

@@ -17,14 +17,14 @@ import time
 from ..atoms import MMA_ATOMS, fragment_grids, fragment_of, owner_of, tile_shape
 from ..explain import OPS
 from ..layout import Layout, rank
-from .explorers import (BANK_PATTERNS, BANK_TILES, algebra_result, bank_case, describe_layout, layout_result,
-                        make_layout_from_text)
-from .live import announce, explorer_spec
+from .explorers import (BANK_PATTERNS, BANK_TILES, PARTITIONS, algebra_result, bank_case, describe_layout,
+                        layout_result, make_layout_from_text, partition_result)
+from .announce import announce, explorer_spec
 from .viz import draw_banks, layout_png
 
-__all__ = ["layout_explorer", "algebra_explorer", "tiled_mma_explorer", "LayoutExplorer", "AlgebraExplorer",
-           "TiledMMAExplorer", "describe_layout", "bank_widget", "widget_redraw", "fragment_widget",
-           "fragment_html"]
+__all__ = ["layout_explorer", "algebra_explorer", "tiled_mma_explorer", "partition_explorer", "LayoutExplorer",
+           "AlgebraExplorer", "TiledMMAExplorer", "PartitionExplorer", "describe_layout", "bank_widget",
+           "widget_redraw", "fragment_widget", "fragment_html"]
 
 
 def _picture(layout):
@@ -151,6 +151,47 @@ def tiled_mma_explorer(atom="SM80_16x8x16_F16F16F16F16_TN", thr="(2,2,1)", perm=
     announce(explorer_spec("tiled_mma", ("atom", "atom", atom, list(MMA_ATOMS)), ("thr", "atom layout", thr, None),
                            ("perm", "permutation", perm, None), ("thread", "thread", thread, None)))
     return TiledMMAExplorer(atom, thr, perm, thread).widget
+
+
+# ---- chapter 3: which thread owns which element --------------------------------------------------------
+class PartitionExplorer:
+    """Pick local_partition (a thread layout) or a TV layout, a tile and a thread; see who owns each element
+    of the tile and what the thread holds (the same text and picture as the live page's explorer)."""
+
+    def __init__(self, kind="local_partition", tile="(8,24)", layout="(4,8)", thread="13"):
+        import ipywidgets as w
+        self.kind = w.ToggleButtons(options=list(PARTITIONS), value=kind, description="partition",
+                                    style={"button_width": "120px"})
+        self.tile = w.Text(value=tile, description="tile (M, N)")
+        self.layout = w.Text(value=layout, description="threads / TV")
+        self.thread = w.Text(value=thread, description="thread")
+        self.out = w.HTML()
+        for box in (self.kind, self.tile, self.layout, self.thread):
+            box.observe(lambda _change: self.update(), names="value")
+        self.update()
+        self.widget = w.VBox([self.kind, w.HBox([self.tile, self.layout]), self.thread, self.out])
+
+    def render(self):
+        """(text, svg or ""): what partition_result says, and the owners' picture with the thread outlined."""
+        from .svg import tv_svg
+        text, case = partition_result(self.kind.value, self.tile.value, self.layout.value, self.thread.value)
+        return text, tv_svg(*case[:2], thread=case[2]) if case else ""
+
+    def update(self):
+        start = time.perf_counter()
+        text, svg = self.render()
+        ms = (time.perf_counter() - start) * 1e3
+        self.out.value = (f"<pre style='line-height:1.1'>{html.escape(text)}</pre>{svg}"
+                          f"<br><small>drawn in {ms:.0f} ms</small>")
+
+
+def partition_explorer(kind="local_partition", tile="(8,24)", layout="(4,8)", thread="13"):
+    """A widget: local_partition of an M x N tile by a thread layout, or a TV layout on it; see which thread
+    owns each element (colours, T = thread, V = value) and the elements `thread` holds (outlined)."""
+    announce(explorer_spec("partition", ("kind", "partition", kind, list(PARTITIONS)),
+                           ("tile", "tile (M, N)", tile, None), ("layout", "threads / TV layout", layout, None),
+                           ("thread", "thread", thread, None)))
+    return PartitionExplorer(kind, tile, layout, thread).widget
 
 
 # ---- chapter 4: shared-memory banks under a swizzle ----------------------------------------------------

@@ -1,17 +1,26 @@
 // The live book: the chapters' explorers and exercise checks, computed in the reader's browser.
 //
 // When a chapter runs at build time, each explorer and each unanswered exercise check leaves a hidden
-// <div class="cutelite-live" data-live="{...}"> in its cell's output (cutelite/teach/live.py). This script
-// gives each one a live twin: explorers get a "Make this page live" button, exercises an answer box.
+// <div class="cutelite-live" data-live="{...}"> in its cell's output (cutelite/teach/announce.py). This
+// script gives each one a live twin: explorers get a "Make this page live" button, exercises an answer box.
 // The first click starts worker.js (Pyodide running cutelite) and shows its progress; after that every
-// change of a box is recomputed by cutelite itself. Without JavaScript the page is the notebook as built.
+// change of a box is recomputed by cutelite itself (cutelite/teach/live.py), one call at a time. A call
+// that runs past LIMIT_MS is stopped: its worker is terminated, the reader is told why, and a new worker
+// takes the calls that follow. Without JavaScript the page is the notebook as built.
 (function () {
   "use strict";
   const base = document.currentScript.src.replace(/[^/]*$/, "");
-  let worker = null;
-  let started = null;
+  // A computation running longer than this is stopped: the worker is terminated and a new one started, so
+  // one slow input cannot freeze the page. (A page may lower it, as the browser test does, through
+  // window.cuteliteLiveLimitMs.)
+  const LIMIT_MS = 2000;
+  const limitMs = () => Number(window.cuteliteLiveLimitMs) || LIMIT_MS;
+  let runtime = null;     // {worker, ready: Promise, isReady}
+  let current = null;     // the call the worker is computing: {id, job, timer}
+  const queue = [];       // calls waiting for the worker: {fn, args, resolve, reject}
   let nextId = 0;
-  const pending = new Map();
+  let workers = 0;
+  let stops = 0;
 
   function el(tag, cls, text) {
     const e = document.createElement(tag);
@@ -31,36 +40,75 @@
     });
   }
 
-  // Start the worker once; resolves when cutelite is ready in it.
+  // Start a worker (Pyodide running cutelite) unless one is running; resolves when cutelite is ready.
   function start() {
-    if (started) return started;
-    started = new Promise((resolve, reject) => {
-      worker = new Worker(base + "worker.js");
+    if (runtime) return runtime.ready;
+    const worker = new Worker(base + "worker.js");
+    document.body.dataset.liveWorkers = String(++workers);
+    const rt = { worker, isReady: false };
+    rt.ready = new Promise((resolve, reject) => {
       worker.onmessage = (event) => {
         const m = event.data;
         if (m.progress) showProgress(m.progress, m.fraction);
         else if (m.ready) resolve();
         else if (m.failed) reject(new Error(m.failed));
-        else {
-          const p = pending.get(m.id);
-          pending.delete(m.id);
-          if (m.error) p.reject(new Error(m.error));
-          else p.resolve(m.result);
-        }
+        else finish(m);
       };
       worker.onerror = (e) => reject(new Error(e.message || "the live runtime did not start"));
     });
-    started.catch((e) => showProgress("failed: " + e.message, 0));
-    return started;
+    runtime = rt;
+    rt.ready.then(() => { rt.isReady = true; pump(); }, (e) => {
+      showProgress("failed: " + e.message, 0);
+      if (runtime === rt) runtime = null;
+      queue.splice(0).forEach((job) => job.reject(e));
+    });
+    return rt.ready;
+  }
+
+  // Send the next waiting call to a ready worker, and start its clock.
+  function pump() {
+    if (current || !queue.length || !runtime || !runtime.isReady) return;
+    const job = queue.shift();
+    const id = nextId++;
+    current = { id, job, timer: setTimeout(() => stop(id), limitMs()) };
+    runtime.worker.postMessage({ id, fn: job.fn, args: job.args });
+  }
+
+  function finish(m) {
+    if (!current || m.id !== current.id) return;
+    clearTimeout(current.timer);
+    const { job } = current;
+    current = null;
+    if (m.error) job.reject(new Error(m.error));
+    else job.resolve(m.result);
+    pump();
+  }
+
+  // The call `id` ran past the limit: end its worker, tell its caller, start a fresh worker for the rest.
+  function stop(id) {
+    if (!current || current.id !== id) return;
+    const { job } = current;
+    current = null;
+    runtime.worker.terminate();
+    runtime = null;
+    document.body.dataset.liveStops = String(++stops);
+    const e = new Error("this took more than " + (limitMs() / 1000) + " s to compute in your browser, so the " +
+      "live runtime was restarted (the next input computes again). Try a smaller input.");
+    e.stopped = true;
+    job.reject(e);
+    start();
   }
 
   // Call cutelite.teach.live.<fn>(...args) in the worker; resolves with its JSON result.
   function call(fn, ...args) {
-    return start().then(() => new Promise((resolve, reject) => {
-      const id = nextId++;
-      pending.set(id, { resolve, reject });
-      worker.postMessage({ id, fn, args });
-    }));
+    return new Promise((resolve, reject) => {
+      queue.push({ fn, args, resolve, reject });
+      start().then(pump, () => {});
+    });
+  }
+
+  function failure(e) {
+    return e.stopped ? "Stopped: " + e.message : "The live runtime failed: " + e.message;
   }
 
   function statusLine() {
@@ -122,7 +170,7 @@
         text.textContent = r.text;
         picture.innerHTML = r.svg;
       } catch (e) {
-        text.textContent = "The live runtime failed: " + e.message;
+        text.textContent = failure(e);
         picture.innerHTML = "";
       }
       const ms = performance.now() - t0;
@@ -179,7 +227,8 @@
         verdict.className = "live-verdict " + (r.ok ? "right" : "wrong");
         verdict.textContent = (r.ok ? "✔ " : "✘ ") + r.message;
       } catch (err) {
-        verdict.textContent = "The live runtime failed: " + err.message;
+        verdict.className = "live-verdict wrong";
+        verdict.textContent = failure(err);
       }
     });
   }
