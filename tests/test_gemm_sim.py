@@ -71,12 +71,12 @@ RUNGS = {"sm75": "tc_sm75", "sm80": "tc_sm80", "sm80_prefetch": "tc_sm80_prefetc
 @pytest.mark.parametrize("module", ["sm80", "sm80_prefetch", "sm75"])
 @pytest.mark.parametrize("a_kmajor,b_kmajor", [(True, False), (False, True)])
 def test_tensor_core_rung_matches_numpy(module, a_kmajor, b_kmajor):
-    """Each tensor-core rung at a simulator size (64x64 CTA tiles of 4 warps), 3 k-tiles: the pipelines'
+    """Each tensor-core rung at a simulator size (one 64x64 CTA tile of 4 warps), 3 k-tiles: the pipelines'
     prologue, steady state and drain."""
     mod = {"sm80": tc_sm80, "sm80_prefetch": tc_sm80_prefetch, "sm75": tc_sm75}[module]
     k = mod.make(**dict(mod.BEST, BM=64, BN=64, a_kmajor=a_kmajor, b_kmajor=b_kmajor))
-    Ab, Bb, A, B = _operands(64, 128, 96, a_kmajor, b_kmajor, 3)
-    C = np.full((64, 128), np.nan, np.float32)
+    Ab, Bb, A, B = _operands(64, 64, 96, a_kmajor, b_kmajor, 3)
+    C = np.full((64, 64), np.nan, np.float32)
     k.launch(Ab, Bb, C)
     _check(C, A, B, 1e-5)
 
