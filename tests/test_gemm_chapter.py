@@ -127,9 +127,9 @@ def test_figures_draw():
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    ax = tg.draw_ladder([("a", 1.0, "f32"), ("b", None, "f16"), ("c", 200.0, "f16")], {"f32": 50, "f16": None},
-                        highlight="c", ceiling=600, title="t")
-    assert len(ax.patches) == 2
+    ax = tg.draw_ladder([("a", 1.0, "f32"), ("b", None, "f16", "not in the recorded run"), ("c", 200.0, "f16")],
+                        {"f32": 50, "f16": None}, highlight="c", ceiling=600, title="t")
+    assert len(ax.patches) == 2 and "not in the recorded run" in [t.get_text() for t in ax.texts]
     ax = tg.draw_roofline([("a", 0.25, 1.0, "o"), ("b", 20.0, None, "^")], 3.0, None, {"cuBLAS": 700.0})
     assert len(ax.lines) >= 3
     plt.close("all")

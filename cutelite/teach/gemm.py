@@ -86,16 +86,17 @@ def article_table_rows(tflops):
 # ---- figures ------------------------------------------------------------------------------------------
 def draw_ladder(results, baseline, highlight=None, ceiling=None, title=None, ax=None):
     """The running bar chart: one horizontal bar per kernel measured so far (results: list of (name, TFLOP/s
-    or None, dtype)), blue for fp32 SIMT, orange for fp16 tensor cores, `highlight` outlined; cuBLAS
-    (baseline: dtype -> TFLOP/s or None) and the mma.sync ceiling as vertical lines. Log scale."""
+    or None, dtype[, why there is no figure])), blue for fp32 SIMT, orange for fp16 tensor cores, `highlight`
+    outlined; cuBLAS (baseline: dtype -> TFLOP/s or None) and the mma.sync ceiling as vertical lines. Log
+    scale."""
     import matplotlib.pyplot as plt
     if ax is None:
         _, ax = plt.subplots(figsize=(8, 0.42 * max(len(results), 3) + 1.4))
     colours = {"f32": "tab:blue", "f16": "tab:orange"}
     ys = list(range(len(results)))[::-1]
-    for y, (name, tf, dt) in zip(ys, results):
+    for y, (name, tf, dt, *why) in zip(ys, results):
         if tf is None:
-            ax.text(0.6, y, "not run on this GPU", va="center", fontsize=8, color="gray")
+            ax.text(0.6, y, why[0] if why else "no figure", va="center", fontsize=8, color="gray")
             continue
         ax.barh(y, tf, color=colours[dt], edgecolor="k" if name == highlight else "none",
                 linewidth=2 if name == highlight else 0)

@@ -303,8 +303,10 @@ class Bench:
         return {n: tf for n, (tf, _) in self.results.items()}
 
     def chart_rows(self):
-        """(name, TFLOP/s, dtype) of the chapter's steps measured so far, in ladder order."""
-        return [(s.name, self.results[s.name][0], s.dtype) for s in STEPS if s.name in self.results]
+        """(name, TFLOP/s, dtype, how it was obtained) of the chapter's steps measured so far, in ladder
+        order."""
+        return [(s.name, *self.results[s.name][:1], s.dtype, self.results[s.name][1]) for s in STEPS
+                if s.name in self.results]
 
     def ceiling(self, shape="m16n8k16"):
         """TFLOP/s of the register-only mma.sync loop (kernels.gemm.ceiling): measured on a GPU that has
