@@ -508,30 +508,29 @@ def limits(names, top=4):
     `top` stall reasons of each (Nsight Compute, kernels.gemm.recorded.STALLS), or "not recorded"."""
     cols = []
     for name in names:
-        r = rung_named(name)
+        cfg = rung_named(name).kernel.config
         regs, stalls = rec.recorded_regs(name), rec.STALLS.get(rec.CSV_NAME.get(name, name))
-        cfg = r.kernel.config
-        occ = occupancy(regs, cfg["threads"], cfg["smem"]) if regs and "smem" in cfg else None
-        cols.append((name, regs, cfg, occ, stalls))
-    w = max(34, *(len(n) + 2 for n in names))
+        occ = occupancy(regs, cfg["threads"], cfg["smem"]) if regs else None
+        cols.append((cfg, regs, occ, stalls))
+    width = max(34, *(len(n) + 2 for n in names))
+
+    def row(label, values):
+        print("%-30s" % label + "".join("%-*s" % (width, v) for v in values))
+
     print("recorded on %s (kernels.gemm.recorded), at %d^3" % (rec.RUN["device"], rec.RUN["size"][0]))
-    print(" " * 30 + "".join("%-*s" % (w, n) for n in names))
-    row = lambda label, vals: print("%-30s" % label + "".join("%-*s" % (w, v) for v in vals))  # noqa: E731
-    row("threads, shared bytes per CTA", ["%d, %d" % (c["threads"], c.get("smem", 0)) for _, _, c, _, _ in cols])
-    row("registers per thread", ["not recorded" if g is None else str(g) for _, g, _, _, _ in cols])
+    row("", names)
+    row("threads, shared bytes per CTA", ["%d, %d" % (c["threads"], c["smem"]) for c, *_ in cols])
+    row("registers per thread", ["not recorded" if g is None else g for _, g, _, _ in cols])
     row("CTAs (warps) per SM, limit", ["not recorded" if o is None else "%d (%d of 64), %s" % o
-                                       for *_, o, _ in cols])
+                                       for _, _, o, _ in cols])
     reasons = []
     for *_, st in cols:
-        for k in sorted(st or {}, key=lambda k: -st[k])[:top]:
-            if k not in reasons:
-                reasons.append(k)
-    unit = rec.STALLS_UNIT
+        reasons += [k for k in sorted(st or {}, key=lambda k: -st[k])[:top] if k not in reasons]
     if not reasons:
         row("stall reasons", ["not recorded"] * len(cols))
         return
-    print("stall reasons, %s:" % unit)
+    print("stall reasons, %s:" % rec.STALLS_UNIT)
     for k in reasons:
-        row("  " + k, ["not recorded" if st is None else "%.2f" % st.get(k, 0.0) for *_, st in cols])
+        row("  " + k, ["not recorded" if st is None else "-" if k not in st else "%.2f" % st[k] for *_, st in cols])
     for k in reasons:
         print("  %-20s %s" % (k, STALL_MEANING.get(k, "")))
