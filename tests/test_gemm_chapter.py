@@ -1,8 +1,9 @@
-"""Chapter 7's helpers: the recorded H100 figures against the benchmark CSVs, the seed 003 C++ printouts
-against the fixture and cutelite, budgets and intensities by hand, the ldmatrix bank costs, the exercise
+"""Chapter 7's helpers: the recorded H100 figures against the benchmark CSVs, the GEMM article's C++
+printouts against the fixture and cutelite, budgets, intensities and occupancy by hand, the exercise
 checkers; in the simulator (a subprocess when this process is not in simulator mode): every step checked
-against NumPy, the quotes, the strict cp.async model and the broken pipeline, the TiledMMA/TiledCopy that
-the tensor-core kernels' index maps are."""
+against NumPy, the quotes and the diffs between steps, the instructions a tensor-core step issues per
+k-tile and its shared-memory wavefronts against counts worked out by hand, the strict cp.async model and
+the broken pipeline."""
 
 import csv
 import os
@@ -10,7 +11,7 @@ import os
 import numpy as np
 import pytest
 
-from cutelite import Layout, _, dyn, make_copy_atom, make_tiled_copy, swizzle_for, zipped_divide
+from cutelite import Layout, _, dyn, make_copy_atom, make_tiled_copy, zipped_divide
 from cutelite.teach import gemm as tg
 from cutelite.teach.exercises import check_budget_answer, check_wait_group_answer
 from kernels._testing import numba_mode, run_in_subprocess
@@ -40,7 +41,19 @@ def test_recorded_figures_are_the_csvs():
     for shape, tf in rec.CEILINGS.items():
         assert abs(float(next(r for r in rows if r["rung"] == "mma.sync ceiling " + shape)["tflops"]) - tf) < 0.05
     assert rec.RUN["date"].split()[0] in open(os.path.join(BENCH, "RESULTS.md")).read()
-    assert rec.recorded("tc sm80 + k-block prefetch") == 370.7 and rec.recorded("nope") is None
+    name, _, tf, regs = rec.ROWS[-1]
+    assert rec.recorded(name) == tf and rec.recorded_regs(name) == regs and rec.recorded("nope") is None
+
+
+def test_recorded_stalls_are_well_formed():
+    """STALLS: rung -> {ncu stall reason: value}, for rungs the record has a row for."""
+    rec = _recorded_module()
+    names = {n for n, *_ in rec.ROWS} | set(rec.CSV_NAME)
+    for rung, reasons in rec.STALLS.items():
+        assert rung in names, rung
+        assert reasons and all(isinstance(k, str) and k.islower() and " " not in k and float(v) >= 0
+                               for k, v in reasons.items()), rung
+    assert "per issued instruction" in rec.STALLS_UNIT
 
 
 def _fixture_blocks():
@@ -54,14 +67,14 @@ def _fixture_blocks():
     return blocks
 
 
-def test_seed003_recorded_text_is_the_fixture_and_cutelite_agrees():
+def test_article_printouts_are_the_fixture_and_cutelite_agrees():
     b = _fixture_blocks()
-    assert tg.SEED003_CPP["gA"] == b["gA"][0]
-    assert tg.SEED003_CPP["thread 0 tAgA"] == b["thread 0 tAgA"][0]
-    assert tg.SEED003_CPP["thread 0 tAsA"] == b["thread 0 tAsA"][0]
-    assert tg.SEED003_CPP["thread 17 tAgA offset"] == b["thread 17 tAgA"][1].split()[1]
-    assert tg.SEED003_CPP["thread 17 tAsA offset"] == b["thread 17 tAsA"][1].split()[1]
-    assert tg.SEED003_CPP["naive thread 5 tAgA"] == b["naive thread 5 tAgA"][0]
+    assert tg.ARTICLE_CPP["gA"] == b["gA"][0]
+    assert tg.ARTICLE_CPP["thread 0 tAgA"] == b["thread 0 tAgA"][0]
+    assert tg.ARTICLE_CPP["thread 0 tAsA"] == b["thread 0 tAsA"][0]
+    assert tg.ARTICLE_CPP["thread 17 tAgA offset"] == b["thread 17 tAgA"][1].split()[1]
+    assert tg.ARTICLE_CPP["thread 17 tAsA offset"] == b["thread 17 tAsA"][1].split()[1]
+    assert tg.ARTICLE_CPP["naive thread 5 tAgA"] == b["naive thread 5 tAgA"][0]
     tc = make_tiled_copy(make_copy_atom("UniversalCopy<uint128_t>", "float"), Layout((16, 4)), Layout((4, 1)))
     assert str(tc).rstrip() == "\n".join(b["tiled_copy"]).rstrip()
     A = Layout((dyn(1024), dyn(8192)), (1, dyn(1024)))
@@ -85,19 +98,10 @@ def test_budgets_and_intensities_by_hand():
     assert tg.ai_dram(4096, 4096, 4096, 2) == 2 * 4096 ** 3 / (2 * 4096 ** 2 * 2 + 4096 ** 2 * 4)
 
 
-def test_ldmatrix_tile_cost():
-    cost = tg.ldmatrix_tile_cost(128, 32)
-    plain = cost(None)       # 64-byte rows: rows r and r + 2 share bank group; 4 rows a group per matrix
-    assert (plain.wavefronts, plain.ideal) == (16, 4)
-    assert cost(swizzle_for(32, 2)).conflicts == 0
-    from cutelite import Swizzle
-    assert cost(Swizzle(1, 3, 3)).conflicts > 0          # one row bit: rows r and r + 4 still collide
-
-
-def test_seed_table_rows():
+def test_article_table_rows():
     tf = {"simt 5: 2-D blocking 8x8": 15.0, "simt 6: 128-bit loads": 30.0}
-    rows = tg.seed_table_rows(tf)
-    assert len(rows) == len(tg.SEED003_TABLE) == 6
+    rows = tg.article_table_rows(tf)
+    assert len(rows) == len(tg.ARTICLE_TABLE) == 6
     assert rows[0][3:] == (15.0, "simt 6: 128-bit loads", 30.0, 2.0)
     assert rows[1][2:5] == ("simt 6: 128-bit loads", 30.0, "simt 6b: padded smem") and rows[1][6] is None
     assert rows[2][6] is None
@@ -113,7 +117,7 @@ def test_checkers(capsys):
         ok = check_budget_answer(ans, exp, 4, a_bytes, "ex")
         out = capsys.readouterr().out
         assert words in out and ok == (words == "PASS"), (ans, out)
-    for ans, words in ((1, "PASS"), (2, "the bug"), (0, "no longer overlap"), (3, "never waits"), (None, "not answered")):
+    for ans, words in ((1, "PASS"), (2, "the bug"), (0, "not the largest"), (3, "never waits"), (None, "not answered")):
         ok = check_wait_group_answer(ans, 3, "ex")
         out = capsys.readouterr().out
         assert words in out and ok == (ans == 1), (ans, out)
@@ -123,9 +127,9 @@ def test_figures_draw():
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    ax = tg.draw_ladder([("a", 1.0, "f32"), ("b", None, "f16"), ("c", 200.0, "f16")], {"f32": 50, "f16": None},
-                        highlight="c", ceiling=600, title="t")
-    assert len(ax.patches) == 2
+    ax = tg.draw_ladder([("a", 1.0, "f32"), ("b", None, "f16", "not in the recorded run"), ("c", 200.0, "f16")],
+                        {"f32": 50, "f16": None}, highlight="c", ceiling=600, title="t")
+    assert len(ax.patches) == 2 and "not in the recorded run" in [t.get_text() for t in ax.texts]
     ax = tg.draw_roofline([("a", 0.25, 1.0, "o"), ("b", 20.0, None, "^")], 3.0, None, {"cuBLAS": 700.0})
     assert len(ax.lines) >= 3
     plt.close("all")
@@ -144,7 +148,7 @@ def test_chapter_simulator_suite_in_subprocess():
 
 
 if IN_SIM:
-    from kernels.gemm import chapter, pipeline_demo
+    from kernels.gemm import chapter, pipeline_demo, recorded
     STEP_NAMES = [s.name for s in chapter.STEPS]
 else:
     STEP_NAMES = []
@@ -170,12 +174,16 @@ def test_every_step_checks_and_quotes(name):
 def test_bench_in_the_simulator_is_the_record():
     import kernels
     b = chapter.Bench(kernels.setup(verbose=False))
-    assert not b.live and "recorded 2026-11-25" in b.source
-    assert b.measure(chapter.STEPS[0]) == 0.5 and b.measure("simt 8: unrolled k, padded A^T") == 44.9
-    assert b.baseline == {"f32": 51.7, "f16": 737.5} and b.ceiling("m16n8k16") == 655.7
+    assert not b.live and recorded.RUN["date"] in b.source
+    row = {n: tf for n, _, tf, _ in recorded.ROWS}
+    assert b.measure(chapter.STEPS[0]) == row.get(chapter.STEPS[0].name)
+    assert b.baseline == {d: row.get(n) for d, n in chapter.BASELINE_NAMES.items()}
+    assert b.ceiling("m16n8k16") == recorded.CEILINGS.get("m16n8k16")
     assert [r[0] for r in b.chart_rows()] == ["simt 1: naive"]
+    assert b.measure("tc sm80 pf 128x128x64 3st") is None or "tc sm80 pf 128x128x64 3st" in row
     assert chapter.compiled_resources(chapter.STEPS[0].rung.kernel.numba) is None      # nothing compiled here
-    assert all(r.name not in {s.name for s in chapter.STEPS} for r in chapter.later_rungs())
+    from kernels.gemm import LADDER
+    assert [s.name for s in chapter.STEPS] == [r.name for r in LADDER]      # every rung is a taught step
     with pytest.raises(KeyError, match="no step"):
         chapter.step("simt 99")
 
@@ -234,3 +242,84 @@ def test_intensities_of_steps():
     assert g == 0.25 and s is None
     d, g, s = chapter.intensities(chapter.step("tc sm80 + k-block prefetch"))
     assert g == 64.0 and abs(s - 64 * 64 / 128) < 1e-12
+
+
+@here
+def test_occupancy_by_hand():
+    occupancy = chapter.occupancy
+    # 128 registers x 32 lanes = 4096 a warp: 16 warps = 4 CTAs of 4; shared 228 KiB / (64 + 1) KiB = 3 CTAs
+    assert occupancy(128, 128, 65536) == (3, 12, "shared memory")
+    # 255 registers round up to 256 a lane, 8192 a warp: 8 warps = 2 CTAs; shared: 228 / 33 = 6
+    assert occupancy(255, 128, 32768) == (2, 8, "registers")
+    # one-warp CTAs: 32 CTAs an SM at most
+    assert occupancy(16, 32, 0) == (32, 32, "CTAs")
+
+
+@here
+def test_changes_show_code_not_comments():
+    a, b = chapter.step("tc sm80 128x128x32 4st"), chapter.step("tc sm80 + k-block prefetch")
+    assert chapter.changes(a, a).count("\n") == 0                      # the header alone
+    d = chapter.changes(a, b)
+    lines = d.splitlines()
+    assert any(ln.startswith("+            read_fragments((kb + 1) % k_blocks, read)    # k-block kb + 1")
+               for ln in lines)                          # a line of b's, shown with its comment
+    assert any(ln.startswith("-        assign(read, (read + 1) % stages)") for ln in lines)
+    # tCrA's line differs between the files only in its comment: not a change
+    assert not any("tCrA = thr_mma.partition_fragment_A" in ln for ln in lines)
+    files = {sign: open(os.path.join(ROOT, "kernels", "gemm", st.module.__name__.rsplit(".", 1)[1] + ".py"))
+             .read().splitlines() for sign, st in (("-", a), ("+", b))}
+    for n, ln in enumerate(lines):                       # every hunk's line numbers point at its lines
+        if ln.startswith("@@"):
+            for rng in ln.split()[1:3]:
+                sign = rng[0]
+                first, count = (int(x) for x in (rng[1:].split(",") + ["1"])[:2])
+                shown = [x[1:] for x in lines[n + 1:] if x[:1] == sign][:count]
+                assert shown == files[sign][first - 1:first - 1 + count], ln
+
+
+@here
+def test_instruction_mix_per_k_tile_by_hand():
+    """128x128x32 CTA tiles, 2x2 warps of 64x64, 128 threads: per k-tile a thread copies (128 x 32) / 128 =
+    32 halves of A and of B, 8 halves a 16-byte instruction: 4 + 4; a warp's 64x64 tile is 4 m16 x 8 n8
+    atoms, times 32 / 16 k-blocks of m16n8k16 (32 / 8 of m16n8k8); ldmatrix.x4 covers 16 x 16 halves: A
+    (64 / 16) x (32 / 16), B the same."""
+    mix = {s: chapter.instruction_mix(chapter.step(s).rung.kernel) for s in
+           ("tc sm75 128x128x32", "tc sm80 128x128x32 4st", "tc sm80 + k-block prefetch")}
+    for s in ("tc sm80 128x128x32 4st", "tc sm80 + k-block prefetch"):
+        assert mix[s]["cp_async_cg_16"] == 8 and mix[s]["mma_m16n8k16_f32_f16"] == 4 * 8 * 2, s
+        assert mix[s]["ldmatrix_x4"] == mix[s]["ldmatrix_x4_trans"] == 4 * 2, s
+        assert mix[s]["cp_async_wait"] == mix[s]["cuda.syncthreads"] == mix[s]["cp_async_commit"] == 1, s
+    m = mix["tc sm75 128x128x32"]
+    assert m["ld_global_v4_b32"] == m["st_shared_v4_b32"] == 8 and m["mma_m16n8k8_f32_f16"] == 4 * 8 * 4
+    assert "cp_async_cg_16" not in m and m["cuda.syncthreads"] == 1
+
+
+@here
+@pytest.mark.parametrize("arch", ["sm75", "sm80"])
+def test_smem_wavefronts_by_hand(arch):
+    """Per warp and k-tile: 4 16-byte writes of A and of B (32 halves a thread), 8 ldmatrix.x4 of each (see
+    above), every one at its ideal when swizzled. Without the swizzle, A's K-major rows are 64 bytes apart,
+    so the 8 rows of one 8x8 matrix fall in 2 groups of 4 banks' rows: rows r, r+2, r+4, r+6 collide, 4-way;
+    B's N-major rows (8 halves of N) are 64 halves = 128 bytes apart along K: all 8 in the same banks, 8-way.
+    The writes are whole 128-byte rows either way: no conflict."""
+    from kernels.gemm import tensorcore
+    o = tensorcore.objects(128, 128, 32, 2, (2, 2), arch)
+    sw, plain = chapter.smem_wavefronts(o), chapter.smem_wavefronts(o, swizzled=False)
+    for op in "AB":
+        assert sw[op + ": 16-byte writes"] == plain[op + ": 16-byte writes"] == (4, 16, 16)
+        assert sw[op + ": ldmatrix"] == (8, 32, 32)
+    assert plain["A: ldmatrix"] == (8, 4 * 32, 32) and plain["B: ldmatrix"] == (8, 8 * 32, 32)
+
+
+@here
+def test_limits_prints_the_record_or_not_recorded(capsys, monkeypatch):
+    name = "tc sm80 + k-block prefetch"
+    monkeypatch.setattr(recorded, "STALLS", {})
+    chapter.limits([name])
+    out = capsys.readouterr().out
+    assert "stall reasons" in out and "not recorded" in out
+    monkeypatch.setattr(recorded, "STALLS", {name: {"barrier": 0.5, "short_scoreboard": 2.25, "wait": 1.0}})
+    chapter.limits([name], top=2)
+    out = capsys.readouterr().out.splitlines()
+    rows = [ln.split() for ln in out if ln.startswith("  ") and ln.split()[-1][0].isdigit()]
+    assert rows == [["short_scoreboard", "2.25"], ["wait", "1.00"]]        # the top 2, largest first

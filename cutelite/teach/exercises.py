@@ -488,10 +488,12 @@ def check_budget_answer(answer, expected, stages, a_bytes, name="(smem bytes, ac
 
 
 def check_wait_group_answer(answer, stages, name="cp.async.wait_group count"):
-    """The wait_group count at the top of a STAGES-deep cp.async main loop (k-tile kt must have landed;
-    the groups of k-tiles kt+1 .. kt+STAGES-2 may stay in flight): STAGES - 2. Hints for the other counts."""
+    """The largest wait_group count that is still correct at the top of a STAGES-deep cp.async main loop
+    (k-tile kt must have landed; the groups of k-tiles kt+1 .. kt+STAGES-2 may stay in flight): STAGES - 2.
+    Hints for the other counts (0 is safe but not the largest)."""
     hints = {stages - 1: "that lets k-tile kt's own group stay in flight: the loop then reads a buffer "
                          "before its copy lands (the bug)",
-             0: "correct, but it also waits for the k-tiles after kt: the copies no longer overlap the math",
+             0: "safe, but not the largest: it also waits for the k-tiles after kt, so the copies no longer "
+                "overlap the math",
              stages: "more groups than are ever in flight: the wait never waits"}
     return check_value(answer, stages - 2, name, hints)

@@ -1,14 +1,12 @@
 """Chapter 7's arithmetic and pictures: what a tiled GEMM costs in shared memory and registers, how many
-FLOPs it gets per byte at each level of memory, the bank cost of reading a tile with ldmatrix, seed
-article 003's optimisation table and C++ printouts, and the chapter's two figures (the running bar chart
-of the ladder, the roofline). Standard library only, except the figures (matplotlib, imported inside).
+FLOPs it gets per byte at each level of memory, the C++ printouts and the optimisation table of the GEMM
+article the chapter answers (Huang, "GEMM 优化2: GMEM、SMEM 内存访问优化", 2025: book/references.bib,
+huang2025gemm2), and the chapter's two figures (the running bar chart of the ladder, the roofline).
+Standard library only, except the figures (matplotlib, imported inside).
 """
 
-from ..bank_conflicts import analyse_ldmatrix
-from ..layout import Layout, composition
-
-__all__ = ["tile_budget", "ai_dram", "ai_global", "ai_shared", "ldmatrix_tile_cost", "SEED003_CPP",
-           "SEED003_TABLE", "seed_table_rows", "draw_ladder", "draw_roofline"]
+__all__ = ["tile_budget", "ai_dram", "ai_global", "ai_shared", "ARTICLE_CPP", "ARTICLE_TABLE",
+           "article_table_rows", "draw_ladder", "draw_roofline"]
 
 
 # ---- budgets ------------------------------------------------------------------------------------------
@@ -43,23 +41,8 @@ def ai_shared(TM, TN, in_bytes):
     return 2.0 * TM * TN / ((TM + TN) * in_bytes)
 
 
-# ---- banks ---------------------------------------------------------------------------------------------
-def ldmatrix_tile_cost(rows=128, cols=32, ksteps=(0, 16)):
-    """cost(swizzle) -> the worst BankReport of the ldmatrix.x4 reads a tensor-core kernel makes of a
-    row-major (rows, cols) fp16 tile (K-major A: rows are m, columns k): for each k-step k, lane l gives
-    the address of row l % 16, columns k + 8 (l // 16) .. + 7 (kernels.gemm.tiles.fragment_loaders).
-    swizzle None: the plain row-major tile."""
-    tile = Layout((rows, cols), (cols, 1))
-    reads = [[(lane % 16, k + 8 * (lane // 16)) for lane in range(32)] for k in ksteps if k + 16 <= cols]
-
-    def cost(sw):
-        lay = tile if sw is None else composition(sw, tile)
-        return max((analyse_ldmatrix(lay, r) for r in reads), key=lambda rep: (rep.conflicts, rep.wavefronts))
-    return cost
-
-
-# ---- seed article 003 ---------------------------------------------------------------------------------
-SEED003_CPP = {
+# ---- the GEMM article (huang2025gemm2) ---------------------------------------------------------------
+ARTICLE_CPP = {
     # What C++ CuTe prints (tests/fixtures/seed003_cpp.txt, made by tests/fixtures/gen_seed003.sh) for the
     # article's TiledCopy: Copy_Atom<UniversalCopy<uint128_t>, float>, threads (16,4), values (4,1), over
     # A (1024, 8192) column-major with run-time extents, gA = local_tile(A, (64,16), (0,_)), sA (64,16).
@@ -73,13 +56,13 @@ SEED003_CPP = {
 
 # The article's optimisation table: (problem, its current state, its suggestion, priority), and which two
 # kernels of the ladder measure that suggestion (before, after), or None where the ladder has no such pair.
-SEED003_TABLE = [
+ARTICLE_TABLE = [
     ("GMEM access", "one element per load", "vector loads (float4) + cp.async", "high",
      ("simt 5: 2-D blocking 8x8", "simt 6: 128-bit loads")),
     ("bank conflicts", "2-way conflict", "padding or swizzle", "high",
      ("simt 6: 128-bit loads", "simt 6b: padded smem")),
-    ("threads", "64 (too few)", "128-256", "high", ("tc sm80 1blk pf", "tc sm80 + frag prefetch")),
-    ("BK", "16 (small)", "32-64", "medium", ("tc sm80 + frag prefetch", "tc sm80 BK64 3st pf")),
+    ("threads", "64 (too few)", "128-256", "high", ("tc sm80 + k-block prefetch", "tc sm80 pf 128x256x32 4st")),
+    ("BK", "16 (small)", "32-64", "medium", ("tc sm80 pf 128x128x32 3st", "tc sm80 pf 128x128x64 3st")),
     ("register use", "implicit", "explicit register blocking", "medium",
      ("simt 3: smem tiles", "simt 5: 2-D blocking 8x8")),
     ("pipeline", "single buffer", "double buffering hides latency", "medium",
@@ -87,11 +70,11 @@ SEED003_TABLE = [
 ]
 
 
-def seed_table_rows(tflops):
-    """The seed's table as rows (problem, suggestion, before kernel, TFLOP/s, after kernel, TFLOP/s,
+def article_table_rows(tflops):
+    """The article's table as rows (problem, suggestion, before kernel, TFLOP/s, after kernel, TFLOP/s,
     speed-up), TFLOP/s looked up in `tflops` (name -> value or None)."""
     rows = []
-    for problem, _, suggestion, _, pair in SEED003_TABLE:
+    for problem, _, suggestion, _, pair in ARTICLE_TABLE:
         if pair is None:
             rows.append((problem, suggestion, "-", None, "-", None, None))
             continue
@@ -103,16 +86,17 @@ def seed_table_rows(tflops):
 # ---- figures ------------------------------------------------------------------------------------------
 def draw_ladder(results, baseline, highlight=None, ceiling=None, title=None, ax=None):
     """The running bar chart: one horizontal bar per kernel measured so far (results: list of (name, TFLOP/s
-    or None, dtype)), blue for fp32 SIMT, orange for fp16 tensor cores, `highlight` outlined; cuBLAS
-    (baseline: dtype -> TFLOP/s or None) and the mma.sync ceiling as vertical lines. Log scale."""
+    or None, dtype[, why there is no figure])), blue for fp32 SIMT, orange for fp16 tensor cores, `highlight`
+    outlined; cuBLAS (baseline: dtype -> TFLOP/s or None) and the mma.sync ceiling as vertical lines. Log
+    scale."""
     import matplotlib.pyplot as plt
     if ax is None:
         _, ax = plt.subplots(figsize=(8, 0.42 * max(len(results), 3) + 1.4))
     colours = {"f32": "tab:blue", "f16": "tab:orange"}
     ys = list(range(len(results)))[::-1]
-    for y, (name, tf, dt) in zip(ys, results):
+    for y, (name, tf, dt, *why) in zip(ys, results):
         if tf is None:
-            ax.text(0.6, y, "not run on this GPU", va="center", fontsize=8, color="gray")
+            ax.text(0.6, y, why[0] if why else "no figure", va="center", fontsize=8, color="gray")
             continue
         ax.barh(y, tf, color=colours[dt], edgecolor="k" if name == highlight else "none",
                 linewidth=2 if name == highlight else 0)

@@ -1,5 +1,7 @@
-"""What chapter 7 needs around kernels.gemm: the ladder's steps, short quotes of their source, a check
-of each step against NumPy, and live timings against cuBLAS (torch or CuPy, whichever is installed).
+"""What chapter 7 needs around kernels.gemm: the ladder's steps, quotes of their source and what changed
+from one step to the next, a check of each step against NumPy, live timings against cuBLAS (torch or CuPy,
+whichever is installed), and the figures that say what limits a step (shared-memory wavefronts computed
+here, registers and stall reasons recorded on an H100, occupancy from both).
 
     import kernels; info = kernels.setup()
     from kernels.gemm import chapter
@@ -8,13 +10,20 @@ of each step against NumPy, and live timings against cuBLAS (torch or CuPy, whic
     C, want, what = chapter.check_run(step)            # simulator-sized (GPU: 256^3), output poisoned
     bench = chapter.Bench(info)                        # GPU: cuBLAS baselines; simulator: recorded H100
     bench.measure(step)                                # GPU: TFLOP/s at 4096^3; simulator: the record
+    print(chapter.changes(step_a, step_b))             # the lines of b's kernel that differ from a's
+    chapter.limits(["tc sm80 128x128x32 4st"])         # registers, occupancy, stall reasons (recorded)
 
 In the simulator the tensor-core steps run the same kernels built with 64x64 CTA tiles (4 warps, as at
 full size; kernels.gemm.matmul does the same), since a 128x128 tile's work is slow to simulate.
 """
 
+import difflib
 import inspect
+import io
+import re
 import textwrap
+import tokenize
+from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -24,10 +33,12 @@ from ..capability import supports
 from ..runtime import in_simulator
 from ..timing import gpu_time_ms
 from . import (EXPLORE, LADDER, ceiling, runnable, simt_banks, simt_blocking1d, simt_blocking2d, simt_coalesced,
-               simt_naive, simt_smem, simt_vectorized, simt_warptile, tc_sm75, tc_sm80, tc_sm80_prefetch)
+               simt_naive, simt_smem, simt_unrolled, simt_vectorized, simt_warptile, tc_sm75, tc_sm80,
+               tc_sm80_prefetch)
 from . import recorded as rec
 
-__all__ = ["Step", "STEPS", "step", "quote", "check_run", "Bench", "device_numbers", "BASELINE_NAMES"]
+__all__ = ["Step", "STEPS", "step", "quote", "changes", "check_run", "Bench", "device_numbers", "BASELINE_NAMES",
+           "instruction_mix", "smem_wavefronts", "occupancy", "limits", "STALL_MEANING"]
 
 
 @dataclass
@@ -67,6 +78,8 @@ STEPS = [
     Step("simt 6b: swizzled smem", simt_banks, None, "SWIZZLED = (", "Swizzle(1, 2, 3)", thread_tile=(8, 8)),
     Step("simt 7: dbuf + warp tiles", simt_warptile, "gemm_simt_warptile", "for kt in range", "# one barrier",
          thread_tile=(8, 8)),
+    Step("simt 8: unrolled k, padded A^T", simt_unrolled, "gemm_simt_unrolled", "for kt in range", "# one barrier",
+         thread_tile=(8, 8)),
     Step("tc sm75 128x128x32", tc_sm75, "gemm_tc_sm75", thread_tile=(64, 64)),
     Step("tc sm80 128x128x32 4st", tc_sm80, "gemm_tc_sm80", thread_tile=(64, 64)),
     Step("tc sm80 + k-block prefetch", tc_sm80_prefetch, "gemm_tc_sm80_prefetch", thread_tile=(64, 64)),
@@ -91,26 +104,64 @@ def step(name):
     raise KeyError("chapter.step: no step %r; the steps are %s" % (name, ", ".join(s.name for s in STEPS)))
 
 
-def quote(s, start=None, stop=None):
-    """Lines of `s.what`'s source (a Step, or any object inspect can read), from the first line containing
-    `start` to the first line after it containing `stop`, dedented, headed by the file and line numbers."""
+def _source(s):
+    """(source lines, first line number, path from kernels/) of a Step's object or of any object."""
     obj = (s.module if s.what is None else getattr(s.module, s.what)) if isinstance(s, Step) else s
-    start = s.start if isinstance(s, Step) and start is None else start
-    stop = s.stop if isinstance(s, Step) and stop is None else stop
     obj = getattr(obj, "fn", obj)                        # a cutejit kernel: the function it traces
     obj = getattr(obj, "py_func", obj)
     lines, first = inspect.getsourcelines(obj)
-    first = first or 1                                   # a module's source starts at line 1, reported as 0
-    i = 0 if start is None else next((n for n, ln in enumerate(lines) if start in ln), None)
-    if i is None:
-        raise ValueError("quote: no line of %s contains %r" % (obj.__name__, start))
-    j = len(lines) - 1 if stop is None else next((n for n in range(i, len(lines)) if stop in lines[n]), None)
-    if j is None:
-        raise ValueError("quote: no line of %s after %r contains %r" % (obj.__name__, start, stop))
     path = inspect.getsourcefile(obj).replace("\\", "/")
     path = path[path.rindex("kernels/"):] if "kernels/" in path else path
+    return lines, first or 1, path                       # a module's source starts at line 1, reported as 0
+
+
+def quote(s, start=None, stop=None):
+    """Lines of `s.what`'s source (a Step, or any object inspect can read), from the first line containing
+    `start` to the first line after it containing `stop`, dedented, headed by the file and line numbers."""
+    start = s.start if isinstance(s, Step) and start is None else start
+    stop = s.stop if isinstance(s, Step) and stop is None else stop
+    lines, first, path = _source(s)
+    name = getattr(s, "name", getattr(s, "__name__", s))
+    i = 0 if start is None else next((n for n, ln in enumerate(lines) if start in ln), None)
+    if i is None:
+        raise ValueError("quote: no line of %s contains %r" % (name, start))
+    j = len(lines) - 1 if stop is None else next((n for n in range(i, len(lines)) if stop in lines[n]), None)
+    if j is None:
+        raise ValueError("quote: no line of %s after %r contains %r" % (name, start, stop))
     head = "# %s, lines %d-%d" % (path, first + i, first + j)
     return head + "\n" + textwrap.dedent("".join(lines[i:j + 1])).rstrip()
+
+
+def _code(lines):
+    """Each source line without its comment and trailing spaces (a comment is not a change of code)."""
+    w = min(len(ln) - len(ln.lstrip()) for ln in lines if ln.strip())    # what dedent removes
+    out = [ln.rstrip() for ln in lines]
+    for tok in tokenize.generate_tokens(io.StringIO(textwrap.dedent("".join(lines))).readline):
+        if tok.type == tokenize.COMMENT:
+            row, col = tok.start
+            out[row - 1] = lines[row - 1][:col + w].rstrip()
+    return out
+
+
+def _span(first, count):
+    """A unified diff's line range: first line and count (the count left out when 1; after line first - 1
+    when 0)."""
+    return "%d" % first if count == 1 else "%d,%d" % (first - (count == 0), count)
+
+
+def changes(a, b):
+    """What changed from step a's kernel to step b's (Steps or objects): the lines of each that differ,
+    matched by their code with comments aside, shown as written ('-' a's, '+' b's) under '@@' headers
+    with their line numbers in the two files."""
+    (la, fa, pa), (lb, fb, pb) = _source(a), _source(b)
+    out = ["# from %s (-) to %s (+); lines that differ only in comments are left out" % (pa, pb)]
+    ops = difflib.SequenceMatcher(None, _code(la), _code(lb), autojunk=False).get_opcodes()
+    for tag, i1, i2, j1, j2 in ops:
+        if tag == "equal":
+            continue
+        out.append("@@ -%s +%s @@" % (_span(fa + i1, i2 - i1), _span(fb + j1, j2 - j1)))
+        out += ["-" + ln.rstrip("\n") for ln in la[i1:i2]] + ["+" + ln.rstrip("\n") for ln in lb[j1:j2]]
+    return "\n".join(out)
 
 
 # ---- checks ------------------------------------------------------------------------------------------
@@ -252,8 +303,10 @@ class Bench:
         return {n: tf for n, (tf, _) in self.results.items()}
 
     def chart_rows(self):
-        """(name, TFLOP/s, dtype) of the chapter's steps measured so far, in ladder order."""
-        return [(s.name, self.results[s.name][0], s.dtype) for s in STEPS if s.name in self.results]
+        """(name, TFLOP/s, dtype, how it was obtained) of the chapter's steps measured so far, in ladder
+        order."""
+        return [(s.name, *self.results[s.name][:1], s.dtype, self.results[s.name][1]) for s in STEPS
+                if s.name in self.results]
 
     def ceiling(self, shape="m16n8k16"):
         """TFLOP/s of the register-only mma.sync loop (kernels.gemm.ceiling): measured on a GPU that has
@@ -349,12 +402,6 @@ def climb(bench, s):
                        title="GEMM ladder, %d^3: %s" % (bench.size, bench.source))
 
 
-def later_rungs():
-    """Rungs of kernels.gemm.LADDER added after the chapter's steps (the ladder is still being tuned)."""
-    names = {s.name for s in STEPS}
-    return [r for r in LADDER if r.name not in names]
-
-
 def compiled_resources(kernel):
     """(shared bytes per block, registers per thread) the compiler gave `kernel` (launched at least once),
     or None in the simulator or when this Numba cannot say."""
@@ -366,3 +413,124 @@ def compiled_resources(kernel):
         return None
     pick = lambda v: max(v.values()) if isinstance(v, dict) and v else (None if isinstance(v, dict) else v)  # noqa: E731
     return pick(smem), pick(regs)
+
+
+# ---- what limits a tensor-core step ---------------------------------------------------------------------
+def instruction_mix(kernel):
+    """Counter of the instructions (intrinsic calls and barriers) in the main k-loop of a cutejit kernel's
+    generated source: what one thread issues per k-tile."""
+    lines = kernel.source.splitlines()
+    top = next((n for n, ln in enumerate(lines) if ln.startswith("    for ")), None)
+    if top is None:
+        raise ValueError("instruction_mix: %s has no run-time loop" % lines[0])
+    body = []
+    for ln in lines[top + 1:]:
+        if not ln.startswith("        "):
+            break
+        body.append(ln)
+    calls = re.findall(r"([A-Za-z_][\w.]*)\(", "\n".join(body))
+    return Counter(c for c in calls if c not in ("range", "min", "float32"))
+
+
+def _stage(layout, swizzled):
+    """Stage 0 of a (MN, K, stages) shared layout, with or without its Swizzle."""
+    from cutelite import ComposedLayout, _
+    inner = layout.layout_b if isinstance(layout, ComposedLayout) else layout
+    return (layout if swizzled else inner)(_, _, 0)
+
+
+def smem_wavefronts(o, swizzled=True, warp=0):
+    """Shared-memory cost of one k-tile for one warp of a tensor-core kernel built from `o` (a
+    kernels.gemm.tensorcore.TensorCore), from the kernel's own partitions and chapter 4's bank model:
+    {"A: 16-byte writes", "B: 16-byte writes", "A: ldmatrix", "B: ldmatrix"} -> (instructions, wavefronts,
+    ideal wavefronts). swizzled=False: the same tiles without their Swizzle."""
+    from cutelite import cosize, make_tensor, size
+    from cutelite.bank_conflicts import ldmatrix_wavefronts, wavefronts
+    out = {}
+    for op, smem, g2s, s2r in (("A", o.sA, o.g2s_A, o.s2r_A), ("B", o.sB, o.g2s_B, o.s2r_B)):
+        tile = _stage(smem, swizzled)
+        offsets = make_tensor(np.arange(cosize(tile)), tile)       # each element holds its own offset
+        lanes = range(32 * warp, 32 * warp + 32)
+        for what, copy, cost in (("16-byte writes", lambda t: g2s.get_slice(t).partition_D(offsets),
+                                  lambda a: wavefronts(a, 16, store=True)),
+                                 ("ldmatrix", lambda t: s2r.get_slice(t).partition_S(offsets), ldmatrix_wavefronts)):
+            parts = [copy(t) for t in lanes]
+            calls = [(i, k) for i in range(size(parts[0].layout, 1)) for k in range(size(parts[0].layout, 2))]
+            reps = [cost([2 * int(p(0, i, k)) for p in parts]) for i, k in calls]
+            out["%s: %s" % (op, what)] = (len(reps), sum(r.wavefronts for r in reps), sum(r.ideal for r in reps))
+    return out
+
+
+# An H100 SM (compute capability 9.0, the CUDA C++ Programming Guide's table of technical specifications):
+# registers are given to a warp in units of 256, and the driver keeps 1 KiB of shared memory per CTA.
+H100_SM = {"registers": 65536, "register_unit": 256, "warps": 64, "ctas": 32, "smem": 228 * 1024,
+           "smem_per_cta_reserved": 1024}
+
+
+def occupancy(regs, threads, smem, sm=H100_SM):
+    """(CTAs per SM, warps per SM, what limits it) for a kernel using `regs` registers per thread, `threads`
+    per CTA and `smem` bytes of shared memory per CTA, on an SM described like H100_SM."""
+    warps = -(-threads // 32)
+    per_warp = -(-regs * 32 // sm["register_unit"]) * sm["register_unit"]
+    limits = {"registers": (sm["registers"] // per_warp) // warps,
+              "shared memory": sm["smem"] // (smem + sm["smem_per_cta_reserved"]),
+              "warps": sm["warps"] // warps, "CTAs": sm["ctas"]}
+    what = min(limits, key=limits.get)
+    return limits[what], limits[what] * warps, what
+
+
+# What Nsight Compute's stall reasons mean (its Kernel Profiling Guide, "Warp Scheduler States"), in short.
+STALL_MEANING = {
+    "long_scoreboard": "waits for a register written by a global (L1TEX) load",
+    "short_scoreboard": "waits for a register written by shared memory (ldmatrix, ld.shared) or MUFU",
+    "mio_throttle": "the queue of shared-memory instructions is full",
+    "lg_throttle": "the queue of global-memory instructions is full",
+    "barrier": "waits at a CTA barrier (syncthreads) for the other warps",
+    "math_pipe_throttle": "the math pipe it needs (the tensor cores) is busy",
+    "wait": "a fixed-latency dependency (e.g. an mma waiting for the previous one)",
+    "dispatch_stall": "the dispatcher could not issue the chosen instruction",
+    "not_selected": "ready, but another warp issued",
+    "selected": "issuing",
+    "no_instruction": "no instruction fetched (instruction cache, or after a branch)",
+    "branch_resolving": "waits for a branch target",
+    "membar": "waits at a memory barrier",
+    "drain": "waits for its stores to drain before exiting",
+    "imc_miss": "immediate-constant cache miss",
+    "sleeping": "sleeping",
+    "tex_throttle": "the texture queue is full",
+    "misc": "other",
+}
+
+
+def limits(names, top=4):
+    """Print what the record says limits the rungs `names` (one column each): registers per thread (the
+    SASS), the occupancy that follows on an H100 with the kernel's threads and shared memory, and the
+    `top` stall reasons of each (Nsight Compute, kernels.gemm.recorded.STALLS), or "not recorded"."""
+    cols = []
+    for name in names:
+        cfg = rung_named(name).kernel.config
+        regs, stalls = rec.recorded_regs(name), rec.STALLS.get(rec.CSV_NAME.get(name, name))
+        occ = occupancy(regs, cfg["threads"], cfg["smem"]) if regs else None
+        cols.append((cfg, regs, occ, stalls))
+    width = max(34, *(len(n) + 2 for n in names))
+
+    def row(label, values):
+        print("%-30s" % label + "".join("%-*s" % (width, v) for v in values))
+
+    print("recorded on %s (kernels.gemm.recorded), at %d^3" % (rec.RUN["device"], rec.RUN["size"][0]))
+    row("", names)
+    row("threads, shared bytes per CTA", ["%d, %d" % (c["threads"], c["smem"]) for c, *_ in cols])
+    row("registers per thread", ["not recorded" if g is None else g for _, g, _, _ in cols])
+    row("CTAs (warps) per SM, limit", ["not recorded" if o is None else "%d (%d of 64), %s" % o
+                                       for _, _, o, _ in cols])
+    reasons = []
+    for *_, st in cols:
+        reasons += [k for k in sorted(st or {}, key=lambda k: -st[k])[:top] if k not in reasons]
+    if not reasons:
+        row("stall reasons", ["not recorded"] * len(cols))
+        return
+    print("stall reasons, %s:" % rec.STALLS_UNIT)
+    for k in reasons:
+        row("  " + k, ["not recorded" if st is None else "-" if k not in st else "%.2f" % st[k] for *_, st in cols])
+    for k in reasons:
+        print("  %-20s %s" % (k, STALL_MEANING.get(k, "")))

@@ -5,9 +5,13 @@ install that has no benchmarks/ folder. tests/test_gemm_chapter.py asserts every
 RUN: where and how they were measured. ROWS: (name in the CSV, dtype, TFLOP/s at M = N = K = 4096, registers
 per thread from the SASS, or None). CEILINGS: the register-only mma.sync loops of kernels/gemm/ceiling.py,
 same run. CSV_NAME maps a rung name of kernels.gemm.LADDER to its name in the CSV (renamed after the run).
+STALLS: rung name -> {Nsight Compute stall reason: value} for the same kernels at the same size, the reason
+named as ncu names it without prefix or suffix ("long_scoreboard", "short_scoreboard", "mio_throttle",
+"barrier", "math_pipe_throttle", "wait", "not_selected", ...), the value in STALLS_UNIT. Chapter 7 prints
+"not recorded" for a rung that has none.
 """
 
-__all__ = ["RUN", "ROWS", "CEILINGS", "CSV_NAME", "recorded", "recorded_regs"]
+__all__ = ["RUN", "ROWS", "CEILINGS", "CSV_NAME", "STALLS", "STALLS_UNIT", "recorded", "recorded_regs"]
 
 RUN = {"date": "2026-11-25", "device": "NVIDIA H100 80GB HBM3 (sm_90)", "size": (4096, 4096, 4096),
        "command": "python3 benchmarks/gemm/bench.py --sweep --explore",
@@ -42,6 +46,10 @@ ROWS = [
 CEILINGS = {"m16n8k16": 655.7, "m16n8k8": 476.6}
 
 CSV_NAME = {}
+
+STALLS = {}
+STALLS_UNIT = ("warp cycles per issued instruction (ncu --section WarpStateStats: "
+               "smsp__average_warps_issue_stalled_<reason>_per_issue_active.ratio)")
 
 
 def recorded(name):
