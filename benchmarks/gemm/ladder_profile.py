@@ -3,9 +3,9 @@ rungs at 4096^3, one launch each, as chapter 7 shows them (kernels.gemm.recorded
 
     python3 benchmarks/gemm/ladder_profile.py --out DIR        # runs ncu on itself, writes DIR/stalls.csv
 
-ncu samples, for each issued instruction, what the warp was waiting on before it (stall reasons, in
-cycles per issued instruction), and reports achieved occupancy, registers, issue-slot use and tensor-pipe
-utilisation. Run on a GPU machine with ncu; `--launch NAME` is the child ncu profiles.
+ncu reports, per issued instruction, how many warps were stalled on each reason (the stall reasons as ncu
+names them: long_scoreboard, short_scoreboard, math_pipe_throttle, wait, barrier, ...), and achieved
+occupancy, registers, issue-slot use and tensor-pipe utilisation. Run on a GPU machine with ncu; `--launch NAME` is the child ncu profiles.
 """
 
 import argparse
@@ -17,22 +17,15 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 
 RUNGS = ["tc sm75 128x128x32", "tc sm80 128x128x32 4st", "tc sm80 + k-block prefetch"]
-METRICS = {
-    "smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio": "long scoreboard (global/L1)",
-    "smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio": "short scoreboard (shared/ldmatrix)",
-    "smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio": "math pipe throttle",
-    "smsp__average_warps_issue_stalled_wait_per_issue_active.ratio": "wait (fixed latency)",
-    "smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio": "barrier",
-    "smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio": "lg throttle (LSU queue)",
-    "smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio": "mio throttle",
-    "smsp__average_warps_issue_stalled_not_selected_per_issue_active.ratio": "not selected",
-    "smsp__average_warps_issue_stalled_selected_per_issue_active.ratio": "selected (issuing)",
-    "smsp__average_warps_issue_stalled_dispatch_stall_per_issue_active.ratio": "dispatch stall",
+STALL_REASONS = ("long_scoreboard", "short_scoreboard", "math_pipe_throttle", "wait", "barrier", "lg_throttle",
+                 "mio_throttle", "not_selected", "selected", "dispatch_stall", "no_instruction", "membar")
+METRICS = {"smsp__average_warps_issue_stalled_%s_per_issue_active.ratio" % r: r for r in STALL_REASONS}
+METRICS.update({
     "sm__warps_active.avg.pct_of_peak_sustained_active": "achieved occupancy %",
     "launch__registers_per_thread": "registers per thread",
     "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active": "tensor pipe active %",
     "smsp__issue_active.avg.pct_of_peak_sustained_active": "issue slots busy %",
-}
+})
 
 
 def launch(name):
