@@ -8,7 +8,8 @@ same run. CSV_NAME maps a rung name of kernels.gemm.LADDER to its name in the CS
 STALLS: rung name -> {Nsight Compute stall reason: value} for the same kernels at the same size, the reason
 named as ncu names it without prefix or suffix ("long_scoreboard", "short_scoreboard", "mio_throttle",
 "barrier", "math_pipe_throttle", "wait", "not_selected", ...), the value in STALLS_UNIT. Chapter 7 prints
-"not recorded" for a rung that has none.
+"not recorded" for a rung that has none. STALLS come from benchmarks/gemm/ladder_profile.py (h100_stalls.csv),
+one launch each at 4096^3 on the same day's H100.
 """
 
 __all__ = ["RUN", "ROWS", "CEILINGS", "CSV_NAME", "STALLS", "STALLS_UNIT", "recorded", "recorded_regs"]
@@ -47,7 +48,20 @@ CEILINGS = {"m16n8k16": 655.7, "m16n8k8": 476.6}
 
 CSV_NAME = {}
 
-STALLS = {}
+STALLS = {
+    "tc sm75 128x128x32": {
+        "wait": 1.76, "short_scoreboard": 1.32, "selected": 1.0, "math_pipe_throttle": 0.68,
+        "long_scoreboard": 0.51, "not_selected": 0.37, "dispatch_stall": 0.24, "barrier": 0.23,
+        "lg_throttle": 0.06, "mio_throttle": 0.05, "no_instruction": 0.01},
+    "tc sm80 128x128x32 4st": {
+        "wait": 2.1, "selected": 1.0, "long_scoreboard": 0.79, "math_pipe_throttle": 0.46,
+        "not_selected": 0.37, "dispatch_stall": 0.26, "short_scoreboard": 0.17, "barrier": 0.1,
+        "lg_throttle": 0.07, "mio_throttle": 0.04, "no_instruction": 0.01},
+    "tc sm80 + k-block prefetch": {
+        "wait": 1.5, "selected": 1.0, "math_pipe_throttle": 0.95, "short_scoreboard": 0.7, "barrier": 0.44,
+        "long_scoreboard": 0.39, "not_selected": 0.25, "dispatch_stall": 0.11, "mio_throttle": 0.07,
+        "lg_throttle": 0.05, "no_instruction": 0.02},
+}
 STALLS_UNIT = ("warp cycles per issued instruction (ncu --section WarpStateStats: "
                "smsp__average_warps_issue_stalled_<reason>_per_issue_active.ratio)")
 
