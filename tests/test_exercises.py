@@ -16,7 +16,6 @@ from cutelite import Layout, Swizzle, composition, dyn
 from cutelite.bank_conflicts import analyse, analyse_ldmatrix
 from cutelite.teach import announce, exercises as ex, live
 from cutelite.teach.answers import AnswerError, Word, read
-from cutelite.teach.gemm import ldmatrix_tile_cost
 
 # ---- the exercises, as the chapters call their checkers -----------------------------------------------------
 column0 = [(i, 0) for i in range(32)]
@@ -56,7 +55,8 @@ EXERCISES = {
     "ch6 atom": lambda a: ex.check_copy_atom_answer(a, "SM75_U16x8_LDSM_T", "copy atom for an M-major A"),
     "ch6 tt": lambda a: ex.check_tiled_mma_answer(a, (256, (32, 64, 16)), 32, (16, 8, 16), (2, 4, 1)),
     "ch7 ex1": lambda a: ex.check_budget_answer(a, (49152, 64), stages=4, a_bytes=4 * 128 * 32 * 2, name="exercise 1"),
-    "ch7 ex2": lambda a: ex.check_swizzle_answer(a, ldmatrix_tile_cost(128, 32), "exercise 2"),
+    "ch7 ex2": lambda a: ex.check_value(a, 8, "exercise 2", hints={
+        4: "that is one operand's share: B is copied too", 64: "that counts halves: one cp.async moves 8"}),
     "ch7 ex3": lambda a: ex.check_wait_group_answer(a, 3, "exercise 3"),
     "ch8 lbo": lambda a: ex.check_lbo_sbo_answer(a, (1, 64)),
     "ch8 tx": lambda a: ex.check_expect_tx_answer(a, 64 * 64 * 2 + 128 * 64 * 2, 64 * 64 * 2),
@@ -105,7 +105,7 @@ RIGHT = {
     "ch6 atom": ["SM75_U16x8_LDSM_T", "cute::SM75_U16x8_LDSM_T", "'SM75_U16x8_LDSM_T'", "SM75_U16x8_LDSM_T{}"],
     "ch6 tt": [(256, (32, 64, 16)), [256, [32, 64, 16]], "(256, (32, 64, 16))", "256, (32,64,16)"],
     "ch7 ex1": [(49152, 64), [49152, 64], "(49152, 64)", "48*1024, 64"],
-    "ch7 ex2": [(2, 3, 3), "Sw<2,3,3>"],
+    "ch7 ex2": [8, "8", "_8", "4 + 4", np.int64(8)],
     "ch7 ex3": [1, "1", "_1"],
     "ch8 lbo": [(1, 64), [1, 64], "(1, 64)"],
     "ch8 tx": [24576, "24576", "64*64*2 + 128*64*2"],
@@ -147,7 +147,7 @@ WRONG = {
     "ch6 atom": [("SM75_U32x4_LDSM_N", "without .trans"), ("cute::SM75_U16x4_LDSM_T", ".x2")],
     "ch6 tt": [((8, (32, 64, 16)), "number of atoms"), ((256, (32, 32, 16)), "permutation")],
     "ch7 ex1": [((24576, 64), "counts elements"), ((49152, 2048), "per warp")],
-    "ch7 ex2": [((0, 0, 0), "still needs")],
+    "ch7 ex2": [(4, "one operand's share"), (64, "counts halves")],
     "ch7 ex3": [(2, "stay in flight"), (0, "no longer overlap")],
     "ch8 lbo": [((64, 1), "swapped"), ((16, 1024), "bytes")],
     "ch8 tx": [(8192, "A box only"), (12288, "elements")],
