@@ -380,6 +380,10 @@ def owner_of(atom, operand, row, col, quadpair=0):
         raise TypeError(f"owner_of: row, col and quadpair must be ints, got {row!r}, {col!r}, {quadpair!r}")
     if not (0 <= row < rows and 0 <= col < cols):
         raise ValueError(f"owner_of: ({row}, {col}) is outside the {rows}x{cols} tile of {operand}")
+    copies = {8: 4, 1: 32}.get(size(atom.ThrID), 1)   # copies of the atom in a warp (see _copy_shift)
+    if not 0 <= quadpair < copies:
+        raise ValueError(f"owner_of: quadpair must be in 0..{copies - 1} for {atom.name} (a warp runs {copies} "
+                         f"cop{'y' if copies == 1 else 'ies'} of it), got {quadpair}")
     tv = _tv(atom, operand, "owner_of")
     T, V = size(tv, 0), size(tv, 1)
     M, N, K = atom.Shape_MNK

@@ -14,11 +14,12 @@ No operation copies data: a view writes through to its engine, as in CuTe.
 The data is a NumPy array, imported where data is touched: on layouts, these functions need no NumPy.
 """
 
-from .int_tuple import is_int, is_tuple, wrap, product_each, crd2idx, idx2crd, flatten as flatten_tuple
+from .int_tuple import is_tuple, wrap, product_each, flatten as flatten_tuple
 from .int_tuple import prefix_product
 from . import layout as L
 from .basis import ArithmeticTupleIterator
-from .layout import Layout, _, dice, get_flat_coord, make_layout, rank, size, slice_and_offset
+from .errors import OutOfRange, quote
+from .layout import Layout, _, _has_free, dice, get_flat_coord, make_layout, rank, size, slice_and_offset
 
 __all__ = [
     "Tensor", "make_tensor", "is_tensor", "composition", "logical_divide", "zipped_divide",
@@ -27,24 +28,20 @@ __all__ = [
 ]
 
 
-def _is_free(c):
-    return c is None or isinstance(c, L.Underscore)
-
-
-def _has_free(c):
-    if is_tuple(c):
-        return any(_has_free(v) for v in c)
-    return _is_free(c)
-
-
 def _is_layout(x):
-    return isinstance(x, Layout) or hasattr(x, "layout_b")
+    return isinstance(x, (Layout, L.ComposedLayout))
 
 
 def _need_tensor(x, op):
-    """TypeError naming `op` unless x is a Tensor, Layout or ComposedLayout."""
-    if not (isinstance(x, Tensor) or _is_layout(x)):
-        raise TypeError(f"{op}: expected a Tensor or a Layout, got {x!r} ({type(x).__name__})")
+    """TypeError naming `op` unless x is a Tensor. C++'s partitioning functions take only tensors: a
+    partition of a bare layout would lose the offset of the tile or thread it picks."""
+    if isinstance(x, Tensor):
+        return
+    hint = ""
+    if _is_layout(x):
+        hint = ("; C++'s partitioning functions take only tensors (a partition of a layout loses its offset): "
+                "partition make_tensor(array, layout), or make_identity_tensor(shape) to see coordinates")
+    raise TypeError(f"{op}: expected a Tensor, got {quote(x, str)} ({type(x).__name__}){hint}")
 
 
 def offsets_of(layout):
@@ -85,6 +82,7 @@ class Tensor:
         if isinstance(engine, ArithmeticTupleIterator):
             self.engine, self.layout, self.offset = engine + offset, layout, 0
             return
+        L._need_int(offset, "Tensor", "offset")
         import numpy as np
         if not isinstance(engine, np.ndarray) or engine.ndim != 1:
             raise TypeError(f"Tensor: the engine must be a 1-D NumPy array or an ArithmeticTupleIterator, got "
@@ -132,7 +130,15 @@ class Tensor:
             return self.view(*slice_and_offset(c, self.layout))
         if self.counts:
             return self.engine[self.layout(c)]
-        return self.engine[self.offset + self.layout(c)]
+        return self.engine[self._index(c)]
+
+    def _index(self, c):
+        """The engine index of coordinate c; never wraps through NumPy's negative indexing."""
+        i = self.offset + self.layout(c)
+        if not 0 <= i < self.engine.size:
+            raise OutOfRange(f"Tensor: coordinate {quote(c, str)} reaches element {i}, outside the "
+                             f"{self.engine.size} elements of its array ({self.layout} from offset {self.offset})")
+        return i
 
     def __getitem__(self, coord):
         return self(coord)
@@ -141,9 +147,9 @@ class Tensor:
         self._need_memory("__setitem__")
         if _has_free(coord):
             view = self(coord)
-            view.engine[view.offset + offsets_of(view.layout)] = value
+            view.engine[view.offsets()] = value
         else:
-            self.engine[self.offset + self.layout(coord)] = value
+            self.engine[self._index(coord)] = value
 
     def __iter__(self):
         raise TypeError("Tensor is not iterable: use t(i) for element i, or t.to_numpy()")
@@ -151,7 +157,11 @@ class Tensor:
     def offsets(self):
         """Engine indices of all elements, shaped product_each(shape) (see offsets_of)."""
         self._need_memory("offsets")
-        return self.offset + offsets_of(self.layout)
+        idx = self.offset + offsets_of(self.layout)
+        if idx.size and (idx.min() < 0 or idx.max() >= self.engine.size):
+            raise OutOfRange(f"Tensor: {self.layout} from offset {self.offset} reaches elements {idx.min()}.."
+                             f"{idx.max()}, outside the {self.engine.size} elements of its array")
+        return idx
 
     def to_numpy(self):
         """A copy of the values in natural coordinate order: shape product_each(shape), so that

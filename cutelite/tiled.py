@@ -14,6 +14,7 @@ each thread its coordinates); a Layout in their place gives back the partitioned
 
 from .atoms import MMA_Atom, check_tv, make_mma_atom, tile_shape as atom_tile_shape
 from .copy_atoms import Copy_Atom
+from .errors import OutOfRange
 from .int_tuple import dyn, fmt, is_int, is_static, is_tuple, product_each, mod
 from .layout import (
     Layout, _, append, complement, composition, coalesce, get, get_flat_coord, left_inverse, logical_divide,
@@ -294,6 +295,9 @@ def tile_size(mma, i):
     """Extent of the tiled MMA in mode i (0: M, 1: N, 2: K); of a TiledCopy, size of tiler mode i."""
     if not isinstance(mma, (TiledMMA, TiledCopy)) or not is_int(i):
         raise TypeError(f"tile_size: expected a TiledMMA or TiledCopy and a mode index, got {mma!r}, {i!r}")
+    modes = 3 if isinstance(mma, TiledMMA) else len(mma.tiler) if is_tuple(mma.tiler) else 1
+    if not 0 <= i < modes:
+        raise OutOfRange(f"tile_size: mode {i} is out of range: {type(mma).__name__} has modes 0..{modes - 1}")
     if isinstance(mma, TiledCopy):
         return size(mma.tiler[i]) if is_tuple(mma.tiler) else size(mma.tiler)
     return mma.tile_size_mnk(i)
