@@ -32,14 +32,14 @@ vector instruction needs), or None for an inactive lane.
 
 from dataclasses import dataclass, field
 
-from .errors import quote
+from .errors import check_cells, quote
 from .int_tuple import idx2crd, is_int
-from .layout import _need_layout, size
+from .layout import _need_layout, rank, size
 from .swizzle import Swizzle
 
 __all__ = ["NUM_BANKS", "BANK_BYTES", "bank_of", "lanes_per_phase", "BankReport",
            "wavefronts", "ldmatrix_wavefronts", "byte_addresses", "analyse", "analyse_ldmatrix",
-           "bank_grid", "lane_coords", "swizzle_for"]
+           "bank_grid", "lane_coords", "access_cells", "swizzle_for"]
 
 NUM_BANKS = 32
 BANK_BYTES = 4
@@ -172,14 +172,14 @@ def ldmatrix_wavefronts(row_addrs):
     return _report(f"ldmatrix.x{len(addrs) // 8}", addrs, 16, phases)
 
 
-def _addresses(addrs, op, inactive=True):
-    """The byte addresses as a list, each an int >= 0 (or, where `inactive`, None for an idle lane)."""
+def _addresses(addrs, op, inactive=True, what="byte address"):
+    """The addresses as a list, each an int >= 0 (or, where `inactive`, None for an idle lane)."""
     if isinstance(addrs, (str, bytes)) or not hasattr(addrs, "__iter__"):
-        raise TypeError(f"{op}: expected a list of byte addresses, got {quote(addrs)} ({type(addrs).__name__})")
+        raise TypeError(f"{op}: expected a list (one {what} a lane), got {quote(addrs)} ({type(addrs).__name__})")
     addrs = list(addrs)
     for a in addrs:
         if not (inactive and a is None):
-            _need_count(a, op, "a byte address")
+            _need_count(a, op, f"a {what}")
     return addrs
 
 
@@ -243,7 +243,11 @@ def lane_coords(tv_layout, tile_shape, values=None):
     """From a thread-value layout (thread, value) -> index into a tile of `tile_shape` (colexicographic,
     as CuTe's TV layouts are) to the access list: lane t -> list of tile coordinates of its values."""
     _need_layout(tv_layout, "lane_coords")
-    nv = size(tv_layout, 1) if values is None else _need_count(values, "lane_coords", "values")
+    if rank(tv_layout) != 2 or size(tv_layout, 0) < 32:
+        raise ValueError(f"lane_coords: {tv_layout} must be a (thread, value) layout of at least 32 threads")
+    nv = size(tv_layout, 1) if values is None else _need_count(values, "lane_coords", "values", low=1)
+    if nv > size(tv_layout, 1):
+        raise ValueError(f"lane_coords: {nv} values, but {tv_layout} has {size(tv_layout, 1)} a thread")
     return [[idx2crd(int(tv_layout(t, v)), tile_shape) for v in range(nv)] for t in range(32)]
 
 
@@ -251,8 +255,29 @@ def bank_grid(layout, elem_bytes=4):
     """A rows x cols list of lists: the bank of each element of a rank-2 layout."""
     _need_layout(layout, "bank_grid", composed=True)
     _need_count(elem_bytes, "bank_grid", "elem_bytes", low=1)
+    if rank(layout) != 2:
+        raise ValueError(f"bank_grid: needs a rank-2 layout, got {layout} of rank {rank(layout)}")
+    check_cells(size(layout, 0), size(layout, 1), "bank_grid")
     return [[bank_of(_offset(layout, (m, n)) * elem_bytes) for n in range(size(layout, 1))]
             for m in range(size(layout, 0))]
+
+
+def access_cells(access, rows, cols, op="access_cells"):
+    """The (m, n) cells a warp access touches (per lane a coordinate (m, n), a list of them, or None), each
+    checked to lie in a rows x cols grid: what the pictures outline."""
+    if access is None:
+        return []
+    if isinstance(access, (str, bytes)) or not hasattr(access, "__iter__"):
+        raise TypeError(f"{op}: access must be a list (one entry per lane), got {quote(access)}")
+    cells = []
+    for a in access:
+        for c in a if isinstance(a, list) else [] if a is None else [a]:
+            if not (isinstance(c, tuple) and len(c) == 2 and is_int(c[0]) and is_int(c[1])):
+                raise TypeError(f"{op}: an accessed cell must be a coordinate (m, n), got {quote(c)}")
+            if not (0 <= c[0] < rows and 0 <= c[1] < cols):
+                raise ValueError(f"{op}: accessed cell {c} is outside the {rows}x{cols} grid")
+            cells.append(c)
+    return cells
 
 
 def _log2(n):

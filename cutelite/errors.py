@@ -5,21 +5,35 @@ TypeError (a value of the wrong kind) or a ValueError (the right kind, a wrong v
 the operation and the value. Three limits stand in for what a C++ compiler enforces:
 
 * integers fit in 64 bits (C++ CuTe's integers are C++ ints: ``Int<N>`` or a run-time ``int``/``int64_t``);
-* an IntTuple nests at most MAX_DEPTH levels (C++'s template depth; real layouts nest 2 to 4), so that
-  no operation runs out of Python's recursion stack;
+* an IntTuple nests at most MAX_DEPTH levels and a tuple has at most MAX_RANK modes (C++ builds both with
+  templates, whose depth its compilers limit; real layouts nest 2 to 4 levels of a few modes), so that no
+  operation runs out of Python's recursion stack or into a quadratic walk of a huge tuple;
 * a message quotes at most about QUOTE characters of the input, however long the input is.
+
+A fourth is the book's own: a picture (a grid of offsets, banks or owners) has at most MAX_CELLS cells,
+so that drawing a huge layout is refused at once instead of filling the memory.
 """
 
-__all__ = ["MAX_DEPTH", "INT_BITS", "QUOTE", "OutOfRange", "quote", "check_tree"]
+__all__ = ["MAX_DEPTH", "MAX_RANK", "INT_BITS", "QUOTE", "MAX_CELLS", "OutOfRange", "quote", "check_tree",
+           "check_depth", "check_cells"]
 
 MAX_DEPTH = 32
+MAX_RANK = 1024
 INT_BITS = 64
 QUOTE = 200
+MAX_CELLS = 1 << 16
 
 
 class OutOfRange(IndexError, ValueError):
     """A coordinate, mode or index outside its range. An IndexError, as Python's own indexing raises, and
     a ValueError, so that ``except (TypeError, ValueError)`` catches every refusal of the engine."""
+
+
+def check_cells(rows, cols, op):
+    """ValueError naming `op` when a rows x cols picture has more than MAX_CELLS cells."""
+    if rows * cols > MAX_CELLS:
+        raise ValueError(f"{op}: a picture of {quote(rows)} x {quote(cols)} cells is too large to draw "
+                         f"(at most {MAX_CELLS} cells)")
 
 
 def quote(x, show=repr, limit=QUOTE):
@@ -33,6 +47,13 @@ def quote(x, show=repr, limit=QUOTE):
     if len(text) <= limit:
         return text
     return f"{text[:limit]}... ({len(text)} characters)"
+
+
+def check_depth(x, op, what):
+    """ValueError naming `op` when x holds tuples (of any kind) or lists nested more than MAX_DEPTH levels."""
+    if _too_deep(x):
+        raise ValueError(f"{op}: {what} nests more than {MAX_DEPTH} levels deep (cutelite's limit; CuTe's "
+                         "layouts nest a few levels)")
 
 
 def _too_deep(x):
@@ -54,7 +75,8 @@ def check_tree(t, op, what, leaf_ok, expected):
     """Check every leaf of t (a leaf, or a tuple of trees) without recursion, in order.
 
     TypeError naming `op` at the first leaf for which leaf_ok is false ("{what} must {expected}");
-    ValueError when t nests more than MAX_DEPTH levels or holds an int outside 64 bits.
+    ValueError when t nests more than MAX_DEPTH levels, holds a tuple of more than MAX_RANK modes or an int
+    outside 64 bits.
     """
     stack = [iter((t,))]
     while stack:
@@ -65,6 +87,9 @@ def check_tree(t, op, what, leaf_ok, expected):
             if len(stack) > MAX_DEPTH:
                 raise ValueError(f"{op}: {what} nests more than {MAX_DEPTH} levels deep (cutelite's limit; "
                                  "CuTe's layouts nest a few levels)")
+            if len(x) > MAX_RANK:
+                raise ValueError(f"{op}: {what} has a tuple of {len(x)} modes, more than cutelite's limit of "
+                                 f"{MAX_RANK} (CuTe's tuples have a few)")
             stack.append(iter(x))
         elif not leaf_ok(x):
             raise TypeError(f"{op}: {what} must {expected}, got {quote(x)} ({type(x).__name__})")

@@ -126,6 +126,8 @@ def gmma_fragment_of(atom, operand, thread):
 
     Post: the lists of the 128 threads cover every element of the tile exactly once.
     """
+    if not isinstance(atom, GMMA_Atom):
+        raise TypeError(f"gmma_fragment_of: expected a GMMA_Atom (make_gmma_atom), got {atom!r}")
     if not is_int(thread) or not 0 <= thread < 128:
         raise ValueError(f"gmma_fragment_of: thread must be an int in 0..127, got {thread!r}")
     if operand in ("C", "D"):

@@ -13,7 +13,7 @@ print the same text, as in C++. Division is C++ division: truncation toward zero
 
 from functools import reduce
 
-from .errors import OutOfRange, check_tree
+from .errors import OutOfRange, check_tree, quote
 
 __all__ = [
     "Dyn", "dyn", "BasisValue", "is_basis", "is_int", "is_tuple", "is_static", "is_static_value",
@@ -31,7 +31,8 @@ class Dyn(int):
 
     def __new__(cls, value):
         if not is_int(value):
-            raise TypeError(f"Dyn: expected an int, got {value!r} ({type(value).__name__})")
+            raise TypeError(f"Dyn: expected an int (dyn() takes tuples), got {quote(value)} ({type(value).__name__})")
+        _need_ints(value, "Dyn", "value")
         return int.__new__(cls, value)
 
     def __repr__(self):
@@ -47,7 +48,7 @@ class Dyn(int):
     def __rsub__(self, o): return sub(o, self)
     def __mul__(self, o): return mul(self, o)
     def __rmul__(self, o): return mul(o, self)
-    def __neg__(self): return Dyn(-int(self))
+    def __neg__(self): return _as_dyn(-int(self))
 
 
 class BasisValue:
@@ -70,11 +71,17 @@ def _on_basis(op, a, b=None):
 
 def dyn(value):
     """Mark an integer (or every integer of an IntTuple) as dynamic: ``dyn(8)`` prints ``8``, not ``_8``."""
-    if is_tuple(value):
-        return tuple(dyn(v) for v in value)
-    if not is_int(value):
-        raise TypeError(f"dyn: expected an int or a tuple of ints, got {value!r}")
-    return Dyn(value)
+    _need_ints(value, "dyn", "value")
+    return _dyn(value)
+
+
+def _dyn(value):
+    return tuple(_dyn(v) for v in value) if is_tuple(value) else _as_dyn(value)
+
+
+def _as_dyn(value):
+    """A Dyn of an int the engine computed or checked already (no check: the arithmetic's hot path)."""
+    return int.__new__(Dyn, value)
 
 
 def is_int(x):
@@ -113,7 +120,7 @@ def is_static_value(x, value):
 # case; the general path applies C++'s rules for dynamic operands.
 
 def _kind(value, a, b=0):
-    return Dyn(value) if type(a) is Dyn or type(b) is Dyn else value
+    return _as_dyn(value) if type(a) is Dyn or type(b) is Dyn else value
 
 
 def _cdiv(a, b):
@@ -212,8 +219,7 @@ def _fold_div(a, b, op):
 def ceil_div(a, b):
     """Ceiling division; for tuples: by mode (tuple, tuple) or folded left to right (tuple, int).
     Division by zero is a ValueError (C++ does not compile a static one)."""
-    if not (is_int(a) and is_int(b)):
-        _need_ints((a, b), "ceil_div")
+    _need_ints((a, b), "ceil_div")
     return _ceil_div(a, b)
 
 
@@ -451,6 +457,8 @@ def _idx2crd(idx, shape, stride):
         return mod(div(idx, stride), shape)
     if not is_tuple(shape):
         return idx
+    if not shape:
+        raise ValueError("idx2crd: the shape () has no modes to split an index into")
     out = []
     for s in shape[:-1]:
         n = product(s)

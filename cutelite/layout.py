@@ -109,12 +109,12 @@ class Layout:
         _check_shape(shape, "shape")
         for s in flatten_tuple(wrap(shape)):
             if s <= 0:
-                raise ValueError(f"Layout: shape {fmt(shape)} has a non-positive extent {s}")
+                raise ValueError(f"Layout: shape {quote(shape, fmt)} has a non-positive extent {s}")
         if stride is None:
             stride = _compact(shape, LayoutLeft)
         _check_stride(stride)
         if not congruent(shape, stride):
-            raise ValueError(f"Layout: shape {fmt(shape)} and stride {fmt(stride)} are not congruent")
+            raise ValueError(f"Layout: shape {quote(shape, fmt)} and stride {quote(stride, fmt)} are not congruent")
         self.shape = shape
         self.stride = stride
 
@@ -845,8 +845,8 @@ def composition(a, b):
     if isinstance(b, Layout):
         flat = _coalesce_x(a, coprofile(b))
         return _compose(flat.shape, flat.stride, b.shape, b.stride, a, b)
+    _need_tiler(b, "composition")
     if is_tuple(b):
-        _need_tiler(b, "composition")
         s, d = wrap(a.shape), wrap(a.stride)
         if len(b) > len(s):
             raise ValueError(f"composition: tiler {_tiler_str(b)} has more modes than {a}")
@@ -897,6 +897,8 @@ def complement(layout, cotarget=None):
     _need_int_strides(layout, "complement")
     flt = filter(layout)
     cot = cosize(flt) if cotarget is None else _shape_of(cotarget, "complement")
+    if cot == ():
+        raise ValueError("complement: the cotarget () is empty; give an int, a shape or a Layout")
     shp, std = flt.shape, flt.stride
     if is_static_value(std, 0):
         return make_layout(_coalesce_shape(cot))
@@ -925,7 +927,10 @@ def complement(layout, cotarget=None):
 
 
 def _exchange_sort(keys):
-    """Indices of keys sorted as C++ CuTe sorts them (exchange sort, not stable)."""
+    """Indices of keys sorted as C++ CuTe sorts them (exchange sort, not stable). Distinct keys have one
+    sorted order, which Python's sort finds without the exchange sort's n^2 steps."""
+    if len(set(keys)) == len(keys):
+        return sorted(range(len(keys)), key=keys.__getitem__)
     pairs = [(k, i) for i, k in enumerate(keys)]
     n = len(pairs)
     for i in range(n):
@@ -1043,10 +1048,10 @@ def logical_divide(layout, tiler):
     _need_layout(layout, "logical_divide", composed=True)
     if hasattr(layout, "layout_b"):
         return layout.with_inner(logical_divide(layout.layout_b, tiler))
+    _need_tiler(tiler, "logical_divide")
     if isinstance(tiler, Layout):
         return composition(layout, make_layout(tiler, complement(tiler, coalesce(layout).shape)))
     if is_tuple(tiler):
-        _need_tiler(tiler, "logical_divide")
         return _by_tiler(layout, tiler, logical_divide, "logical_divide")
     if _is_free(tiler):
         return layout
@@ -1116,11 +1121,11 @@ def logical_product(block, tiler):
     _need_layout(block, "logical_product", composed=True)
     if hasattr(block, "layout_b"):
         return block.with_inner(logical_product(block.layout_b, tiler))
+    _need_tiler(tiler, "logical_product")
     if isinstance(tiler, Layout):
         comp = complement(block, mul(size(block), cosize(tiler)))
         return make_layout(block, composition(comp, tiler))
     if is_tuple(tiler):
-        _need_tiler(tiler, "logical_product")
         return _by_tiler(block, tiler, logical_product, "logical_product")
     if _is_free(tiler):
         return block
