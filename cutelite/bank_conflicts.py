@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 from .errors import check_cells, quote
 from .int_tuple import idx2crd, is_int
-from .layout import _need_layout, rank, size
+from .layout import ComposedLayout, Layout, _check_shape, _need_layout, rank, size
 from .swizzle import Swizzle
 
 __all__ = ["NUM_BANKS", "BANK_BYTES", "bank_of", "lanes_per_phase", "BankReport",
@@ -172,11 +172,19 @@ def ldmatrix_wavefronts(row_addrs):
     return _report(f"ldmatrix.x{len(addrs) // 8}", addrs, 16, phases)
 
 
+def _as_list(x, op, what):
+    """x (a list, tuple, range or array, not a str) as a list; TypeError naming `op` for anything else."""
+    if not isinstance(x, (str, bytes, Layout, ComposedLayout)):
+        try:
+            return list(x)
+        except TypeError:
+            pass
+    raise TypeError(f"{op}: expected {what}, got {quote(x)} ({type(x).__name__})")
+
+
 def _addresses(addrs, op, inactive=True, what="byte address"):
     """The addresses as a list, each an int >= 0 (or, where `inactive`, None for an idle lane)."""
-    if isinstance(addrs, (str, bytes)) or not hasattr(addrs, "__iter__"):
-        raise TypeError(f"{op}: expected a list (one {what} a lane), got {quote(addrs)} ({type(addrs).__name__})")
-    addrs = list(addrs)
+    addrs = _as_list(addrs, op, f"a list (one {what} a lane)")
     for a in addrs:
         if not (inactive and a is None):
             _need_count(a, op, f"a {what}")
@@ -196,10 +204,8 @@ def byte_addresses(layout, access, elem_bytes, vector=1):
     _need_layout(layout, "byte_addresses", composed=True)
     _need_count(elem_bytes, "byte_addresses", "elem_bytes", low=1)
     _need_count(vector, "byte_addresses", "vector", low=1)
-    if isinstance(access, (str, bytes)) or not hasattr(access, "__iter__"):
-        raise TypeError(f"byte_addresses: access must be a list (one entry per lane), got {quote(access)}")
     addrs, width = [], vector * elem_bytes
-    for lane, a in enumerate(access):
+    for lane, a in enumerate(_as_list(access, "byte_addresses", "a list (one entry per lane)")):
         if a is None:
             addrs.append(None)
             continue
@@ -233,8 +239,7 @@ def analyse_ldmatrix(layout, rows, elem_bytes=2):
     that lane supplies (8 lanes per matrix; 8, 16 or 32 entries)."""
     _need_layout(layout, "analyse_ldmatrix", composed=True)
     _need_count(elem_bytes, "analyse_ldmatrix", "elem_bytes", low=1)
-    if isinstance(rows, (str, bytes)) or not hasattr(rows, "__iter__"):
-        raise TypeError(f"analyse_ldmatrix: rows must be a list of coordinates, got {quote(rows)}")
+    rows = _as_list(rows, "analyse_ldmatrix", "a list of row coordinates")
     addrs = [_offset(layout, c) * elem_bytes for c in rows]
     return ldmatrix_wavefronts(addrs)
 
@@ -243,6 +248,7 @@ def lane_coords(tv_layout, tile_shape, values=None):
     """From a thread-value layout (thread, value) -> index into a tile of `tile_shape` (colexicographic,
     as CuTe's TV layouts are) to the access list: lane t -> list of tile coordinates of its values."""
     _need_layout(tv_layout, "lane_coords")
+    _check_shape(tile_shape, "tile_shape", "lane_coords")
     if rank(tv_layout) != 2 or size(tv_layout, 0) < 32:
         raise ValueError(f"lane_coords: {tv_layout} must be a (thread, value) layout of at least 32 threads")
     nv = size(tv_layout, 1) if values is None else _need_count(values, "lane_coords", "values", low=1)
@@ -267,10 +273,8 @@ def access_cells(access, rows, cols, op="access_cells"):
     checked to lie in a rows x cols grid: what the pictures outline."""
     if access is None:
         return []
-    if isinstance(access, (str, bytes)) or not hasattr(access, "__iter__"):
-        raise TypeError(f"{op}: access must be a list (one entry per lane), got {quote(access)}")
     cells = []
-    for a in access:
+    for a in _as_list(access, op, "a list (one entry per lane)"):
         for c in a if isinstance(a, list) else [] if a is None else [a]:
             if not (isinstance(c, tuple) and len(c) == 2 and is_int(c[0]) and is_int(c[1])):
                 raise TypeError(f"{op}: an accessed cell must be a coordinate (m, n), got {quote(c)}")
@@ -305,4 +309,7 @@ def swizzle_for(row_elems, elem_bytes, vector_bytes=16):
     M = _log2(vector_bytes // elem_bytes)
     B = _log2(max(min(row_bytes, 128) // vector_bytes, 1))
     S = _log2(max(row_bytes, 128) // vector_bytes)
-    return Swizzle(B, M, S)
+    try:
+        return Swizzle(B, M, S)
+    except ValueError as e:
+        raise ValueError(f"swizzle_for: rows of {row_bytes} bytes need {e}") from None

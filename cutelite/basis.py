@@ -182,6 +182,11 @@ class ArithmeticTupleIterator:
         self.coord = coord
 
     def __add__(self, offset):
+        check_tree(offset, "ArithmeticTupleIterator", "the offset", lambda v: is_int(v) or isinstance(v, BasisValue),
+                   "be an int, a ScaledBasis or an ArithmeticTuple")
+        if type(offset) is tuple:
+            raise TypeError(f"ArithmeticTupleIterator: a tuple offset must be an ArithmeticTuple "
+                            f"(as_arithmetic_tuple), got {quote(offset)}")
         return ArithmeticTupleIterator(add(self.coord, offset))
 
     def __getitem__(self, offset):

@@ -78,9 +78,14 @@ def check_tree(t, op, what, leaf_ok, expected):
     ValueError when t nests more than MAX_DEPTH levels, holds a tuple of more than MAX_RANK modes or an int
     outside 64 bits.
     """
+    low, high = -(1 << (INT_BITS - 1)), 1 << (INT_BITS - 1)
+    if type(t) is int and low <= t < high and leaf_ok(t):
+        return                            # the commonest case: one int
     stack = [iter((t,))]
     while stack:
         x = next(stack[-1], _END)
+        if type(x) is int and low <= x < high and leaf_ok(x):
+            continue                      # the common leaf, checked first
         if x is _END:
             stack.pop()
         elif type(x) is tuple:
@@ -93,5 +98,5 @@ def check_tree(t, op, what, leaf_ok, expected):
             stack.append(iter(x))
         elif not leaf_ok(x):
             raise TypeError(f"{op}: {what} must {expected}, got {quote(x)} ({type(x).__name__})")
-        elif isinstance(x, int) and not -(1 << (INT_BITS - 1)) <= x < (1 << (INT_BITS - 1)):
+        elif isinstance(x, int) and not low <= x < high:
             raise ValueError(f"{op}: {what} holds {quote(x)}, outside the {INT_BITS}-bit integers of C++ CuTe")

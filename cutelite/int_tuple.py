@@ -296,15 +296,12 @@ def flatten(t):
     """All the integers of t as a flat tuple (an int stays an int), in order, at any depth."""
     if not is_tuple(t):
         return t
-    out, stack = [], [iter(t)]
-    while stack:
-        for v in stack[-1]:
-            if is_tuple(v):
-                stack.append(iter(v))
-                break
-            out.append(v)
+    out, i = list(t), 0
+    while i < len(out):          # splice each tuple in place of itself: no recursion, so any depth
+        if is_tuple(out[i]):
+            out[i:i + 1] = out[i]
         else:
-            stack.pop()
+            i += 1
     return tuple(out)
 
 
@@ -323,8 +320,12 @@ def congruent(a, b):
     """Same hierarchical profile (the leaves may be ints or ScaledBasis strides)."""
     _need_ints(a, "congruent", basis=True)
     _need_ints(b, "congruent", basis=True)
+    return _congruent(a, b)
+
+
+def _congruent(a, b):
     if is_tuple(a) and is_tuple(b):
-        return len(a) == len(b) and all(congruent(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(_congruent(x, y) for x, y in zip(a, b))
     return not is_tuple(a) and not is_tuple(b)
 
 
@@ -332,8 +333,12 @@ def weakly_congruent(a, b):
     """a's profile is a coarsening of b's (partial order a <= b)."""
     _need_ints(a, "weakly_congruent")
     _need_ints(b, "weakly_congruent")
+    return _weakly_congruent(a, b)
+
+
+def _weakly_congruent(a, b):
     if is_tuple(a) and is_tuple(b):
-        return len(a) == len(b) and all(weakly_congruent(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(_weakly_congruent(x, y) for x, y in zip(a, b))
     return not is_tuple(a)
 
 
@@ -341,30 +346,44 @@ def compatible(a, b):
     """Shape a is compatible with shape b: same size, and every coordinate of a is a coordinate of b."""
     _need_ints(a, "compatible")
     _need_ints(b, "compatible")
+    return _compatible(a, b)
+
+
+def _compatible(a, b):
     if is_tuple(a) and is_tuple(b):
-        return len(a) == len(b) and all(compatible(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(_compatible(x, y) for x, y in zip(a, b))
     if is_tuple(a):
         return False
     return a == size(b)
 
 
 def inner_product(a, b):
-    """Sum of products of corresponding integers (a and b congruent, or b deeper than an int of a)."""
+    """Sum of products of corresponding integers (a and b congruent)."""
     _need_ints(a, "inner_product")
     _need_ints(b, "inner_product")
-    if is_tuple(a) and is_tuple(b):
-        if len(a) != len(b):
-            raise ValueError(f"inner_product: ranks of {fmt(a)} and {fmt(b)} differ")
-        return reduce(add, (inner_product(x, y) for x, y in zip(a, b)), 0)
+    if not congruent(a, b):
+        raise ValueError(f"inner_product: {quote(a, fmt)} and {quote(b, fmt)} are not congruent")
+    return _inner_product(a, b)
+
+
+def _inner_product(a, b):
+    if is_tuple(a):
+        return reduce(add, (_inner_product(x, y) for x, y in zip(a, b)), 0)
     return mul(a, b)
 
 
 def elem_scale(a, b):
-    """a scaled mode by mode by the sizes of b."""
+    """a scaled mode by mode by the sizes of b (b has a's profile, or is deeper where a has an int)."""
     _need_ints(a, "elem_scale")
     _need_ints(b, "elem_scale")
+    if not weakly_congruent(a, b):
+        raise ValueError(f"elem_scale: {quote(b, fmt)} does not have the modes of {quote(a, fmt)}")
+    return _elem_scale(a, b)
+
+
+def _elem_scale(a, b):
     if is_tuple(a):
-        return tuple(elem_scale(x, y) for x, y in zip(a, b))
+        return tuple(_elem_scale(x, y) for x, y in zip(a, b))
     return mul(a, product(b))
 
 
@@ -393,7 +412,7 @@ def crd2idx(coord, shape, stride=None):
     _need_ints(shape, "crd2idx", "shape")
     if stride is None:
         stride = prefix_product(shape)
-    elif not congruent(shape, stride):
+    elif _need_ints(stride, "crd2idx", "stride", basis=True) or not congruent(shape, stride):
         raise ValueError(f"crd2idx: shape {fmt(shape)} and stride {fmt(stride)} are not congruent")
     return _crd2idx(coord, shape, stride)
 

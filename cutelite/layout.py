@@ -6,11 +6,11 @@ same results, same printed text). Each docstring states the operation's post-con
 
 from .int_tuple import (
     is_basis, is_int, is_tuple, is_static, is_static_value, add, sub, mul, div, mod, imin, iabs, signum,
-    ceil_div, product, flatten as flatten_tuple, wrap, unwrap, congruent, crd2idx, idx2crd, fmt,
+    _ceil_div, product, flatten as flatten_tuple, wrap, unwrap, congruent, crd2idx, idx2crd, fmt,
 )
 from . import int_tuple
 from .errors import OutOfRange, check_tree, quote
-from .basis import as_arithmetic_tuple
+from .basis import _as_atuple
 from .swizzle import MixedBits, Swizzle, mixed_xor, sliced_swizzle_strides, swizzle_bits, to_mixed_bits
 
 __all__ = [
@@ -113,7 +113,7 @@ class Layout:
         if stride is None:
             stride = _compact(shape, LayoutLeft)
         _check_stride(stride)
-        if not congruent(shape, stride):
+        if not int_tuple._congruent(shape, stride):
             raise ValueError(f"Layout: shape {quote(shape, fmt)} and stride {quote(stride, fmt)} are not congruent")
         self.shape = shape
         self.stride = stride
@@ -402,7 +402,7 @@ def coshape(layout):
 
     def plus_one(t):
         return tuple(plus_one(v) for v in t) if isinstance(t, tuple) else add(t, 1)
-    return plus_one(as_arithmetic_tuple(total))
+    return plus_one(_as_atuple(total))
 
 
 def coprofile(layout):
@@ -418,7 +418,7 @@ def coprofile(layout):
 
     def zeros(t):
         return tuple(zeros(v) for v in t) if isinstance(t, tuple) else 0
-    return zeros(as_arithmetic_tuple(total))
+    return zeros(_as_atuple(total))
 
 
 def rank(x, *modes):
@@ -792,8 +792,8 @@ def _compose(ls, ld, rs, rd, a, b):
                 raise ValueError(
                     f"composition: stride {fmt(rest_stride)} of B = {b} does not divide shape "
                     f"{fmt(cur_shape)} of A = {a} and is not smaller (Stride Divisibility Condition)")
-        next_shape = ceil_div(cur_shape, iabs(rest_stride))
-        next_stride = mul(ceil_div(iabs(rest_stride), cur_shape), signum(rest_stride))
+        next_shape = _ceil_div(cur_shape, iabs(rest_stride))
+        next_stride = mul(_ceil_div(iabs(rest_stride), cur_shape), signum(rest_stride))
         if is_static_value(next_shape, 1) or is_static_value(rest_shape, 1):
             rest_stride = next_stride
             continue
@@ -850,6 +850,8 @@ def composition(a, b):
         s, d = wrap(a.shape), wrap(a.stride)
         if len(b) > len(s):
             raise ValueError(f"composition: tiler {_tiler_str(b)} has more modes than {a}")
+        if not b:
+            raise ValueError("composition: the tiler () has no modes (C++ does not compile it: make_layout())")
         return make_layout(*[composition(Layout._make(s[i], d[i]), b[i]) for i in range(len(b))])
     if _is_free(b):
         return a
@@ -921,7 +923,7 @@ def complement(layout, cotarget=None):
         raise ValueError(f"complement: {layout} is not injective (Non-injective Layout detected in complement.)")
     result_shape.append(new_shape)
     new_stride = mul(std[0], shp[0])
-    rest_shape = _coalesce_shape(ceil_div(cot, new_stride))
+    rest_shape = _coalesce_shape(_ceil_div(cot, new_stride))
     rest_stride = _compact(rest_shape, LayoutLeft, new_stride)
     return coalesce(Layout._make((tuple(result_shape), rest_shape), (tuple(result_stride), rest_stride)))
 
@@ -1048,9 +1050,9 @@ def logical_divide(layout, tiler):
     _need_layout(layout, "logical_divide", composed=True)
     if hasattr(layout, "layout_b"):
         return layout.with_inner(logical_divide(layout.layout_b, tiler))
-    _need_tiler(tiler, "logical_divide")
     if isinstance(tiler, Layout):
         return composition(layout, make_layout(tiler, complement(tiler, coalesce(layout).shape)))
+    _need_tiler(tiler, "logical_divide")
     if is_tuple(tiler):
         return _by_tiler(layout, tiler, logical_divide, "logical_divide")
     if _is_free(tiler):
@@ -1121,10 +1123,10 @@ def logical_product(block, tiler):
     _need_layout(block, "logical_product", composed=True)
     if hasattr(block, "layout_b"):
         return block.with_inner(logical_product(block.layout_b, tiler))
-    _need_tiler(tiler, "logical_product")
     if isinstance(tiler, Layout):
         comp = complement(block, mul(size(block), cosize(tiler)))
         return make_layout(block, composition(comp, tiler))
+    _need_tiler(tiler, "logical_product")
     if is_tuple(tiler):
         return _by_tiler(block, tiler, logical_product, "logical_product")
     if _is_free(tiler):
@@ -1209,7 +1211,7 @@ def tile_to_shape(block, target_shape, order=LayoutLeft):
         if is_static(trg) and is_static(b) and t % b != 0:
             raise ValueError(f"tile_to_shape: block shape {fmt(block_shape)} does not divide the target "
                              f"shape {fmt(trg)}")
-    return blocked_product(padded, make_ordered_layout(ceil_div(trg, block_shape), order))
+    return blocked_product(padded, make_ordered_layout(_ceil_div(trg, block_shape), order))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -1224,7 +1226,7 @@ def _upcast(s, d, n):
     if is_static(d):
         if mod(d, n) != 0 and mod(n, d) != 0:
             raise ValueError(f"upcast: stride {fmt(d)} and {n} do not divide one another (Divisibility condition)")
-        return Layout._make(ceil_div(s, ceil_div(n, iabs(d))), mul(signum(d), ceil_div(iabs(d), n)))
+        return Layout._make(_ceil_div(s, _ceil_div(n, iabs(d))), mul(signum(d), _ceil_div(iabs(d), n)))
     return Layout._make(s, div(d, n))
 
 

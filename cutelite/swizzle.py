@@ -51,6 +51,8 @@ class Swizzle:
         return ((1 << self.bits) - 1) << (self.base - min(0, self.shift))
 
     def __call__(self, offset):
+        if not hasattr(offset, "__index__") or isinstance(offset, bool):
+            raise TypeError(f"Swizzle: an offset must be an int, got {quote(offset)} ({type(offset).__name__})")
         y = offset & self.yyy_msk
         moved = y >> self.shift if self.shift >= 0 else y << -self.shift
         return offset ^ moved

@@ -18,7 +18,7 @@ from .int_tuple import is_tuple, wrap, product_each, flatten as flatten_tuple
 from .int_tuple import prefix_product
 from . import layout as L
 from .basis import ArithmeticTupleIterator
-from .errors import OutOfRange, quote
+from .errors import OutOfRange, check_cells, quote
 from .layout import Layout, _, _has_free, dice, get_flat_coord, make_layout, rank, size, slice_and_offset
 
 __all__ = [
@@ -99,6 +99,7 @@ class Tensor:
         through `layout`: what slicing and partitioning return."""
         if self.counts:
             return Tensor(self.engine + offset, layout)
+        L._need_int(offset, "Tensor.view", "offset")
         return Tensor(self.engine, layout, self.offset + int(offset))
 
     def _need_memory(self, what):
@@ -145,11 +146,12 @@ class Tensor:
 
     def __setitem__(self, coord, value):
         self._need_memory("__setitem__")
-        if _has_free(coord):
-            view = self(coord)
-            view.engine[view.offsets()] = value
-        else:
-            self.engine[self._index(coord)] = value
+        where = self(coord).offsets() if _has_free(coord) else self._index(coord)
+        try:
+            self.engine[where] = value
+        except (TypeError, ValueError) as e:
+            raise type(e)(f"Tensor: cannot store {quote(value)} in its {self.engine.dtype} array at "
+                          f"{quote(coord, str)}: {e}") from None
 
     def __iter__(self):
         raise TypeError("Tensor is not iterable: use t(i) for element i, or t.to_numpy()")
@@ -338,10 +340,14 @@ def owner_table(tv_layout, tile_shape):
     the one the inverse picks is shown.
     """
     L._need_layout(tv_layout, "owner_table")
+    L._need_int_strides(tv_layout, "owner_table")
     L._check_shape(tile_shape, "tile_shape", "owner_table")
     import numpy as np
     shp = product_each(tile_shape)
+    if any(s <= 0 for s in shp):
+        raise ValueError(f"owner_table: tile_shape {quote(tile_shape, str)} has a non-positive extent")
     n = int(np.prod(shp))
+    check_cells(1, n, "owner_table")
     nthr = size(tv_layout, 0)
     threads = -np.ones(n, dtype=np.int64)
     values = -np.ones(n, dtype=np.int64)

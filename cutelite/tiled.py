@@ -17,7 +17,7 @@ from .copy_atoms import Copy_Atom
 from .errors import OutOfRange, quote
 from .int_tuple import dyn, flatten as flatten_tuple, fmt, is_int, is_static, is_tuple, product_each, mod, wrap
 from .layout import (
-    Layout, _, _check_shape, _need_tiler, append, complement, composition, coalesce, get, get_flat_coord,
+    Layout, _, _check_shape, _need_int, _need_tiler, append, complement, composition, coalesce, get, get_flat_coord,
     left_inverse, logical_divide, logical_product, make_layout, make_fragment_like, raked_product, rank,
     right_inverse, size, filter, slice_and_offset, tiled_product, upcast, zipped_divide,
 )
@@ -180,7 +180,8 @@ class TiledMMA:
         """Thread thr_idx's view of the tiled MMA (ThrMMA). As in C++, an index past the last thread
         wraps around (its coordinate is taken modulo each thread mode)."""
         if not is_int(thr_idx) or thr_idx < 0:
-            raise TypeError(f"TiledMMA.get_slice: thread index must be an int >= 0, got {thr_idx!r}")
+            raise TypeError(f"TiledMMA.get_slice: thread index must be an int >= 0, got {quote(thr_idx)}")
+        _need_int(thr_idx, "TiledMMA.get_slice", "thread index")
         return ThrMMA(self, get_flat_coord(self.thr_layout_vmnk, dyn(thr_idx)))   # a run-time index, as in C++
 
     get_thread_slice = get_slice

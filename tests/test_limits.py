@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from cutelite import Layout, Swizzle, ceil_div, complement, composition, left_inverse, logical_divide
+from cutelite import Layout, Swizzle, ceil_div, complement, composition, left_inverse, logical_divide, logical_product
 from cutelite import shape_div, upcast
 
 with open(__file__.rsplit("/", 1)[0] + "/fixtures/limits_cpp.txt") as f:
@@ -40,8 +40,9 @@ def test_the_swizzle_cases_cover_both_sides_of_the_limit():
     ("shape_div(_4,_0)", lambda: shape_div(4, 0)),
     ("ceil_div(_4,_0)", lambda: ceil_div(4, 0)),
     ("upcast<0>((_4,_8):(_1,_4))", lambda: upcast(Layout((4, 8)), 0)),
+    ("composition((_4,_8):(_1,_4), ())", lambda: composition(Layout((4, 8)), ())),
 ])
-def test_division_by_zero_is_a_value_error_where_cpp_fails(case, call):
+def test_what_cpp_does_not_compile_is_a_value_error(case, call):
     assert CPP[case].startswith(("error:", "crash:"))
     with pytest.raises(ValueError):
         call()
@@ -56,6 +57,9 @@ def test_division_by_zero_is_a_value_error_where_cpp_fails(case, call):
     ("left_inverse((_2,_2):(_1,_1))", lambda: left_inverse(Layout((2, 2), (1, 1)))),
     ("complement((_2,_2):(_1,_3))", lambda: complement(Layout((2, 2), (1, 3)))),
     ("logical_divide(_6:_1, _4:_1)", lambda: logical_divide(Layout(6), Layout(4))),
+    ("composition((_4,_8):(_1,_4), _0)", lambda: composition(Layout((4, 8)), 0)),
+    ("logical_divide((_4,_8):(_1,_4), ())", lambda: logical_divide(Layout((4, 8)), ())),
+    ("logical_product((_4,_8):(_1,_4), ())", lambda: logical_product(Layout((4, 8)), ())),
 ])
 def test_questionable_inputs_cpp_accepts_give_what_cpp_gives(case, call):
     assert str(call()) == CPP[case]

@@ -64,8 +64,15 @@ def ldmatrix_tile_cost(rows=128, cols=32, ksteps=(0, 16)):
     row-major (rows, cols) fp16 tile (K-major A: rows are m, columns k): for each k-step k, lane l gives
     the address of row l % 16, columns k + 8 (l // 16) .. + 7 (kernels.gemm.tiles.fragment_loaders).
     swizzle None: the plain row-major tile."""
+    for name, x in (("rows", rows), ("cols", cols)):
+        if not isinstance(x, int) or isinstance(x, bool) or x < 16:
+            raise ValueError(f"ldmatrix_tile_cost: {name} must be an int >= 16, got {quote(x)}")
+    if not isinstance(ksteps, (tuple, list)) or not all(isinstance(k, int) and not isinstance(k, bool)
+                                                         and 0 <= k <= cols - 16 for k in ksteps) or not ksteps:
+        raise ValueError(f"ldmatrix_tile_cost: ksteps must be a list of column offsets k with "
+                         f"0 <= k <= cols - 16 = {cols - 16}, got {quote(ksteps)}")
     tile = Layout((rows, cols), (cols, 1))
-    reads = [[(lane % 16, k + 8 * (lane // 16)) for lane in range(32)] for k in ksteps if k + 16 <= cols]
+    reads = [[(lane % 16, k + 8 * (lane // 16)) for lane in range(32)] for k in ksteps]
 
     def cost(sw):
         lay = tile if sw is None else composition(sw, tile)

@@ -17,8 +17,8 @@ import html
 
 from ..bank_conflicts import _need_count, access_cells
 from ..errors import check_cells, quote
-from ..int_tuple import flatten, is_int
-from ..layout import _need_layout, rank, size
+from ..int_tuple import flatten, is_int, wrap
+from ..layout import _need_int_strides, _need_layout, rank, size
 
 __all__ = ["layout_rows", "layout_svg", "tv_svg", "bank_svg", "grid_svg", "panels_svg", "viridis", "thread_colour",
            "tv_offsets", "tv_owners", "tiled_mma_svg", "tiled_copy_svg", "mma_panels", "copy_panels"]
@@ -179,10 +179,10 @@ def tv_offsets(tv_layout):
     """rows[t][v] = tv_layout(t, v) for every thread t and value v (a rank-1 layout: one value each).
     Computed by walking the flattened modes, so a 128-thread tile takes about a millisecond."""
     _need_layout(tv_layout, "tv_offsets")
+    _need_int_strides(tv_layout, "tv_offsets")
     check_cells(1, size(tv_layout), "tv_offsets")
-    shape = flatten(tv_layout.shape) if rank(tv_layout) > 0 else (tv_layout.shape,)
-    stride = flatten(tv_layout.stride) if rank(tv_layout) > 0 else (tv_layout.stride,)
-    shape, stride = [int(x) for x in shape], [int(x) for x in stride]
+    shape = [int(x) for x in wrap(flatten(tv_layout.shape))]
+    stride = [int(x) for x in wrap(flatten(tv_layout.stride))]
     offs = [0]
     for n, d in zip(shape, stride):          # colexicographic: the first mode varies fastest
         offs = [o + i * d for i in range(n) for o in offs]
@@ -262,6 +262,14 @@ def mma_panels(mma):
             "C": (tv_owners(tv_c, (M, N)), (M, N)), "threads": size(tv_c, 0)}
 
 
+def picture_args(op, thread, size_px, what="max_px"):
+    """TypeError or ValueError naming `op` unless thread is None or an int >= 0 and size_px a positive number."""
+    if thread is not None:
+        _need_count(thread, op, "thread")
+    if not isinstance(size_px, (int, float)) or isinstance(size_px, bool) or not size_px > 0:
+        raise ValueError(f"{op}: {what} must be a positive number, got {quote(size_px)}")
+
+
 def tiled_mma_svg(mma, thread=None, title=None, labels=None, max_px=900):
     """print_latex(TiledMMA) as SVG: C (M x N) bottom right, A (M x K) to its left, B drawn K x N above
     it (CuTe keeps B as N x K; the picture turns it so that its columns line up with C's). Each cell
@@ -269,6 +277,7 @@ def tiled_mma_svg(mma, thread=None, title=None, labels=None, max_px=900):
     other atoms along N hold the same A element, along M the same B element, and a Volta atom's lanes 4-15
     repeat lanes 0-3); `thread`'s cells are outlined. Labels when a cell is at least
     14 px (or as `labels` says)."""
+    picture_args("tiled_mma_svg", thread, max_px)
     p = mma_panels(mma)
     (M, K), (N, _) = p["A"][1], p["B"][1]
     threads = p["threads"]
@@ -297,6 +306,7 @@ def copy_panels(tiled_copy):
 
 def tiled_copy_svg(tiled_copy, thread=None, title=None, labels=None, max_px=900):
     """print_latex(TiledCopy) as SVG: the source (thread, value) picture left, the destination right."""
+    picture_args("tiled_copy_svg", thread, max_px)
     p = copy_panels(tiled_copy)
     M, N = p["S"][1]
     threads = size(tiled_copy.layout_tv, 0)

@@ -19,7 +19,7 @@ from ..explain import operand_text
 from ..layout import _need_layout, make_layout, rank, size, zipped_divide, logical_product, blocked_product
 from ..layout import raked_product
 from ..bank_conflicts import NUM_BANKS, _addresses, _need_count, access_cells, bank_grid
-from ..errors import quote
+from ..errors import check_cells, quote
 
 __all__ = ["layout_grid", "draw_layout", "draw_tv_layout", "draw_tiles", "segments_of", "draw_warp_access",
            "draw_pipeline", "draw_owners", "draw_tiled_mma", "draw_tiled_copy", "draw_banks", "layout_png"]
@@ -164,7 +164,8 @@ def draw_tiled_mma(mma, thread=None, labels=None, cell=0.32, title=None):
     """CuTe's print_latex(TiledMMA) as a matplotlib figure: C (M x N) bottom right, A (M x K) to its left,
     B above C drawn K x N (CuTe's N x K tile turned so that its columns are C's). Each cell: "T{t} V{v}"
     of its first owner, coloured by thread; `thread`'s cells outlined. Returns the figure."""
-    from .svg import mma_panels
+    from .svg import mma_panels, picture_args
+    picture_args("draw_tiled_mma", thread, cell, "cell")
     _, plt = _plt()
     p = mma_panels(mma)
     (M, K), (N, _) = p["A"][1], p["B"][1]
@@ -184,7 +185,8 @@ def draw_tiled_mma(mma, thread=None, labels=None, cell=0.32, title=None):
 def draw_tiled_copy(tiled_copy, thread=None, labels=None, cell=0.32, title=None):
     """CuTe's print_latex(TiledCopy) as a matplotlib figure: the tile seen by the source's (thread,
     value) layout (get_layoutS_TV) left, by the destination's (get_layoutD_TV) right. Returns the figure."""
-    from .svg import copy_panels
+    from .svg import copy_panels, picture_args
+    picture_args("draw_tiled_copy", thread, cell, "cell")
     _, plt = _plt()
     p = copy_panels(tiled_copy)
     M, N = p["S"][1]
@@ -210,6 +212,8 @@ def draw_tiles(layout, tiler, op="divide", ax=None, title=None):
     """
     matplotlib, _ = _plt()
     _need_layout(layout, "draw_tiles")
+    if not isinstance(op, str):
+        raise TypeError(f"draw_tiles: op must be 'divide' or a product's name, got {quote(op)}")
     if op == "divide":
         grid = layout_grid(layout)
         # Divide the column-major *coordinate* layout of the same shape: its value at (tile i, rest j)
@@ -231,7 +235,7 @@ def draw_tiles(layout, tiler, op="divide", ax=None, title=None):
         tile = compact // size(layout)
         name = f"{op}({layout}, {operand_text(tiler)}) = {result}"
     else:
-        raise ValueError(f"draw_tiles: op must be 'divide' or one of {sorted(_PRODUCTS)}, got {op!r}")
+        raise ValueError(f"draw_tiles: op must be 'divide' or one of {sorted(_PRODUCTS)}, got {quote(op)}")
     rows, cols = grid.shape
     ax = _axes(ax, rows, cols)
     palette = _thread_colours(int(tile.max()) + 1)
@@ -270,6 +274,7 @@ def draw_warp_access(offsets, elem_bytes=4, segment_bytes=32, ax=None, title=Non
         _need_count(span, "draw_warp_access", "span", low=1)
     per_segment = segment_bytes // elem_bytes
     span = span or (max(offsets) // per_segment + 1) * per_segment
+    check_cells(1, span, "draw_warp_access")
     if ax is None:
         _, ax = plt.subplots(figsize=(12, 1.6))
     palette = _thread_colours(len(offsets))

@@ -172,6 +172,9 @@ def widget_redraw(tile, pattern, B, M, S, ax=None):
     """Draw one state of the widget; returns (text, report)."""
     _texts("widget_redraw", list(BANK_TILES), tile=tile)
     _texts("widget_redraw", list(BANK_PATTERNS), pattern=pattern)
+    for name, v in (("B", B), ("M", M), ("S", S)):
+        if not isinstance(v, int) or isinstance(v, bool):
+            raise TypeError(f"widget_redraw: {name} must be an int, got {quote(v)} ({type(v).__name__})")
     try:
         layout, eb, access, rep = bank_case(tile, pattern, B, M, S)
     except ValueError as e:  # |S| < B, or a vector split by the swizzle
