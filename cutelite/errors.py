@@ -52,8 +52,12 @@ def quote(x, show=repr, limit=QUOTE):
 def check_depth(x, op, what):
     """ValueError naming `op` when x holds tuples (of any kind) or lists nested more than MAX_DEPTH levels."""
     if _too_deep(x):
-        raise ValueError(f"{op}: {what} nests more than {MAX_DEPTH} levels deep (cutelite's limit; CuTe's "
-                         "layouts nest a few levels)")
+        raise _too_deep_error(op, what)
+
+
+def _too_deep_error(op, what):
+    return ValueError(f"{op}: {what} nests more than {MAX_DEPTH} levels deep (cutelite's limit; CuTe's layouts "
+                      "nest a few levels)")
 
 
 def _too_deep(x):
@@ -90,8 +94,7 @@ def check_tree(t, op, what, leaf_ok, expected):
             stack.pop()
         elif type(x) is tuple:
             if len(stack) > MAX_DEPTH:
-                raise ValueError(f"{op}: {what} nests more than {MAX_DEPTH} levels deep (cutelite's limit; "
-                                 "CuTe's layouts nest a few levels)")
+                raise _too_deep_error(op, what)
             if len(x) > MAX_RANK:
                 raise ValueError(f"{op}: {what} has a tuple of {len(x)} modes, more than cutelite's limit of "
                                  f"{MAX_RANK} (CuTe's tuples have a few)")

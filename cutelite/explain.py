@@ -12,6 +12,9 @@ less than it), the "left inverse" of a layout that is not injective, a complemen
 gaps between strides that are not multiples of one another, a tiler that does not divide the layout.
 """
 
+from collections import Counter
+from itertools import islice
+
 from .int_tuple import fmt, idx2crd, is_int, is_tuple, wrap
 from .layout import (
     Layout, make_layout, size, cosize, rank, get, flatten, filter, coalesce, composition, complement,
@@ -60,7 +63,7 @@ def _coalesce_steps(a):
 
 
 # ---- checking a result by trying every coordinate, and saying why it fails ------------------------------
-MAX_CHECKED = 1 << 16   # coordinates a check tries; a larger result is derived but not checked
+MAX_CHECKED = 1 << 14   # coordinates a check tries (a 128 x 128 tile); a larger result is derived, not checked
 
 
 def _plain(*layouts):
@@ -221,9 +224,9 @@ def _check_complement(a, r, n, uneven):
         return ["check skipped: " + ("strides that are not ints" if size(pair) <= MAX_CHECKED
                                      else f"(A, R) has {size(pair)} coordinates")]
     image = [pair(i) for i in range(size(pair))]
-    seen = set(image)
-    missing = [o for o in range(max(len(image), n)) if o not in seen]
-    twice = sorted(o for o in seen if image.count(o) > 1)
+    seen = Counter(image)
+    missing = list(islice((o for o in range(max(len(image), n)) if o not in seen), 9))
+    twice = sorted(o for o, k in seen.items() if k > 1)
     ok = not missing and not twice
     lines = [f"check: (A, R) reaches every offset below size(A) * size(R) = {len(image)} once, and "
              f"{len(image)} >= {n}: {ok}"]
@@ -245,7 +248,8 @@ def _inverse_steps(op, a):
         steps.append("take modes while their stride continues the contiguous run 1, s0*d0, ...; R maps "
                      "offset i back to the index that reaches it")
         ok = all(a(r(i)) == i for i in range(size(r)))
-        gap = next(o for o in range(len(image) + 1) if o not in set(image))
+        reached = set(image)
+        gap = next(o for o in range(len(image) + 1) if o not in reached)
         steps += [f"result {r}", f"check: A(R(i)) == i for all i < {size(r)}: {ok}"]
         if size(r) == gap:
             steps.append(f"size(R) = {size(r)}: A reaches every offset below {gap} but not {gap}, so no right "

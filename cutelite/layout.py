@@ -6,7 +6,7 @@ same results, same printed text). Each docstring states the operation's post-con
 
 from .int_tuple import (
     is_basis, is_int, is_tuple, is_static, is_static_value, add, sub, mul, div, mod, imin, iabs, signum,
-    _ceil_div, product, flatten as flatten_tuple, wrap, unwrap, congruent, crd2idx, idx2crd, fmt,
+    _ceil_div, product, flatten as flatten_tuple, wrap, unwrap, crd2idx, idx2crd, fmt,
 )
 from . import int_tuple
 from .errors import OutOfRange, check_tree, quote
