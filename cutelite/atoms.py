@@ -15,8 +15,10 @@ C and D are M x N, and D = A @ B + C. (CuTe keeps B as N x K; `fragment_of` and 
 Post: str(atom) is the text C++ CuTe prints for `print(MMA_Atom<Op>{})` (tests/fixtures/mma_atoms_cpp.txt).
 """
 
+import difflib
 from dataclasses import dataclass
 
+from .errors import quote
 from .int_tuple import congruent, fmt, is_int
 from .layout import Layout, right_inverse, size
 
@@ -283,7 +285,10 @@ def make_mma_atom(name):
         except ValueError as e:
             raise ValueError(f"make_mma_atom: {e}") from None
     if text not in MMA_ATOMS:
-        raise ValueError(f"make_mma_atom: unknown atom {name!r}; known: {', '.join(MMA_ATOMS)}")
+        near = difflib.get_close_matches(text, MMA_ATOMS, n=4, cutoff=0.5)
+        raise ValueError(f"make_mma_atom: unknown atom {quote(name)}"
+                         + (f"; did you mean {', '.join(near)}?" if near else "")
+                         + f" (cutelite.MMA_ATOMS lists all {len(MMA_ATOMS)})")
     return MMA_ATOMS[text]
 
 
@@ -380,6 +385,10 @@ def owner_of(atom, operand, row, col, quadpair=0):
         raise TypeError(f"owner_of: row, col and quadpair must be ints, got {row!r}, {col!r}, {quadpair!r}")
     if not (0 <= row < rows and 0 <= col < cols):
         raise ValueError(f"owner_of: ({row}, {col}) is outside the {rows}x{cols} tile of {operand}")
+    copies = {8: 4, 1: 32}.get(size(atom.ThrID), 1)   # copies of the atom in a warp (see _copy_shift)
+    if not 0 <= quadpair < copies:
+        raise ValueError(f"owner_of: quadpair must be in 0..{copies - 1} for {atom.name} (a warp runs {copies} "
+                         f"cop{'y' if copies == 1 else 'ies'} of it), got {quadpair}")
     tv = _tv(atom, operand, "owner_of")
     T, V = size(tv, 0), size(tv, 1)
     M, N, K = atom.Shape_MNK
@@ -463,6 +472,13 @@ def fragment_grids(atom, lane=None, element=None):
     _need_atom(atom, "fragment_grids")
     if lane is not None and not (is_int(lane) and 0 <= lane < 32):
         raise ValueError(f"fragment_grids: lane must be an int in 0..31 or None, got {lane!r}")
+    if element is not None:
+        if not (isinstance(element, tuple) and len(element) == 3 and element[0] in _OPERANDS
+                and is_int(element[1]) and is_int(element[2])):
+            raise TypeError(f"fragment_grids: element must be (operand, row, col), e.g. ('A', 1, 2), got {element!r}")
+        rows, cols = tile_shape(atom, element[0])
+        if not (0 <= element[1] < rows and 0 <= element[2] < cols):
+            raise ValueError(f"fragment_grids: element {element} is outside the {rows}x{cols} tile of {element[0]}")
     import numpy as np  # NumPy only for fragment data: the atoms themselves need none
     shift = 0 if lane is None else _copy_shift(atom, _copy_of(atom, lane))
     out = {}

@@ -32,25 +32,38 @@ vector instruction needs), or None for an inactive lane.
 
 from dataclasses import dataclass, field
 
-from .int_tuple import idx2crd
-from .layout import size
+from .errors import check_cells, quote
+from .int_tuple import idx2crd, is_int
+from .layout import ComposedLayout, Layout, _check_shape, _need_layout, rank, size
 from .swizzle import Swizzle
 
 __all__ = ["NUM_BANKS", "BANK_BYTES", "bank_of", "lanes_per_phase", "BankReport",
            "wavefronts", "ldmatrix_wavefronts", "byte_addresses", "analyse", "analyse_ldmatrix",
-           "bank_grid", "lane_coords", "swizzle_for"]
+           "bank_grid", "lane_coords", "access_cells", "swizzle_for"]
 
 NUM_BANKS = 32
 BANK_BYTES = 4
 
 
+def _need_count(x, op, what, low=0, power_of_two=False):
+    """TypeError naming `op` unless x is an int; ValueError below `low` or, where asked, not a power of two."""
+    if not is_int(x):
+        raise TypeError(f"{op}: {what} must be an int, got {quote(x)} ({type(x).__name__})")
+    if x < low or power_of_two and x & (x - 1):
+        need = f"a power of two, at least {low}" if power_of_two else f"at least {low}"
+        raise ValueError(f"{op}: {what} must be {need}, got {quote(x)}")
+    return int(x)
+
+
 def bank_of(byte_addr):
-    """The bank holding byte address `byte_addr`: (byte_addr // 4) % 32."""
+    """The bank holding byte address `byte_addr` (an int >= 0): (byte_addr // 4) % 32."""
+    _need_count(byte_addr, "bank_of", "a byte address")
     return (byte_addr // BANK_BYTES) % NUM_BANKS
 
 
 def lanes_per_phase(width_bytes):
     """How many lanes one phase serves for an access of `width_bytes` per lane (1, 2, 4, 8 or 16)."""
+    _need_count(width_bytes, "lanes_per_phase", "width_bytes", low=1)
     if width_bytes in (1, 2, 4):
         return 32
     if width_bytes == 8:
@@ -126,15 +139,17 @@ def wavefronts(byte_addrs, width_bytes=4, store=False):
     Post: result.wavefronts == sum over phases of max over banks of #distinct words;
           result.conflicts == result.wavefronts - (number of phases with an active lane).
     """
-    addrs = list(byte_addrs)
+    addrs = _addresses(byte_addrs, "wavefronts")
     if len(addrs) > 32:
         raise ValueError(f"wavefronts: a warp has 32 lanes, got {len(addrs)} addresses")
     addrs += [None] * (32 - len(addrs))
+    n = lanes_per_phase(width_bytes)
+    if not isinstance(store, bool):
+        raise TypeError(f"wavefronts: store must be True or False, got {quote(store)}")
     for lane, a in enumerate(addrs):
         if a is not None and a % width_bytes:
             raise ValueError(f"wavefronts: lane {lane}'s address {a} is not aligned to its "
                              f"{width_bytes}-byte access")
-    n = lanes_per_phase(width_bytes)
     kind = f"{8 * width_bytes}-bit {'store' if store else 'load'}"
     if not store and width_bytes in (8, 16) and _paired(addrs):
         n, kind = 2 * n, kind + " (paired addresses)"
@@ -147,7 +162,7 @@ def ldmatrix_wavefronts(row_addrs):
 
     Lanes 8j..8j+7 give the rows of matrix j. Post: ideal == number of matrices.
     """
-    addrs = list(row_addrs)
+    addrs = _addresses(row_addrs, "ldmatrix_wavefronts", inactive=False)
     if len(addrs) not in (8, 16, 32):
         raise ValueError(f"ldmatrix_wavefronts: .x1/.x2/.x4 take 8, 16 or 32 row addresses, got {len(addrs)}")
     for lane, a in enumerate(addrs):
@@ -155,6 +170,25 @@ def ldmatrix_wavefronts(row_addrs):
             raise ValueError(f"ldmatrix_wavefronts: row address {a} of lane {lane} is not 16-byte aligned")
     phases = [list(range(p, p + 8)) for p in range(0, len(addrs), 8)]
     return _report(f"ldmatrix.x{len(addrs) // 8}", addrs, 16, phases)
+
+
+def _as_list(x, op, what):
+    """x (a list, tuple, range or array, not a str) as a list; TypeError naming `op` for anything else."""
+    if not isinstance(x, (str, bytes, Layout, ComposedLayout)):
+        try:
+            return list(x)
+        except TypeError:
+            pass
+    raise TypeError(f"{op}: expected {what}, got {quote(x)} ({type(x).__name__})")
+
+
+def _addresses(addrs, op, inactive=True, what="byte address"):
+    """The addresses as a list, each an int >= 0 (or, where `inactive`, None for an idle lane)."""
+    addrs = _as_list(addrs, op, f"a list (one {what} a lane)")
+    for a in addrs:
+        if not (inactive and a is None):
+            _need_count(a, op, f"a {what}")
+    return addrs
 
 
 def _offset(layout, coord):
@@ -167,12 +201,17 @@ def byte_addresses(layout, access, elem_bytes, vector=1):
     access[lane] is a coordinate (the lane reads `vector` elements from there, contiguous in memory),
     a list of coordinates (their element offsets must be consecutive), or None.
     """
+    _need_layout(layout, "byte_addresses", composed=True)
+    _need_count(elem_bytes, "byte_addresses", "elem_bytes", low=1)
+    _need_count(vector, "byte_addresses", "vector", low=1)
     addrs, width = [], vector * elem_bytes
-    for lane, a in enumerate(access):
+    for lane, a in enumerate(_as_list(access, "byte_addresses", "a list (one entry per lane)")):
         if a is None:
             addrs.append(None)
             continue
         if isinstance(a, list):
+            if not a:
+                raise ValueError(f"byte_addresses: lane {lane}'s list of coordinates is empty")
             offs = [_offset(layout, c) for c in a]
             if offs != list(range(offs[0], offs[0] + len(offs))):
                 raise ValueError(f"byte_addresses: lane {lane}'s elements {a} sit at offsets {offs} in "
@@ -198,6 +237,9 @@ def analyse(layout, access, elem_bytes=4, vector=1, store=False):
 def analyse_ldmatrix(layout, rows, elem_bytes=2):
     """ldmatrix through `layout`: rows[lane] is the coordinate of the first element of the 16-byte row
     that lane supplies (8 lanes per matrix; 8, 16 or 32 entries)."""
+    _need_layout(layout, "analyse_ldmatrix", composed=True)
+    _need_count(elem_bytes, "analyse_ldmatrix", "elem_bytes", low=1)
+    rows = _as_list(rows, "analyse_ldmatrix", "a list of row coordinates")
     addrs = [_offset(layout, c) * elem_bytes for c in rows]
     return ldmatrix_wavefronts(addrs)
 
@@ -205,19 +247,44 @@ def analyse_ldmatrix(layout, rows, elem_bytes=2):
 def lane_coords(tv_layout, tile_shape, values=None):
     """From a thread-value layout (thread, value) -> index into a tile of `tile_shape` (colexicographic,
     as CuTe's TV layouts are) to the access list: lane t -> list of tile coordinates of its values."""
-    nv = size(tv_layout, 1) if values is None else values
+    _need_layout(tv_layout, "lane_coords")
+    _check_shape(tile_shape, "tile_shape", "lane_coords")
+    if rank(tv_layout) != 2 or size(tv_layout, 0) < 32:
+        raise ValueError(f"lane_coords: {tv_layout} must be a (thread, value) layout of at least 32 threads")
+    nv = size(tv_layout, 1) if values is None else _need_count(values, "lane_coords", "values", low=1)
+    if nv > size(tv_layout, 1):
+        raise ValueError(f"lane_coords: {nv} values, but {tv_layout} has {size(tv_layout, 1)} a thread")
     return [[idx2crd(int(tv_layout(t, v)), tile_shape) for v in range(nv)] for t in range(32)]
 
 
 def bank_grid(layout, elem_bytes=4):
     """A rows x cols list of lists: the bank of each element of a rank-2 layout."""
+    _need_layout(layout, "bank_grid", composed=True)
+    _need_count(elem_bytes, "bank_grid", "elem_bytes", low=1)
+    if rank(layout) != 2:
+        raise ValueError(f"bank_grid: needs a rank-2 layout, got {layout} of rank {rank(layout)}")
+    check_cells(size(layout, 0), size(layout, 1), "bank_grid")
     return [[bank_of(_offset(layout, (m, n)) * elem_bytes) for n in range(size(layout, 1))]
             for m in range(size(layout, 0))]
 
 
-def _log2(n, what):
-    if n < 1 or n & (n - 1):
-        raise ValueError(f"swizzle_for: {what} must be a power of two, got {n}")
+def access_cells(access, rows, cols, op="access_cells"):
+    """The (m, n) cells a warp access touches (per lane a coordinate (m, n), a list of them, or None), each
+    checked to lie in a rows x cols grid: what the pictures outline."""
+    if access is None:
+        return []
+    cells = []
+    for a in _as_list(access, op, "a list (one entry per lane)"):
+        for c in a if isinstance(a, list) else [] if a is None else [a]:
+            if not (isinstance(c, tuple) and len(c) == 2 and is_int(c[0]) and is_int(c[1])):
+                raise TypeError(f"{op}: an accessed cell must be a coordinate (m, n), got {quote(c)}")
+            if not (0 <= c[0] < rows and 0 <= c[1] < cols):
+                raise ValueError(f"{op}: accessed cell {c} is outside the {rows}x{cols} grid")
+            cells.append(c)
+    return cells
+
+
+def _log2(n):
     return n.bit_length() - 1
 
 
@@ -230,9 +297,19 @@ def swizzle_for(row_elems, elem_bytes, vector_bytes=16):
         S = log2(max(row_bytes, 128) / vector_bytes)   the row bits start S above the vector bits
 
     e.g. 32 floats, 4-byte reads: Sw<5,0,5>; 64 halves, 16-byte ldmatrix rows: Sw<3,3,3>; 32 halves: Sw<2,3,3>.
+    A vector holds whole elements and fits in a row (elem_bytes <= vector_bytes <= row bytes).
     """
+    row_elems = _need_count(row_elems, "swizzle_for", "row_elems", low=1, power_of_two=True)
+    elem_bytes = _need_count(elem_bytes, "swizzle_for", "elem_bytes", low=1, power_of_two=True)
+    vector_bytes = _need_count(vector_bytes, "swizzle_for", "vector_bytes", low=elem_bytes, power_of_two=True)
     row_bytes = row_elems * elem_bytes
-    M = _log2(vector_bytes // elem_bytes, "vector_bytes / elem_bytes")
-    B = _log2(max(min(row_bytes, 128) // vector_bytes, 1), "row bytes / vector bytes")
-    S = _log2(max(row_bytes, 128) // vector_bytes, "row bytes / vector bytes")
-    return Swizzle(B, M, S)
+    if vector_bytes > row_bytes:
+        raise ValueError(f"swizzle_for: a {vector_bytes}-byte vector is wider than a row of {row_elems} "
+                         f"{elem_bytes}-byte elements ({row_bytes} bytes)")
+    M = _log2(vector_bytes // elem_bytes)
+    B = _log2(max(min(row_bytes, 128) // vector_bytes, 1))
+    S = _log2(max(row_bytes, 128) // vector_bytes)
+    try:
+        return Swizzle(B, M, S)
+    except ValueError as e:
+        raise ValueError(f"swizzle_for: rows of {row_bytes} bytes need {e}") from None

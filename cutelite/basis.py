@@ -15,6 +15,7 @@ Arithmetic follows CuTe's numeric/arithmetic_tuple.hpp (kinds kept as in int_tup
 mode by mode, the shorter padded with ``_0``; only a static ``_0`` adds to a basis or a tuple.
 """
 
+from .errors import MAX_RANK, check_depth, check_tree, quote
 from .int_tuple import BasisValue, add, fmt, iabs, is_int, is_static, is_tuple, mul
 
 __all__ = ["ScaledBasis", "E", "ArithmeticTuple", "ArithmeticTupleIterator", "as_arithmetic_tuple",
@@ -31,11 +32,9 @@ class ScaledBasis(BasisValue):
 
     def __init__(self, value, modes=()):
         if not is_int(value):
-            raise TypeError(f"ScaledBasis: the value must be an int, got {value!r} ({type(value).__name__})")
-        modes = tuple(modes)
-        if not all(type(m) is int and m >= 0 for m in modes):
-            raise TypeError(f"ScaledBasis: modes must be ints >= 0, got {modes!r}")
-        self.value, self.modes = value, modes
+            raise TypeError(f"ScaledBasis: the value must be an int, got {quote(value)} ({type(value).__name__})")
+        check_tree(value, "ScaledBasis", "the value", is_int, "be an int")
+        self.value, self.modes = value, _modes(modes, "ScaledBasis")
 
     def is_static(self):
         return is_static(self.value)
@@ -69,11 +68,20 @@ class ScaledBasis(BasisValue):
         return _arith(op, a, b)
 
 
+def _modes(modes, op):
+    """The modes of a basis element as a tuple of mode indices: ints in 0..MAX_RANK-1, at most MAX_DEPTH."""
+    if not isinstance(modes, (tuple, list)):
+        raise TypeError(f"{op}: modes must be a tuple of ints >= 0, got {quote(modes)}")
+    modes = tuple(modes)
+    check_depth(modes, op, "modes")
+    if not all(type(m) is int and 0 <= m < MAX_RANK for m in modes) or len(modes) > MAX_RANK:
+        raise TypeError(f"{op}: modes must be ints in 0..{MAX_RANK - 1}, got {quote(modes)}")
+    return modes
+
+
 def E(*modes):
     """The unit basis element of mode `modes` (outermost first): ``E(1)`` is ``_1@1``, ``E()`` is ``_1``."""
-    if not all(type(m) is int and m >= 0 for m in modes):
-        raise TypeError(f"E: modes must be ints >= 0, got {modes!r}")
-    return ScaledBasis(1, modes)
+    return ScaledBasis(1, _modes(modes, "E"))
 
 
 class ArithmeticTuple(BasisValue, tuple):
@@ -107,15 +115,20 @@ class ArithmeticTuple(BasisValue, tuple):
 def as_arithmetic_tuple(x):
     """x as an ArithmeticTuple: a tuple element by element; ``v@(m, ...)`` as ``(_0, ..., _0, v@(...))``
     with m zeros in front; a basis without modes as its value; an int stays an int."""
+    check_depth(x, "as_arithmetic_tuple", "the value")
+    check_tree(x, "as_arithmetic_tuple", "the value", lambda v: is_int(v) or isinstance(v, BasisValue),
+               "be an int, a ScaledBasis or a tuple of them")
+    return _as_atuple(x)
+
+
+def _as_atuple(x):
     if isinstance(x, ScaledBasis):
         if not x.modes:
             return x.value
-        inner = as_arithmetic_tuple(ScaledBasis(x.value, x.modes[1:]))
+        inner = _as_atuple(ScaledBasis(x.value, x.modes[1:]))
         return ArithmeticTuple((0,) * x.modes[0] + (inner,))
     if isinstance(x, tuple):
-        return ArithmeticTuple(as_arithmetic_tuple(v) for v in x)
-    if not is_int(x):
-        raise TypeError(f"as_arithmetic_tuple: expected an int, a tuple or a ScaledBasis, got {x!r}")
+        return ArithmeticTuple(_as_atuple(v) for v in x)
     return x
 
 
@@ -129,9 +142,9 @@ def _add(a, b):
         a, b = tuple(a) + (0,) * (n - len(a)), tuple(b) + (0,) * (n - len(b))
         return ArithmeticTuple(add(x, y) for x, y in zip(a, b))
     if isinstance(a, ScaledBasis) and isinstance(b, ScaledBasis):
-        return add(as_arithmetic_tuple(a), as_arithmetic_tuple(b))
+        return add(_as_atuple(a), _as_atuple(b))
     if isinstance(a, ScaledBasis) and _is_atuple(b) or _is_atuple(a) and isinstance(b, ScaledBasis):
-        return add(as_arithmetic_tuple(a), as_arithmetic_tuple(b))
+        return add(_as_atuple(a), _as_atuple(b))
     # one side an int: only a static int adds to a basis (as its value when it has no modes; else only _0),
     # and only _0 to a tuple
     x, n = (b, a) if is_int(a) else (a, b)
@@ -169,6 +182,11 @@ class ArithmeticTupleIterator:
         self.coord = coord
 
     def __add__(self, offset):
+        check_tree(offset, "ArithmeticTupleIterator", "the offset", lambda v: is_int(v) or isinstance(v, BasisValue),
+                   "be an int, a ScaledBasis or an ArithmeticTuple")
+        if type(offset) is tuple:
+            raise TypeError(f"ArithmeticTupleIterator: a tuple offset must be an ArithmeticTuple "
+                            f"(as_arithmetic_tuple), got {quote(offset)}")
         return ArithmeticTupleIterator(add(self.coord, offset))
 
     def __getitem__(self, offset):
@@ -189,6 +207,8 @@ class ArithmeticTupleIterator:
 
 def make_basis_like(shape, _modes=()):
     """The unit basis elements of shape's positions: ``((2,3),4)`` -> ``((E(0,0),E(0,1)),E(1))``."""
+    if not _modes:
+        check_tree(shape, "make_basis_like", "shape", is_int, "hold ints")
     if is_tuple(shape):
         return tuple(make_basis_like(s, _modes + (i,)) for i, s in enumerate(shape))
     if not is_int(shape):
@@ -199,6 +219,8 @@ def make_basis_like(shape, _modes=()):
 def elem_less(a, b):
     """CuTe's elem_less: every element of a is less than the corresponding element of b (a tuple longer
     than b is not less; ints compare as ints). The predicate of ``elem_less(tCcC(i), shape(C))``."""
+    check_depth(a, "elem_less", "a")
+    check_depth(b, "elem_less", "b")
     if isinstance(a, tuple) and isinstance(b, tuple):
         if len(a) > len(b):
             return False

@@ -126,6 +126,8 @@ def gmma_fragment_of(atom, operand, thread):
 
     Post: the lists of the 128 threads cover every element of the tile exactly once.
     """
+    if not isinstance(atom, GMMA_Atom):
+        raise TypeError(f"gmma_fragment_of: expected a GMMA_Atom (make_gmma_atom), got {atom!r}")
     if not is_int(thread) or not 0 <= thread < 128:
         raise ValueError(f"gmma_fragment_of: thread must be an int in 0..127, got {thread!r}")
     if operand in ("C", "D"):
@@ -146,9 +148,12 @@ _SWIZZLE_BITS = {"INTER": 0, "SW32": 1, "SW64": 2, "SW128": 3}
 
 
 def _bits_of(t):
+    """The bits of an element type, given by name ("half_t") or as a number of bits."""
     if is_int(t):
+        if not (1 <= t <= 128 and t & (t - 1) == 0):
+            raise ValueError(f"GMMA layout atom: element bits must be a power of two from 1 to 128, got {t}")
         return int(t)
-    if t not in _BITS:
+    if not isinstance(t, str) or t not in _BITS:
         raise ValueError(f"GMMA layout atom: unknown element type {t!r}; known: {', '.join(_BITS)}")
     return _BITS[t]
 
@@ -365,6 +370,8 @@ def gmma_desc_blocks(major, smem_layout, tile, address=0, element_bits=None):
     Post: one GmmaDescriptor per K block; block b starts b * (its offset in elements) * bits / 8 bytes in.
     """
     sw, bits, inner = _parts(smem_layout, element_bits, "gmma_desc_blocks")
+    if not is_int(address) or address < 0:
+        raise ValueError(f"gmma_desc_blocks: address must be an int >= 0 (bytes), got {address!r}")
     z = zipped_divide(inner, tile)
     tile_layout, rest = get(z, 0), get(z, 1)
     out = []

@@ -13,6 +13,8 @@ print the same text, as in C++. Division is C++ division: truncation toward zero
 
 from functools import reduce
 
+from .errors import OutOfRange, check_tree, quote
+
 __all__ = [
     "Dyn", "dyn", "BasisValue", "is_basis", "is_int", "is_tuple", "is_static", "is_static_value",
     "add", "sub", "mul", "div", "mod", "imin", "imax", "iabs", "signum", "ceil_div", "shape_div",
@@ -29,7 +31,8 @@ class Dyn(int):
 
     def __new__(cls, value):
         if not is_int(value):
-            raise TypeError(f"Dyn: expected an int, got {value!r} ({type(value).__name__})")
+            raise TypeError(f"Dyn: expected an int (dyn() takes tuples), got {quote(value)} ({type(value).__name__})")
+        _need_ints(value, "Dyn", "value")
         return int.__new__(cls, value)
 
     def __repr__(self):
@@ -45,7 +48,7 @@ class Dyn(int):
     def __rsub__(self, o): return sub(o, self)
     def __mul__(self, o): return mul(self, o)
     def __rmul__(self, o): return mul(o, self)
-    def __neg__(self): return Dyn(-int(self))
+    def __neg__(self): return _as_dyn(-int(self))
 
 
 class BasisValue:
@@ -68,11 +71,17 @@ def _on_basis(op, a, b=None):
 
 def dyn(value):
     """Mark an integer (or every integer of an IntTuple) as dynamic: ``dyn(8)`` prints ``8``, not ``_8``."""
-    if is_tuple(value):
-        return tuple(dyn(v) for v in value)
-    if not is_int(value):
-        raise TypeError(f"dyn: expected an int or a tuple of ints, got {value!r}")
-    return Dyn(value)
+    _need_ints(value, "dyn", "value")
+    return _dyn(value)
+
+
+def _dyn(value):
+    return tuple(_dyn(v) for v in value) if is_tuple(value) else _as_dyn(value)
+
+
+def _as_dyn(value):
+    """A Dyn of an int the engine computed or checked already (no check: the arithmetic's hot path)."""
+    return int.__new__(Dyn, value)
 
 
 def is_int(x):
@@ -86,12 +95,11 @@ def is_tuple(x):
 
 def _need_ints(t, op, what="argument", basis=False):
     """TypeError naming `op` unless t is an int or a (nested) tuple of ints (or, where `basis`, of ints
-    and ScaledBasis strides)."""
-    if is_tuple(t):
-        for v in t:
-            _need_ints(v, op, what, basis)
-    elif not (is_int(t) or basis and is_basis(t)):
-        raise TypeError(f"{op}: {what} must be an int or a tuple of ints, got {t!r} ({type(t).__name__})")
+    and ScaledBasis strides); ValueError past the engine's limits (errors.py: depth, 64-bit ints)."""
+    if basis:
+        check_tree(t, op, what, lambda x: is_int(x) or is_basis(x), "be an int, a ScaledBasis or a tuple of them")
+    else:
+        check_tree(t, op, what, is_int, "be an int or a tuple of ints")
 
 
 def is_static(t):
@@ -112,7 +120,7 @@ def is_static_value(x, value):
 # case; the general path applies C++'s rules for dynamic operands.
 
 def _kind(value, a, b=0):
-    return Dyn(value) if type(a) is Dyn or type(b) is Dyn else value
+    return _as_dyn(value) if type(a) is Dyn or type(b) is Dyn else value
 
 
 def _cdiv(a, b):
@@ -151,7 +159,7 @@ def mul(a, b):
 def div(a, b):
     """C++ integer division (truncates toward zero)."""
     if b == 0:
-        raise ZeroDivisionError(f"division of {fmt(a)} by zero")
+        raise ValueError(f"div: division of {fmt(a)} by zero")
     if type(a) is int and type(b) is int:
         return _cdiv(a, b)
     if isinstance(a, BasisValue) or isinstance(b, BasisValue):
@@ -164,7 +172,7 @@ def div(a, b):
 def mod(a, b):
     """C++ remainder (sign of the dividend)."""
     if b == 0:
-        raise ZeroDivisionError(f"remainder of {fmt(a)} by zero")
+        raise ValueError(f"mod: remainder of {fmt(a)} by zero")
     if type(a) is int and type(b) is int:
         return a % b if a >= 0 and b > 0 else a - _cdiv(a, b) * b
     if isinstance(a, BasisValue) or isinstance(b, BasisValue):
@@ -209,18 +217,24 @@ def _fold_div(a, b, op):
 
 
 def ceil_div(a, b):
-    """Ceiling division; for tuples: by mode (tuple, tuple) or folded left to right (tuple, int)."""
+    """Ceiling division; for tuples: by mode (tuple, tuple) or folded left to right (tuple, int).
+    Division by zero is a ValueError (C++ does not compile a static one)."""
+    _need_ints((a, b), "ceil_div")
+    return _ceil_div(a, b)
+
+
+def _ceil_div(a, b):
     if is_tuple(a):
         if is_tuple(b):
             if len(a) < len(b):
                 raise ValueError(f"ceil_div: {fmt(a)} has fewer modes than {fmt(b)}")
             b = b + (1,) * (len(a) - len(b))
-            return tuple(ceil_div(x, y) for x, y in zip(a, b))
-        return _fold_div(a, b, ceil_div)
+            return tuple(_ceil_div(x, y) for x, y in zip(a, b))
+        return _fold_div(a, b, _ceil_div)
     if is_tuple(b):
-        return ceil_div(a, product(b))
-    if not (is_int(a) and is_int(b)):
-        _need_ints((a, b), "ceil_div")
+        return _ceil_div(a, product(b))
+    if b == 0:
+        raise ValueError(f"ceil_div: division of {fmt(a)} by zero")
     if type(a) is int and type(b) is int and a >= 0 and b > 0:
         return (a + b - 1) // b
     return div(sub(add(a, b), 1), b)
@@ -229,20 +243,26 @@ def ceil_div(a, b):
 def shape_div(a, b):
     """Divide shape a by b: mode by mode (tuple, tuple), folded (tuple, int), or ceil_div of ints.
 
-    For two static ints CuTe requires one to divide the other.
+    For two static ints CuTe requires one to divide the other (so neither may be zero).
     """
+    _need_ints((a, b), "shape_div")
+    return _shape_div(a, b)
+
+
+def _shape_div(a, b):
     if is_tuple(a):
         if is_tuple(b):
             if len(a) != len(b):
                 raise ValueError(f"shape_div: ranks of {fmt(a)} and {fmt(b)} differ")
-            return tuple(shape_div(x, y) for x, y in zip(a, b))
-        return _fold_div(a, b, shape_div)
+            return tuple(_shape_div(x, y) for x, y in zip(a, b))
+        return _fold_div(a, b, _shape_div)
     if is_tuple(b):
-        return shape_div(a, product(b))
-    _need_ints((a, b), "shape_div")
+        return _shape_div(a, product(b))
+    if b == 0:
+        raise ValueError(f"shape_div: division of {fmt(a)} by zero (Divisibility Condition)")
     if is_static(a) and is_static(b) and a % b != 0 and b % a != 0:
         raise ValueError(f"shape_div: neither of {fmt(a)} and {fmt(b)} divides the other (Divisibility Condition)")
-    return ceil_div(a, b)
+    return _ceil_div(a, b)
 
 
 def rank(t):
@@ -273,15 +293,15 @@ def product_each(t):
 
 
 def flatten(t):
-    """All the integers of t as a flat tuple (an int stays an int)."""
+    """All the integers of t as a flat tuple (an int stays an int), in order, at any depth."""
     if not is_tuple(t):
         return t
-    out = []
-    for v in t:
-        if is_tuple(v):
-            out.extend(flatten(v))
+    out, i = list(t), 0
+    while i < len(out):          # splice each tuple in place of itself: no recursion, so any depth
+        if is_tuple(out[i]):
+            out[i:i + 1] = out[i]
         else:
-            out.append(v)
+            i += 1
     return tuple(out)
 
 
@@ -300,8 +320,12 @@ def congruent(a, b):
     """Same hierarchical profile (the leaves may be ints or ScaledBasis strides)."""
     _need_ints(a, "congruent", basis=True)
     _need_ints(b, "congruent", basis=True)
+    return _congruent(a, b)
+
+
+def _congruent(a, b):
     if is_tuple(a) and is_tuple(b):
-        return len(a) == len(b) and all(congruent(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(_congruent(x, y) for x, y in zip(a, b))
     return not is_tuple(a) and not is_tuple(b)
 
 
@@ -309,8 +333,12 @@ def weakly_congruent(a, b):
     """a's profile is a coarsening of b's (partial order a <= b)."""
     _need_ints(a, "weakly_congruent")
     _need_ints(b, "weakly_congruent")
+    return _weakly_congruent(a, b)
+
+
+def _weakly_congruent(a, b):
     if is_tuple(a) and is_tuple(b):
-        return len(a) == len(b) and all(weakly_congruent(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(_weakly_congruent(x, y) for x, y in zip(a, b))
     return not is_tuple(a)
 
 
@@ -318,30 +346,44 @@ def compatible(a, b):
     """Shape a is compatible with shape b: same size, and every coordinate of a is a coordinate of b."""
     _need_ints(a, "compatible")
     _need_ints(b, "compatible")
+    return _compatible(a, b)
+
+
+def _compatible(a, b):
     if is_tuple(a) and is_tuple(b):
-        return len(a) == len(b) and all(compatible(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(_compatible(x, y) for x, y in zip(a, b))
     if is_tuple(a):
         return False
     return a == size(b)
 
 
 def inner_product(a, b):
-    """Sum of products of corresponding integers (a and b congruent, or b deeper than an int of a)."""
+    """Sum of products of corresponding integers (a and b congruent)."""
     _need_ints(a, "inner_product")
     _need_ints(b, "inner_product")
-    if is_tuple(a) and is_tuple(b):
-        if len(a) != len(b):
-            raise ValueError(f"inner_product: ranks of {fmt(a)} and {fmt(b)} differ")
-        return reduce(add, (inner_product(x, y) for x, y in zip(a, b)), 0)
+    if not congruent(a, b):
+        raise ValueError(f"inner_product: {quote(a, fmt)} and {quote(b, fmt)} are not congruent")
+    return _inner_product(a, b)
+
+
+def _inner_product(a, b):
+    if is_tuple(a):
+        return reduce(add, (_inner_product(x, y) for x, y in zip(a, b)), 0)
     return mul(a, b)
 
 
 def elem_scale(a, b):
-    """a scaled mode by mode by the sizes of b."""
+    """a scaled mode by mode by the sizes of b (b has a's profile, or is deeper where a has an int)."""
     _need_ints(a, "elem_scale")
     _need_ints(b, "elem_scale")
+    if not weakly_congruent(a, b):
+        raise ValueError(f"elem_scale: {quote(b, fmt)} does not have the modes of {quote(a, fmt)}")
+    return _elem_scale(a, b)
+
+
+def _elem_scale(a, b):
     if is_tuple(a):
-        return tuple(elem_scale(x, y) for x, y in zip(a, b))
+        return tuple(_elem_scale(x, y) for x, y in zip(a, b))
     return mul(a, product(b))
 
 
@@ -363,23 +405,29 @@ def crd2idx(coord, shape, stride=None):
 
     With a stride: the layout function, sum of coordinate * stride (an int coordinate into a tuple shape
     is first split colexicographically). Without a stride: the colexicographic 1-D index in shape.
+    A coordinate is not checked against the shape's extents (C++ does not check either).
     """
+    check_tree(coord, "crd2idx", "coordinate", lambda c: is_int(c) or c is None or _is_underscore(c),
+               "be an int, _ or a tuple of them")
+    _need_ints(shape, "crd2idx", "shape")
     if stride is None:
-        _need_ints(shape, "crd2idx", "shape")
         stride = prefix_product(shape)
+    elif _need_ints(stride, "crd2idx", "stride", basis=True) or not congruent(shape, stride):
+        raise ValueError(f"crd2idx: shape {fmt(shape)} and stride {fmt(stride)} are not congruent")
+    return _crd2idx(coord, shape, stride)
+
+
+def _crd2idx(coord, shape, stride):
+    """crd2idx on checked arguments (the layout function itself calls this)."""
     if is_tuple(coord):
         if not is_tuple(shape) or len(coord) != len(shape):
-            raise IndexError(f"crd2idx: coordinate {fmt(coord)} does not match shape {fmt(shape)}")
-        terms = [crd2idx(c, s, d) for c, s, d in zip(coord, shape, stride)]
+            raise OutOfRange(f"crd2idx: coordinate {fmt(coord)} does not match shape {fmt(shape)}")
+        terms = [_crd2idx(c, s, d) for c, s, d in zip(coord, shape, stride)]
         return reduce(add, terms) if terms else 0      # C++'s left fold, no initial 0 (matters for bases)
     if coord is None or _is_underscore(coord):
         coord = 0  # C++'s _ is a static 0: _0 times each stride (_0@m for a basis stride)
-    if not is_int(coord):
-        raise TypeError(f"crd2idx: coordinate {coord!r} is not an int")
     if is_tuple(shape):
         return _crd2idx_split(coord, shape, stride, 0) if shape else 0
-    _need_ints(shape, "crd2idx", "shape")
-    _need_ints(stride, "crd2idx", "stride", basis=True)
     return mul(coord, stride)
 
 
@@ -387,12 +435,14 @@ def _crd2idx_split(coord, shape, stride, i):
     """An int coordinate into modes i.. of a tuple shape, summed as C++ does: term_i + (the rest); a
     static 0 coordinate takes no divmod (a mode may have a run-time extent 0)."""
     if i == len(shape) - 1:
-        return crd2idx(coord, shape[i], stride[i])
+        return _crd2idx(coord, shape[i], stride[i])
     if is_static_value(coord, 0):
-        rest = reduce(add, (crd2idx(0, s, d) for s, d in zip(shape[i + 1:], stride[i + 1:])), 0)
-        return add(crd2idx(0, shape[i], stride[i]), rest)
+        rest = reduce(add, (_crd2idx(0, s, d) for s, d in zip(shape[i + 1:], stride[i + 1:])), 0)
+        return add(_crd2idx(0, shape[i], stride[i]), rest)
     n = product(shape[i])
-    return add(crd2idx(mod(coord, n), shape[i], stride[i]), _crd2idx_split(div(coord, n), shape, stride, i + 1))
+    if n == 0:
+        raise ValueError(f"crd2idx: mode {i} of shape {fmt(shape)} has size 0; a coordinate cannot be split by it")
+    return add(_crd2idx(mod(coord, n), shape[i], stride[i]), _crd2idx_split(div(coord, n), shape, stride, i + 1))
 
 
 def idx2crd(idx, shape, stride=None):
@@ -401,25 +451,41 @@ def idx2crd(idx, shape, stride=None):
     Every mode but the last takes idx modulo its size; the last mode takes the rest of the quotient.
     With a stride, each mode's coordinate is (idx / stride) % shape instead (compact layouts only).
     """
-    if not is_tuple(idx) and not is_int(idx):
-        raise TypeError(f"idx2crd: index {idx!r} is not an int")
+    _need_ints(idx, "idx2crd", "index")
+    _need_ints(shape, "idx2crd", "shape")
+    if stride is not None:
+        _need_ints(stride, "idx2crd", "stride")
+        if not congruent(shape, stride):
+            raise ValueError(f"idx2crd: shape {fmt(shape)} and stride {fmt(stride)} are not congruent")
+    return _idx2crd(idx, shape, stride)
+
+
+def _idx2crd(idx, shape, stride):
     if is_tuple(idx):
-        return tuple(idx2crd(i, s, None if stride is None else d)
+        if not is_tuple(shape) or len(idx) != len(shape):
+            raise ValueError(f"idx2crd: index {fmt(idx)} and shape {fmt(shape)} have different ranks")
+        return tuple(_idx2crd(i, s, None if stride is None else d)
                      for i, s, d in zip(idx, shape, stride if stride is not None else shape))
     if stride is not None:
         if is_tuple(shape):
-            return tuple(idx2crd(idx, s, d) for s, d in zip(shape, stride))
-        _need_ints((shape, stride), "idx2crd", "shape and stride")
-        return 0 if is_static_value(shape, 1) else mod(div(idx, stride), shape)
+            return tuple(_idx2crd(idx, s, d) for s, d in zip(shape, stride))
+        if is_static_value(shape, 1):
+            return 0
+        if stride == 0:
+            raise ValueError(f"idx2crd: stride 0 of shape {fmt(shape)} cannot be divided by (C++ divides by it)")
+        return mod(div(idx, stride), shape)
     if not is_tuple(shape):
-        _need_ints(shape, "idx2crd", "shape")
         return idx
+    if not shape:
+        raise ValueError("idx2crd: the shape () has no modes to split an index into")
     out = []
     for s in shape[:-1]:
         n = product(s)
-        out.append(idx2crd(mod(idx, n), s))
+        if n == 0:
+            raise ValueError(f"idx2crd: shape {fmt(shape)} has a mode of size 0; an index cannot be split by it")
+        out.append(_idx2crd(mod(idx, n), s, None))
         idx = div(idx, n)
-    out.append(idx2crd(idx, shape[-1]))
+    out.append(_idx2crd(idx, shape[-1], None))
     return tuple(out)
 
 

@@ -5,11 +5,12 @@ same results, same printed text). Each docstring states the operation's post-con
 """
 
 from .int_tuple import (
-    Dyn, is_basis, is_int, is_tuple, is_static, is_static_value, add, sub, mul, div, mod, imin, iabs, signum,
-    ceil_div, product, flatten as flatten_tuple, wrap, unwrap, congruent, crd2idx, idx2crd, fmt,
+    is_basis, is_int, is_tuple, is_static, is_static_value, add, sub, mul, div, mod, imin, iabs, signum,
+    _ceil_div, product, flatten as flatten_tuple, wrap, unwrap, crd2idx, idx2crd, fmt,
 )
 from . import int_tuple
-from .basis import as_arithmetic_tuple
+from .errors import OutOfRange, check_tree, quote
+from .basis import _as_atuple
 from .swizzle import MixedBits, Swizzle, mixed_xor, sliced_swizzle_strides, swizzle_bits, to_mixed_bits
 
 __all__ = [
@@ -54,22 +55,15 @@ class LayoutRight:
 # --------------------------------------------------------------------------------------------------
 
 def _check_shape(s, what, op="Layout"):
-    """TypeError naming `op` unless s is an int or a (nested) tuple of ints."""
-    if is_tuple(s):
-        for v in s:
-            _check_shape(v, what, op)
-        return
-    if not is_int(s):
-        raise TypeError(f"{op}: {what} must hold ints, got {s!r} ({type(s).__name__})")
+    """TypeError naming `op` unless s is an int or a (nested) tuple of ints (ValueError past the limits
+    of errors.py)."""
+    check_tree(s, op, what, is_int, "hold ints")
 
 
 def _check_stride(d, op="Layout"):
     """TypeError naming `op` unless d is an int, a ScaledBasis or a (nested) tuple of them."""
-    if is_tuple(d):
-        for v in d:
-            _check_stride(v, op)
-    elif not (is_int(d) or is_basis(d)):
-        raise TypeError(f"{op}: stride must hold ints or ScaledBasis (E(0), ...), got {d!r} ({type(d).__name__})")
+    check_tree(d, op, "stride", lambda x: is_int(x) or is_basis(x),
+               "hold ints or ScaledBasis (E(0), ...)")
 
 
 def _need_int_strides(layout, op):
@@ -80,23 +74,23 @@ def _need_int_strides(layout, op):
 
 def _need_layout(x, op, composed=False):
     """TypeError naming `op` unless x is a Layout (or, where `composed`, a swizzled ComposedLayout)."""
-    if not (isinstance(x, Layout) or (composed and hasattr(x, "layout_b"))):
+    if not (isinstance(x, Layout) or (composed and isinstance(x, ComposedLayout))):
         kind = "a Layout or ComposedLayout" if composed else "a Layout"
-        raise TypeError(f"{op}: expected {kind}, got {x!r} ({type(x).__name__})")
+        raise TypeError(f"{op}: expected {kind}, got {quote(x)} ({type(x).__name__})")
 
 
 def _need_coord(c, op, what="coordinate"):
     """TypeError naming `op` unless c is an int, ``_`` (or None) or a (nested) tuple of them."""
-    if is_tuple(c):
-        for v in c:
-            _need_coord(v, op, what)
-    elif not (is_int(c) or _is_free(c)):
-        raise TypeError(f"{op}: {what} must hold ints or _, got {c!r} ({type(c).__name__})")
+    check_tree(c, op, what, lambda x: is_int(x) or _is_free(x), "hold ints or _")
 
 
-def _need_int(x, op, what):
+def _need_int(x, op, what, low=None):
+    """TypeError naming `op` unless x is an int (ValueError when it is below `low`)."""
     if not is_int(x):
-        raise TypeError(f"{op}: {what} must be an int, got {x!r} ({type(x).__name__})")
+        raise TypeError(f"{op}: {what} must be an int, got {quote(x)} ({type(x).__name__})")
+    check_tree(x, op, what, is_int, "be an int")
+    if low is not None and x < low:
+        raise ValueError(f"{op}: {what} must be at least {low}, got {x}")
 
 
 class Layout:
@@ -115,12 +109,12 @@ class Layout:
         _check_shape(shape, "shape")
         for s in flatten_tuple(wrap(shape)):
             if s <= 0:
-                raise ValueError(f"Layout: shape {fmt(shape)} has a non-positive extent {s}")
+                raise ValueError(f"Layout: shape {quote(shape, fmt)} has a non-positive extent {s}")
         if stride is None:
             stride = _compact(shape, LayoutLeft)
         _check_stride(stride)
-        if not congruent(shape, stride):
-            raise ValueError(f"Layout: shape {fmt(shape)} and stride {fmt(stride)} are not congruent")
+        if not int_tuple._congruent(shape, stride):
+            raise ValueError(f"Layout: shape {quote(shape, fmt)} and stride {quote(stride, fmt)} are not congruent")
         self.shape = shape
         self.stride = stride
 
@@ -137,7 +131,7 @@ class Layout:
         if _has_free(c):
             return slice_and_offset(c, self)[0]
         _check_coord(c, self.shape, self)
-        value = crd2idx(c, self.shape, self.stride)
+        value = int_tuple._crd2idx(c, self.shape, self.stride)
         return int(value) if is_int(value) else value   # basis strides: an ArithmeticTuple or ScaledBasis
 
     def __getitem__(self, key):
@@ -217,22 +211,28 @@ class ComposedLayout:
 
 
 def _has_free(c):
-    if is_tuple(c):
-        return any(_has_free(v) for v in c)
-    return _is_free(c)
+    """Whether coordinate c holds ``_`` (or None) anywhere; without recursion, as c may nest deep."""
+    stack = [c]
+    while stack:
+        x = stack.pop()
+        if is_tuple(x):
+            stack.extend(x)
+        elif _is_free(x):
+            return True
+    return False
 
 
 def _check_coord(c, s, layout):
     if is_tuple(c):
         if not is_tuple(s) or len(c) != len(s):
-            raise IndexError(f"{layout}: coordinate {fmt(c)} does not match the shape {fmt(s)}")
+            raise OutOfRange(f"{layout}: coordinate {quote(c, fmt)} does not match the shape {fmt(s)}")
         for ci, si in zip(c, s):
             _check_coord(ci, si, layout)
         return
     if not is_int(c):
-        raise TypeError(f"{layout}: coordinate {c!r} is not an int")
+        raise TypeError(f"{layout}: coordinate {quote(c)} is not an int")
     if not 0 <= c < product(s):
-        raise IndexError(f"{layout}: coordinate {c} is out of range for shape {fmt(s)} (size {product(s)})")
+        raise OutOfRange(f"{layout}: coordinate {quote(c)} is out of range for shape {fmt(s)} (size {product(s)})")
 
 
 def _compact(shape, major, current=1):
@@ -402,7 +402,7 @@ def coshape(layout):
 
     def plus_one(t):
         return tuple(plus_one(v) for v in t) if isinstance(t, tuple) else add(t, 1)
-    return plus_one(as_arithmetic_tuple(total))
+    return plus_one(_as_atuple(total))
 
 
 def coprofile(layout):
@@ -418,7 +418,7 @@ def coprofile(layout):
 
     def zeros(t):
         return tuple(zeros(v) for v in t) if isinstance(t, tuple) else 0
-    return zeros(as_arithmetic_tuple(total))
+    return zeros(_as_atuple(total))
 
 
 def rank(x, *modes):
@@ -459,10 +459,10 @@ def _get_tuple(t, i):
         raise TypeError(f"get: mode index must be an int, got {i!r}")
     if is_tuple(t):
         if not -len(t) <= i < len(t):
-            raise IndexError(f"get: mode {i} out of range for {fmt(t)} (rank {len(t)})")
+            raise OutOfRange(f"get: mode {i} out of range for {fmt(t)} (rank {len(t)})")
         return t[i]
     if i != 0:
-        raise IndexError(f"get: mode {i} out of range for {fmt(t)} (rank 1)")
+        raise OutOfRange(f"get: mode {i} out of range for {fmt(t)} (rank 1)")
     return t
 
 
@@ -484,7 +484,7 @@ def take(layout, begin, end):
     _need_int(end, "take", "end")
     s, d = wrap(layout.shape), wrap(layout.stride)
     if not 0 <= begin < end <= len(s):
-        raise IndexError(f"take: range [{begin},{end}) out of bounds for rank {len(s)}")
+        raise OutOfRange(f"take: range [{begin},{end}) out of bounds for rank {len(s)}")
     return Layout._make(s[begin:end], d[begin:end])
 
 
@@ -525,17 +525,26 @@ def _prepend_tuple(t, x, n=None):
     return (x,) * (n - r) + wrap(t)
 
 
+def _pad_args(layout, x, n, op):
+    """The mode x (default ``_1:_0``) that append/prepend adds, after checking every argument."""
+    _need_layout(layout, op)
+    if x is None:
+        x = Layout._make(1, 0)
+    _need_layout(x, op)
+    if n is not None:
+        _need_int(n, op, "n (the target rank)", low=0)
+    return x
+
+
 def append(layout, x=None, n=None):
-    """Append mode x (default ``_1:_0``); with n, pad with x up to rank n."""
-    _need_layout(layout, "append")
-    x = Layout._make(1, 0) if x is None else x
+    """Append mode x (a Layout, default ``_1:_0``); with n, pad with x up to rank n."""
+    x = _pad_args(layout, x, n, "append")
     return Layout._make(_append_tuple(layout.shape, x.shape, n), _append_tuple(layout.stride, x.stride, n))
 
 
 def prepend(layout, x=None, n=None):
-    """Prepend mode x (default ``_1:_0``); with n, pad with x in front up to rank n."""
-    _need_layout(layout, "prepend")
-    x = Layout._make(1, 0) if x is None else x
+    """Prepend mode x (a Layout, default ``_1:_0``); with n, pad with x in front up to rank n."""
+    x = _pad_args(layout, x, n, "prepend")
     return Layout._make(_prepend_tuple(layout.shape, x.shape, n), _prepend_tuple(layout.stride, x.stride, n))
 
 
@@ -548,7 +557,7 @@ def group(layout, begin, end=None):
     s, d = wrap(layout.shape), wrap(layout.stride)
     end = len(s) if end is None or end == -1 else end
     if not 0 <= begin <= end <= len(s):
-        raise IndexError(f"group: range [{begin},{end}) out of bounds for rank {len(s)}")
+        raise OutOfRange(f"group: range [{begin},{end}) out of bounds for rank {len(s)}")
     mid_s = (s[begin:end],) if begin < end else ()
     mid_d = (d[begin:end],) if begin < end else ()
     return Layout._make(s[:begin] + mid_s + s[end:], d[:begin] + mid_d + d[end:])
@@ -562,7 +571,7 @@ def _slice(c, t):
     """The sub-trees of t at the free positions of c, in order (CuTe's slice)."""
     if is_tuple(c):
         if not is_tuple(t) or len(c) != len(t):
-            raise IndexError(f"slice: coordinate {fmt(c)} does not match the rank of {fmt(t)}")
+            raise OutOfRange(f"slice: coordinate {quote(c, fmt)} does not match the rank of {fmt(t)}")
         out = ()
         for ci, ti in zip(c, t):
             if is_tuple(ci):
@@ -588,7 +597,7 @@ def slice_and_offset(coord, layout):
         return layout.with_inner(sub_layout, add(layout.offset, off)), 0
     _check_slice(coord, layout.shape, layout)
     sub_layout = Layout._make(_slice(coord, layout.shape), _slice(coord, layout.stride))
-    return sub_layout, crd2idx(coord, layout.shape, layout.stride)
+    return sub_layout, int_tuple._crd2idx(coord, layout.shape, layout.stride)
 
 
 def dice(proj, x):
@@ -669,7 +678,7 @@ def _has_fixed(c):
 def _check_slice(c, s, layout):
     if is_tuple(c):
         if not is_tuple(s) or len(c) != len(s):
-            raise IndexError(f"{layout}: slice coordinate {fmt(c)} does not match the shape {fmt(s)}")
+            raise OutOfRange(f"{layout}: slice coordinate {quote(c, fmt)} does not match the shape {fmt(s)}")
         for ci, si in zip(c, s):
             _check_slice(ci, si, layout)
     elif not _is_free(c):
@@ -728,6 +737,8 @@ def coalesce(layout, profile=None):
     With a tuple `profile`, coalesce mode by mode (result is weakly congruent to the profile).
     """
     _need_layout(layout, "coalesce")
+    if profile is not None:
+        _need_coord(profile, "coalesce", "profile")
     if is_tuple(profile):
         return _by_mode(layout, profile, coalesce)
     return _coalesce_flat(layout)
@@ -747,6 +758,8 @@ def filter(layout, profile=None):
     Post: the image of result equals the image of layout; result has no stride-0 modes (unless size 1).
     """
     _need_layout(layout, "filter")
+    if profile is not None:
+        _need_coord(profile, "filter", "profile")
     if is_tuple(profile):
         return _by_mode(layout, profile, filter)
     return coalesce(Layout._make(_filter_zeros(layout.shape, layout.stride), layout.stride))
@@ -779,8 +792,8 @@ def _compose(ls, ld, rs, rd, a, b):
                 raise ValueError(
                     f"composition: stride {fmt(rest_stride)} of B = {b} does not divide shape "
                     f"{fmt(cur_shape)} of A = {a} and is not smaller (Stride Divisibility Condition)")
-        next_shape = ceil_div(cur_shape, iabs(rest_stride))
-        next_stride = mul(ceil_div(iabs(rest_stride), cur_shape), signum(rest_stride))
+        next_shape = _ceil_div(cur_shape, iabs(rest_stride))
+        next_stride = mul(_ceil_div(iabs(rest_stride), cur_shape), signum(rest_stride))
         if is_static_value(next_shape, 1) or is_static_value(rest_shape, 1):
             rest_stride = next_stride
             continue
@@ -832,10 +845,13 @@ def composition(a, b):
     if isinstance(b, Layout):
         flat = _coalesce_x(a, coprofile(b))
         return _compose(flat.shape, flat.stride, b.shape, b.stride, a, b)
+    _need_tiler(b, "composition")
     if is_tuple(b):
         s, d = wrap(a.shape), wrap(a.stride)
         if len(b) > len(s):
             raise ValueError(f"composition: tiler {_tiler_str(b)} has more modes than {a}")
+        if not b:
+            raise ValueError("composition: the tiler () has no modes (C++ does not compile it: make_layout())")
         return make_layout(*[composition(Layout._make(s[i], d[i]), b[i]) for i in range(len(b))])
     if _is_free(b):
         return a
@@ -847,11 +863,8 @@ def composition(a, b):
 
 def _need_tiler(t, op):
     """TypeError naming `op` unless t is a tiler: a Layout, an int, _ or a tuple of tilers."""
-    if is_tuple(t):
-        for v in t:
-            _need_tiler(v, op)
-    elif not (isinstance(t, Layout) or is_int(t) or _is_free(t)):
-        raise TypeError(f"{op}: tiler must be a Layout, an int, _ or a tuple, got {t!r}")
+    check_tree(t, op, "tiler", lambda x: isinstance(x, Layout) or is_int(x) or _is_free(x),
+               "be a Layout, an int, _ or a tuple of them")
 
 
 def _tiler_str(t):
@@ -886,6 +899,8 @@ def complement(layout, cotarget=None):
     _need_int_strides(layout, "complement")
     flt = filter(layout)
     cot = cosize(flt) if cotarget is None else _shape_of(cotarget, "complement")
+    if cot == ():
+        raise ValueError("complement: the cotarget () is empty; give an int, a shape or a Layout")
     shp, std = flt.shape, flt.stride
     if is_static_value(std, 0):
         return make_layout(_coalesce_shape(cot))
@@ -908,13 +923,16 @@ def complement(layout, cotarget=None):
         raise ValueError(f"complement: {layout} is not injective (Non-injective Layout detected in complement.)")
     result_shape.append(new_shape)
     new_stride = mul(std[0], shp[0])
-    rest_shape = _coalesce_shape(ceil_div(cot, new_stride))
+    rest_shape = _coalesce_shape(_ceil_div(cot, new_stride))
     rest_stride = _compact(rest_shape, LayoutLeft, new_stride)
     return coalesce(Layout._make((tuple(result_shape), rest_shape), (tuple(result_stride), rest_stride)))
 
 
 def _exchange_sort(keys):
-    """Indices of keys sorted as C++ CuTe sorts them (exchange sort, not stable)."""
+    """Indices of keys sorted as C++ CuTe sorts them (exchange sort, not stable). Distinct keys have one
+    sorted order, which Python's sort finds without the exchange sort's n^2 steps."""
+    if len(set(keys)) == len(keys):
+        return sorted(range(len(keys)), key=keys.__getitem__)
     pairs = [(k, i) for i, k in enumerate(keys)]
     n = len(pairs)
     for i in range(n):
@@ -1034,6 +1052,7 @@ def logical_divide(layout, tiler):
         return layout.with_inner(logical_divide(layout.layout_b, tiler))
     if isinstance(tiler, Layout):
         return composition(layout, make_layout(tiler, complement(tiler, coalesce(layout).shape)))
+    _need_tiler(tiler, "logical_divide")
     if is_tuple(tiler):
         return _by_tiler(layout, tiler, logical_divide, "logical_divide")
     if _is_free(tiler):
@@ -1107,6 +1126,7 @@ def logical_product(block, tiler):
     if isinstance(tiler, Layout):
         comp = complement(block, mul(size(block), cosize(tiler)))
         return make_layout(block, composition(comp, tiler))
+    _need_tiler(tiler, "logical_product")
     if is_tuple(tiler):
         return _by_tiler(block, tiler, logical_product, "logical_product")
     if _is_free(tiler):
@@ -1191,7 +1211,7 @@ def tile_to_shape(block, target_shape, order=LayoutLeft):
         if is_static(trg) and is_static(b) and t % b != 0:
             raise ValueError(f"tile_to_shape: block shape {fmt(block_shape)} does not divide the target "
                              f"shape {fmt(trg)}")
-    return blocked_product(padded, make_ordered_layout(ceil_div(trg, block_shape), order))
+    return blocked_product(padded, make_ordered_layout(_ceil_div(trg, block_shape), order))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -1206,14 +1226,14 @@ def _upcast(s, d, n):
     if is_static(d):
         if mod(d, n) != 0 and mod(n, d) != 0:
             raise ValueError(f"upcast: stride {fmt(d)} and {n} do not divide one another (Divisibility condition)")
-        return Layout._make(ceil_div(s, ceil_div(n, iabs(d))), mul(signum(d), ceil_div(iabs(d), n)))
+        return Layout._make(_ceil_div(s, _ceil_div(n, iabs(d))), mul(signum(d), _ceil_div(iabs(d), n)))
     return Layout._make(s, div(d, n))
 
 
 def upcast(layout, n):
     """View a layout of elements as a layout of n-element groups (e.g. 8 halves -> one 128-bit word)."""
     _need_layout(layout, "upcast", composed=True)
-    _need_int(n, "upcast", "n")
+    _need_int(n, "upcast", "n", low=1)
     if hasattr(layout, "layout_b"):
         return layout.with_inner(upcast(layout.layout_b, n))
     _need_int_strides(layout, "upcast")
@@ -1231,7 +1251,7 @@ def _downcast(s, d, n):
 def downcast(layout, n):
     """View a layout of elements as a layout of 1/n-sized pieces: the stride-1 mode grows n times."""
     _need_layout(layout, "downcast", composed=True)
-    _need_int(n, "downcast", "n")
+    _need_int(n, "downcast", "n", low=1)
     if hasattr(layout, "layout_b"):
         return layout.with_inner(downcast(layout.layout_b, n))
     _need_int_strides(layout, "downcast")

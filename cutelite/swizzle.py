@@ -2,9 +2,11 @@
 
 A swizzle keeps the lowest M bits (2^M elements move together), takes the B bits that sit S above
 them (the "yyy" mask) and XORs them into the B bits at M (the "zzz" mask). With a negative S the yyy
-bits sit below the zzz bits. Because yyy and zzz must not overlap, CuTe requires abs(S) >= B.
+bits sit below the zzz bits. Because yyy and zzz must not overlap, CuTe requires abs(S) >= B. Its masks
+are C++ ints, so both must fit in 32 bits: B + M + abs(S) <= 32, and a shift M + abs(S) <= 31.
 """
 
+from .errors import quote
 from .int_tuple import Dyn, flatten, idx2crd, is_int
 
 __all__ = ["Swizzle", "MixedBits", "mixed_xor", "to_mixed_bits", "swizzle_bits", "sliced_swizzle_strides"]
@@ -22,7 +24,9 @@ class Swizzle:
         shift = bits if shift is None else shift
         for name, v in (("BBits", bits), ("MBase", base), ("SShift", shift)):
             if not is_int(v):
-                raise TypeError(f"Swizzle: {name} must be an int, got {v!r}")
+                raise TypeError(f"Swizzle: {name} must be an int, got {quote(v)} ({type(v).__name__})")
+            if not -(1 << 31) <= v < 1 << 31:
+                raise ValueError(f"Swizzle: {name} = {quote(v)} is outside C++'s 32-bit int")
         if bits < 0:
             raise ValueError(f"Swizzle<{bits},{base},{shift}>: BBits must be positive.")
         if base < 0:
@@ -30,6 +34,10 @@ class Swizzle:
         if abs(shift) < bits:
             raise ValueError(f"Swizzle<{bits},{base},{shift}>: abs(SShift) must be more than BBits. "
                              f"(|{shift}| < {bits}: the yyy and zzz masks would overlap)")
+        if base + abs(shift) > 31 or bits + base + abs(shift) > 32:
+            raise ValueError(f"Swizzle<{bits},{base},{shift}>: its masks do not fit C++'s 32-bit int (C++ CuTe "
+                             "does not compile it): BBits + MBase + abs(SShift) must be at most 32, and "
+                             "MBase + abs(SShift) at most 31")
         self.bits, self.base, self.shift = int(bits), int(base), int(shift)
 
     @property
@@ -43,6 +51,8 @@ class Swizzle:
         return ((1 << self.bits) - 1) << (self.base - min(0, self.shift))
 
     def __call__(self, offset):
+        if not hasattr(offset, "__index__") or isinstance(offset, bool):
+            raise TypeError(f"Swizzle: an offset must be an int, got {quote(offset)} ({type(offset).__name__})")
         y = offset & self.yyy_msk
         moved = y >> self.shift if self.shift >= 0 else y << -self.shift
         return offset ^ moved

@@ -14,11 +14,12 @@ No operation copies data: a view writes through to its engine, as in CuTe.
 The data is a NumPy array, imported where data is touched: on layouts, these functions need no NumPy.
 """
 
-from .int_tuple import is_int, is_tuple, wrap, product_each, crd2idx, idx2crd, flatten as flatten_tuple
+from .int_tuple import is_tuple, wrap, product_each, flatten as flatten_tuple
 from .int_tuple import prefix_product
 from . import layout as L
 from .basis import ArithmeticTupleIterator
-from .layout import Layout, _, dice, get_flat_coord, make_layout, rank, size, slice_and_offset
+from .errors import OutOfRange, check_cells, quote
+from .layout import Layout, _, _has_free, dice, get_flat_coord, make_layout, rank, size, slice_and_offset
 
 __all__ = [
     "Tensor", "make_tensor", "is_tensor", "composition", "logical_divide", "zipped_divide",
@@ -28,24 +29,20 @@ __all__ = [
 ]
 
 
-def _is_free(c):
-    return c is None or isinstance(c, L.Underscore)
-
-
-def _has_free(c):
-    if is_tuple(c):
-        return any(_has_free(v) for v in c)
-    return _is_free(c)
-
-
 def _is_layout(x):
-    return isinstance(x, Layout) or hasattr(x, "layout_b")
+    return isinstance(x, (Layout, L.ComposedLayout))
 
 
 def _need_tensor(x, op):
-    """TypeError naming `op` unless x is a Tensor, Layout or ComposedLayout."""
-    if not (isinstance(x, Tensor) or _is_layout(x)):
-        raise TypeError(f"{op}: expected a Tensor or a Layout, got {x!r} ({type(x).__name__})")
+    """TypeError naming `op` unless x is a Tensor. C++'s partitioning functions take only tensors: a
+    partition of a bare layout would lose the offset of the tile or thread it picks."""
+    if isinstance(x, Tensor):
+        return
+    hint = ""
+    if _is_layout(x):
+        hint = ("; C++'s partitioning functions take only tensors (a partition of a layout loses its offset): "
+                "partition make_tensor(array, layout), or make_identity_tensor(shape) to see coordinates")
+    raise TypeError(f"{op}: expected a Tensor, got {quote(x, str)} ({type(x).__name__}){hint}")
 
 
 def offsets_of(layout):
@@ -86,6 +83,7 @@ class Tensor:
         if isinstance(engine, ArithmeticTupleIterator):
             self.engine, self.layout, self.offset = engine + offset, layout, 0
             return
+        L._need_int(offset, "Tensor", "offset")
         import numpy as np
         if not isinstance(engine, np.ndarray) or engine.ndim != 1:
             raise TypeError(f"Tensor: the engine must be a 1-D NumPy array or an ArithmeticTupleIterator, got "
@@ -102,6 +100,7 @@ class Tensor:
         through `layout`: what slicing and partitioning return."""
         if self.counts:
             return Tensor(self.engine + offset, layout)
+        L._need_int(offset, "Tensor.view", "offset")
         return Tensor(self.engine, layout, self.offset + int(offset))
 
     def _need_memory(self, what):
@@ -133,18 +132,27 @@ class Tensor:
             return self.view(*slice_and_offset(c, self.layout))
         if self.counts:
             return self.engine[self.layout(c)]
-        return self.engine[self.offset + self.layout(c)]
+        return self.engine[self._index(c)]
+
+    def _index(self, c):
+        """The engine index of coordinate c; never wraps through NumPy's negative indexing."""
+        i = self.offset + self.layout(c)
+        if not 0 <= i < self.engine.size:
+            raise OutOfRange(f"Tensor: coordinate {quote(c, str)} reaches element {i}, outside the "
+                             f"{self.engine.size} elements of its array ({self.layout} from offset {self.offset})")
+        return i
 
     def __getitem__(self, coord):
         return self(coord)
 
     def __setitem__(self, coord, value):
         self._need_memory("__setitem__")
-        if _has_free(coord):
-            view = self(coord)
-            view.engine[view.offset + offsets_of(view.layout)] = value
-        else:
-            self.engine[self.offset + self.layout(coord)] = value
+        where = self(coord).offsets() if _has_free(coord) else self._index(coord)
+        try:
+            self.engine[where] = value
+        except (TypeError, ValueError) as e:
+            raise type(e)(f"Tensor: cannot store {quote(value)} in its {self.engine.dtype} array at "
+                          f"{quote(coord, str)}: {e}") from None
 
     def __iter__(self):
         raise TypeError("Tensor is not iterable: use t(i) for element i, or t.to_numpy()")
@@ -152,7 +160,11 @@ class Tensor:
     def offsets(self):
         """Engine indices of all elements, shaped product_each(shape) (see offsets_of)."""
         self._need_memory("offsets")
-        return self.offset + offsets_of(self.layout)
+        idx = self.offset + offsets_of(self.layout)
+        if idx.size and (idx.min() < 0 or idx.max() >= self.engine.size):
+            raise OutOfRange(f"Tensor: {self.layout} from offset {self.offset} reaches elements {idx.min()}.."
+                             f"{idx.max()}, outside the {self.engine.size} elements of its array")
+        return idx
 
     def to_numpy(self):
         """A copy of the values in natural coordinate order: shape product_each(shape), so that
@@ -341,10 +353,14 @@ def owner_table(tv_layout, tile_shape):
     the one the inverse picks is shown.
     """
     L._need_layout(tv_layout, "owner_table")
+    L._need_int_strides(tv_layout, "owner_table")
     L._check_shape(tile_shape, "tile_shape", "owner_table")
     import numpy as np
     shp = product_each(tile_shape)
+    if any(s <= 0 for s in shp):
+        raise ValueError(f"owner_table: tile_shape {quote(tile_shape, str)} has a non-positive extent")
     n = int(np.prod(shp))
+    check_cells(1, n, "owner_table")
     nthr = size(tv_layout, 0)
     threads = -np.ones(n, dtype=np.int64)
     values = -np.ones(n, dtype=np.int64)

@@ -14,11 +14,12 @@ each thread its coordinates); a Layout in their place gives back the partitioned
 
 from .atoms import MMA_Atom, check_tv, make_mma_atom, tile_shape as atom_tile_shape
 from .copy_atoms import Copy_Atom
-from .int_tuple import dyn, fmt, is_int, is_static, is_tuple, product_each, mod
+from .errors import OutOfRange, quote
+from .int_tuple import dyn, flatten as flatten_tuple, fmt, is_int, is_static, is_tuple, product_each, mod, wrap
 from .layout import (
-    Layout, _, append, complement, composition, coalesce, get, get_flat_coord, left_inverse, logical_divide,
-    logical_product, make_layout, make_fragment_like, raked_product, rank, right_inverse, size, filter,
-    slice_and_offset, tiled_product, upcast, zipped_divide,
+    Layout, _, _check_shape, _need_int, _need_tiler, append, complement, composition, coalesce, get, get_flat_coord,
+    left_inverse, logical_divide, logical_product, make_layout, make_fragment_like, raked_product, rank,
+    right_inverse, size, filter, slice_and_offset, tiled_product, upcast, zipped_divide,
 )
 
 __all__ = ["TiledMMA", "ThrMMA", "TiledCopy", "ThrCopy", "make_tiled_mma", "make_tiled_copy",
@@ -74,6 +75,14 @@ def _zip(layout):
 def _with_shape(layout, shape):
     """layout viewed through the compact layout of `shape` (CuTe's Layout::with_shape)."""
     return composition(layout, make_layout(shape))
+
+
+def _shape(shape, op, what):
+    """shape, checked to be an int or a (nested) tuple of positive ints; errors name `op`."""
+    _check_shape(shape, what, op)
+    if any(s <= 0 for s in flatten_tuple(wrap(shape))):
+        raise ValueError(f"{op}: {what} {quote(shape, fmt)} has a non-positive extent")
+    return shape
 
 
 def _check_thread(idx, n, what):
@@ -171,7 +180,8 @@ class TiledMMA:
         """Thread thr_idx's view of the tiled MMA (ThrMMA). As in C++, an index past the last thread
         wraps around (its coordinate is taken modulo each thread mode)."""
         if not is_int(thr_idx) or thr_idx < 0:
-            raise TypeError(f"TiledMMA.get_slice: thread index must be an int >= 0, got {thr_idx!r}")
+            raise TypeError(f"TiledMMA.get_slice: thread index must be an int >= 0, got {quote(thr_idx)}")
+        _need_int(thr_idx, "TiledMMA.get_slice", "thread index")
         return ThrMMA(self, get_flat_coord(self.thr_layout_vmnk, dyn(thr_idx)))   # a run-time index, as in C++
 
     get_thread_slice = get_slice
@@ -260,7 +270,7 @@ def make_tiled_mma(atom, thr_layout=None, permutations=None):
         raise TypeError(f"make_tiled_mma: atom must be an MMA_Atom (make_mma_atom(name)), got {atom!r}")
     thr_layout = Layout((1, 1, 1)) if thr_layout is None else thr_layout
     if isinstance(thr_layout, tuple) or is_int(thr_layout):
-        thr_layout = make_layout(thr_layout)
+        thr_layout = make_layout(_shape(thr_layout, "make_tiled_mma", "the atom layout"))
     if not isinstance(thr_layout, Layout):
         raise TypeError(f"make_tiled_mma: the atom layout must be a Layout, got {thr_layout!r}")
     if rank(thr_layout) > 3:
@@ -273,6 +283,7 @@ def make_tiled_mma(atom, thr_layout=None, permutations=None):
         raise ValueError(f"make_tiled_mma: permutation {_tile_str(perm)} has rank {len(perm)}; "
                          "TiledMMA requires rank-3 PermutationMNK")
     perm = tuple(perm) + (_,) * (3 - len(perm))
+    _need_tiler(perm, "make_tiled_mma")
     for p in perm:
         if not (p is _ or is_int(p) or isinstance(p, Layout)):
             raise TypeError(f"make_tiled_mma: a permutation entry must be _, an int or a Layout, got {p!r}")
@@ -294,6 +305,9 @@ def tile_size(mma, i):
     """Extent of the tiled MMA in mode i (0: M, 1: N, 2: K); of a TiledCopy, size of tiler mode i."""
     if not isinstance(mma, (TiledMMA, TiledCopy)) or not is_int(i):
         raise TypeError(f"tile_size: expected a TiledMMA or TiledCopy and a mode index, got {mma!r}, {i!r}")
+    modes = 3 if isinstance(mma, TiledMMA) else len(mma.tiler) if is_tuple(mma.tiler) else 1
+    if not 0 <= i < modes:
+        raise OutOfRange(f"tile_size: mode {i} is out of range: {type(mma).__name__} has modes 0..{modes - 1}")
     if isinstance(mma, TiledCopy):
         return size(mma.tiler[i]) if is_tuple(mma.tiler) else size(mma.tiler)
     return mma.tile_size_mnk(i)
@@ -316,10 +330,8 @@ def thr_size(x):
 def _partition_shape(mma, shape, thrfrg_name):
     what = "partition_shape_" + thrfrg_name[-1]
     _check_mma(mma, what)
-    if not (is_int(shape) or (is_tuple(shape) and all(is_int(v) or is_tuple(v) for v in shape))):
-        raise TypeError(f"{what}: expected a shape (an int or a tuple of them), got {shape!r}")
     thrfrg = getattr(mma, thrfrg_name)
-    dummy = thrfrg(make_layout(shape))
+    dummy = thrfrg(make_layout(_shape(shape, what, "shape")))
     return dummy(0, (_, _repeat_free(rank(dummy, 1, 1)))).shape
 
 

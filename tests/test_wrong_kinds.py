@@ -99,7 +99,10 @@ CALLS = {
     "thr_size": (tiled.thr_size, (MMA,), ()),
     **{f"partition_shape_{x}": (getattr(tiled, f"partition_shape_{x}"), (MMA, (64, 64)), ()) for x in "ABC"},
 }
-BAD = ["x", 1.5, [4, 8], None]
+DEEP = 2
+for _ in range(40):
+    DEEP = (DEEP,)  # nested past the engine's depth limit
+BAD = ["x", 1.5, [4, 8], None, DEEP, 2 ** 70]
 
 
 def test_every_engine_export_is_covered():

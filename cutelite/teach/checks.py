@@ -29,7 +29,15 @@ def check(result, expected, what="result"):
 def check_close(result, expected, what="result", rtol=1e-3, atol=1e-3):
     """Compare arrays within a tolerance (for floating-point kernels); print the largest error."""
     import numpy as np
-    result, expected = np.asarray(result, dtype=np.float64), np.asarray(expected, dtype=np.float64)
+    for name, tol in (("rtol", rtol), ("atol", atol)):
+        if not isinstance(tol, (int, float)) or isinstance(tol, bool) or not tol >= 0:
+            raise ValueError(f"check_close: {name} must be a number >= 0, got {_show(tol)}")
+    rtol, atol = float(rtol), float(atol)
+    try:
+        result, expected = np.asarray(result, dtype=np.float64), np.asarray(expected, dtype=np.float64)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"check_close: {what}: the result and the expected value must be arrays of numbers "
+                        f"({_show(e)})") from None
     if result.shape != expected.shape:
         raise AssertionError(f"FAIL {what}: shape {result.shape} != expected {expected.shape}")
     err = float(np.max(np.abs(result - expected))) if result.size else 0.0

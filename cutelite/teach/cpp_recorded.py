@@ -35,6 +35,9 @@ CPP_GMMA = {
 def cpp_desc_fields(key):
     """(byte offset of the tile, descriptor as an int, leading_off, stride_off, layout_type) of a recorded
     descriptor block, read from C++'s printed text."""
+    if not (isinstance(key, str) and key.startswith("desc ") and key in CPP_GMMA):
+        raise ValueError(f"cpp_desc_fields: no recorded descriptor {key!r}; recorded: "
+                         + ", ".join(k for k in CPP_GMMA if k.startswith("desc ")))
     lines = CPP_GMMA[key].splitlines()
     field = {ln.split(":")[0].strip(): ln.split(":")[1].split()[0] for ln in lines[2:]}
     return (int(lines[0].split()[1]), int(lines[1].split(":")[1], 16), int(field["leading_off"], 16),

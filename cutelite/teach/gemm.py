@@ -5,11 +5,22 @@ huang2025gemm2), and the chapter's two figures (the running bar chart of the lad
 Standard library only, except the figures (matplotlib, imported inside).
 """
 
+from ..errors import quote
+
 __all__ = ["tile_budget", "ai_dram", "ai_global", "ai_shared", "ARTICLE_CPP", "ARTICLE_TABLE",
            "article_table_rows", "draw_ladder", "draw_roofline"]
 
 
 # ---- budgets ------------------------------------------------------------------------------------------
+def _positive(op, **sizes):
+    """TypeError or ValueError naming `op` unless every size is a positive number (an int or a float)."""
+    for name, x in sizes.items():
+        if not isinstance(x, (int, float)) or isinstance(x, bool):
+            raise TypeError(f"{op}: {name} must be a number, got {quote(x)} ({type(x).__name__})")
+        if not x > 0:
+            raise ValueError(f"{op}: {name} must be positive, got {quote(x)}")
+
+
 def tile_budget(BM, BN, BK, stages, threads, in_bytes=2, acc_bytes=4):
     """(shared-memory bytes, accumulator registers per thread) of a CTA computing a (BM, BN) tile of C with
     `threads` threads: `stages` buffers of a (BM, BK) tile of A and a (BK, BN) tile of B, and the (BM, BN)
@@ -17,6 +28,8 @@ def tile_budget(BM, BN, BK, stages, threads, in_bytes=2, acc_bytes=4):
 
     e.g. tc_sm80's 128x128x32, 3 stages, 256 threads: (49152, 64).
     """
+    _positive("tile_budget", BM=BM, BN=BN, BK=BK, stages=stages, threads=threads, in_bytes=in_bytes,
+              acc_bytes=acc_bytes)
     smem = stages * (BM * BK + BK * BN) * in_bytes
     regs = BM * BN * acc_bytes // (4 * threads)
     return smem, regs
@@ -26,18 +39,21 @@ def tile_budget(BM, BN, BK, stages, threads, in_bytes=2, acc_bytes=4):
 def ai_dram(M, N, K, in_bytes, out_bytes=4):
     """FLOPs per byte if A and B were read from DRAM once and C written once: 2MNK / bytes (the best any
     kernel can do; the compulsory traffic)."""
+    _positive("ai_dram", M=M, N=N, K=K, in_bytes=in_bytes, out_bytes=out_bytes)
     return 2.0 * M * N * K / ((M * K + K * N) * in_bytes + M * N * out_bytes)
 
 
 def ai_global(BM, BN, in_bytes):
     """FLOPs per byte a CTA tile of (BM, BN) gets from global memory (L2 or DRAM): per k it loads BM + BN
     elements and does 2 BM BN FLOPs. (1, 1): one thread per output reading A and B itself."""
+    _positive("ai_global", BM=BM, BN=BN, in_bytes=in_bytes)
     return 2.0 * BM * BN / ((BM + BN) * in_bytes)
 
 
 def ai_shared(TM, TN, in_bytes):
     """FLOPs per byte a (TM, TN) block of outputs held in registers (a thread's, or a warp's for the
     tensor-core kernels) gets from shared memory: per k, TM + TN elements in, 2 TM TN FLOPs."""
+    _positive("ai_shared", TM=TM, TN=TN, in_bytes=in_bytes)
     return 2.0 * TM * TN / ((TM + TN) * in_bytes)
 
 
@@ -73,6 +89,8 @@ ARTICLE_TABLE = [
 def article_table_rows(tflops):
     """The article's table as rows (problem, suggestion, before kernel, TFLOP/s, after kernel, TFLOP/s,
     speed-up), TFLOP/s looked up in `tflops` (name -> value or None)."""
+    if not isinstance(tflops, dict):
+        raise TypeError(f"article_table_rows: tflops must be a dict (kernel name -> TFLOP/s), got {quote(tflops)}")
     rows = []
     for problem, _, suggestion, _, pair in ARTICLE_TABLE:
         if pair is None:

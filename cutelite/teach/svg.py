@@ -15,8 +15,10 @@ the live page. Rows m go down, columns n go across, (0, 0) top left, as print_la
 import colorsys
 import html
 
-from ..int_tuple import flatten
-from ..layout import rank, size
+from ..bank_conflicts import _need_count, access_cells
+from ..errors import check_cells, quote
+from ..int_tuple import flatten, is_int, wrap
+from ..layout import _need_int_strides, _need_layout, rank, size
 
 __all__ = ["layout_rows", "layout_svg", "tv_svg", "bank_svg", "grid_svg", "panels_svg", "viridis", "thread_colour",
            "tv_offsets", "tv_owners", "tiled_mma_svg", "tiled_copy_svg", "mma_panels", "copy_panels"]
@@ -38,7 +40,9 @@ def _rgb(hex_colour):
 
 
 def viridis(x):
-    """The viridis colour of x in [0, 1], as "#rrggbb"."""
+    """The viridis colour of x in [0, 1] (clamped), as "#rrggbb"."""
+    if not isinstance(x, (int, float)) or isinstance(x, bool) or x != x:
+        raise TypeError(f"viridis: x must be a number in [0, 1], got {quote(x)}")
     x = min(max(x, 0.0), 1.0) * (len(_VIRIDIS) - 1)
     i = min(int(x), len(_VIRIDIS) - 2)
     lo, hi, f = _rgb(_VIRIDIS[i]), _rgb(_VIRIDIS[i + 1]), x - i
@@ -47,6 +51,8 @@ def viridis(x):
 
 def thread_colour(t, threads):
     """The colour of thread t among `threads` (as viz._thread_colours: tab20, or every third of 40)."""
+    _need_count(t, "thread_colour", "t")
+    _need_count(threads, "thread_colour", "threads", low=1)
     return _TAB40[(t * 3) % 40] if threads > 20 else _TAB40[t % 20]
 
 
@@ -58,12 +64,15 @@ def _ink(fill):
 
 def layout_rows(layout):
     """The offsets of a rank-1 or rank-2 layout as a list of rows: rows[m][n] = L(m, n) (rank 1: one row)."""
+    _need_layout(layout, "draw", composed=True)
     r = rank(layout)
     if r == 1:
+        check_cells(1, size(layout), "draw")
         return [[layout(n) for n in range(size(layout))]]
     if r != 2:
         raise ValueError(f"draw: needs a rank-1 or rank-2 layout, got {layout} of rank {r} "
                          "(group modes, e.g. cutelite.group(L, 1), to draw it)")
+    check_cells(size(layout, 0), size(layout, 1), "draw")
     return [[layout(m, n) for n in range(size(layout, 1))] for m in range(size(layout, 0))]
 
 
@@ -107,6 +116,13 @@ def _font(c):
 def grid_svg(rows, cols, cell, title="", size_px=None, outlined=()):
     """An SVG grid: cell(m, n) gives (fill colour, label text or "", tooltip); `outlined` cells get a
     black border. Cells are square; the picture is at most size_px wide (default: 28 px a cell, capped)."""
+    _need_count(rows, "grid_svg", "rows", low=1)
+    _need_count(cols, "grid_svg", "cols", low=1)
+    check_cells(rows, cols, "grid_svg")
+    if not callable(cell):
+        raise TypeError(f"grid_svg: cell must be a function (m, n) -> (fill, label, tooltip), got {quote(cell)}")
+    if size_px is not None:
+        _need_count(size_px, "grid_svg", "size_px", low=1)
     px = size_px or min(28 * cols, 560)
     c = max(4.0, min(28.0, px / cols))
     top, left = 18 if title else 2, 2
@@ -162,9 +178,11 @@ def layout_svg(layout, title=None, labels=None):
 def tv_offsets(tv_layout):
     """rows[t][v] = tv_layout(t, v) for every thread t and value v (a rank-1 layout: one value each).
     Computed by walking the flattened modes, so a 128-thread tile takes about a millisecond."""
-    shape = flatten(tv_layout.shape) if rank(tv_layout) > 0 else (tv_layout.shape,)
-    stride = flatten(tv_layout.stride) if rank(tv_layout) > 0 else (tv_layout.stride,)
-    shape, stride = [int(x) for x in shape], [int(x) for x in stride]
+    _need_layout(tv_layout, "tv_offsets")
+    _need_int_strides(tv_layout, "tv_offsets")
+    check_cells(1, size(tv_layout), "tv_offsets")
+    shape = [int(x) for x in wrap(flatten(tv_layout.shape))]
+    stride = [int(x) for x in wrap(flatten(tv_layout.stride))]
     offs = [0]
     for n, d in zip(shape, stride):          # colexicographic: the first mode varies fastest
         offs = [o + i * d for i in range(n) for o in offs]
@@ -177,7 +195,9 @@ def tv_owners(tv_layout, tile_shape, what="draw_tv_layout"):
     """{(m, n): (t, v, count)}: for each element of an M x N tile (index m + n*M) the first (thread,
     value) that tv maps there (smallest thread, then value: the one CuTe's print_latex shows, through
     right_inverse) and how many (t, v) reach it. Raises ValueError for an index outside the tile."""
-    M, N = (tile_shape, 1) if isinstance(tile_shape, int) else tuple(tile_shape)
+    _need_layout(tv_layout, what)
+    M, N = tile_mn(tile_shape, what)
+    check_cells(M, N, what)
     owner = {}
     for t, row in enumerate(tv_offsets(tv_layout)):
         for v, idx in enumerate(row):
@@ -190,6 +210,14 @@ def tv_owners(tv_layout, tile_shape, what="draw_tv_layout"):
             else:
                 owner[key] = (t, v, 1)
     return owner
+
+
+def tile_mn(tile_shape, what):
+    """(M, N) of a tile given as M or (M, N): positive ints."""
+    mn = (tile_shape, 1) if is_int(tile_shape) else tile_shape
+    if not (isinstance(mn, tuple) and len(mn) == 2 and all(is_int(x) and x > 0 for x in mn)):
+        raise ValueError(f"{what}: the tile must be M or (M, N), positive ints, got {quote(tile_shape)}")
+    return mn
 
 
 def _owner_cell(owner, threads, show, lanes=None, transpose=False, name="", plus=True):
@@ -210,8 +238,8 @@ def tv_svg(tv_layout, tile_shape, title=None, lanes=None, thread=None):
     (thread, value) that tv maps to it, coloured by thread. lanes(t) renames thread t (e.g. an atom's
     ThrID); elements reached twice get a "+" (and show the first thread), elements never reached stay white;
     `thread`'s cells are outlined."""
-    M, N = (tile_shape, 1) if isinstance(tile_shape, int) else tuple(tile_shape)
-    owner = tv_owners(tv_layout, (M, N))
+    M, N = tile_mn(tile_shape, "tv_svg")
+    owner = tv_owners(tv_layout, (M, N), "tv_svg")
     cell = _owner_cell(owner, size(tv_layout, 0), M * N <= MAX_LABELS, lanes)
     return grid_svg(M, N, cell, f"{tv_layout} on a {M}x{N} tile" if title is None else title,
                     outlined=() if thread is None else _thread_cells(owner, thread))
@@ -226,11 +254,22 @@ def mma_panels(mma):
     "C": (owners, (M, N)), "threads": the thread count of the TV layouts}, owners as tv_owners of
     get_layoutX_TV. The TV layouts count threads by index, so a Volta atom's 8 threads are lanes 0-3 and
     16-19 of 32 (lanes 4-15 repeat 0-3, and the picture shows the lower lane)."""
+    from ..tiled import TiledMMA
+    if not isinstance(mma, TiledMMA):
+        raise TypeError(f"draw a TiledMMA: expected a TiledMMA (make_tiled_mma), got {quote(mma)}")
     M, N, K = (mma.tile_size_mnk(i) for i in range(3))
     tv_c = mma.get_layoutC_TV()
     return {"A": (tv_owners(mma.get_layoutA_TV(), (M, K)), (M, K)),
             "B": (tv_owners(mma.get_layoutB_TV(), (N, K)), (N, K)),
             "C": (tv_owners(tv_c, (M, N)), (M, N)), "threads": size(tv_c, 0)}
+
+
+def picture_args(op, thread, size_px, what="max_px"):
+    """TypeError or ValueError naming `op` unless thread is None or an int >= 0 and size_px a positive number."""
+    if thread is not None:
+        _need_count(thread, op, "thread")
+    if not isinstance(size_px, (int, float)) or isinstance(size_px, bool) or not size_px > 0:
+        raise ValueError(f"{op}: {what} must be a positive number, got {quote(size_px)}")
 
 
 def tiled_mma_svg(mma, thread=None, title=None, labels=None, max_px=900):
@@ -240,6 +279,7 @@ def tiled_mma_svg(mma, thread=None, title=None, labels=None, max_px=900):
     other atoms along N hold the same A element, along M the same B element, and a Volta atom's lanes 4-15
     repeat lanes 0-3); `thread`'s cells are outlined. Labels when a cell is at least
     14 px (or as `labels` says)."""
+    picture_args("tiled_mma_svg", thread, max_px)
     p = mma_panels(mma)
     (M, K), (N, _) = p["A"][1], p["B"][1]
     threads = p["threads"]
@@ -258,7 +298,9 @@ def tiled_mma_svg(mma, thread=None, title=None, labels=None, max_px=900):
 
 def copy_panels(tiled_copy):
     """The two grids of a TiledCopy's picture: {"S": (owners, (M, N)), "D": (owners, (M, N))}."""
-    from ..tiled import tile_size
+    from ..tiled import TiledCopy, tile_size
+    if not isinstance(tiled_copy, TiledCopy):
+        raise TypeError(f"draw a TiledCopy: expected a TiledCopy (make_tiled_copy), got {quote(tiled_copy)}")
     shape = (tile_size(tiled_copy, 0), tile_size(tiled_copy, 1))
     return {"S": (tv_owners(tiled_copy.get_layoutS_TV(), shape), shape),
             "D": (tv_owners(tiled_copy.get_layoutD_TV(), shape), shape)}
@@ -266,6 +308,7 @@ def copy_panels(tiled_copy):
 
 def tiled_copy_svg(tiled_copy, thread=None, title=None, labels=None, max_px=900):
     """print_latex(TiledCopy) as SVG: the source (thread, value) picture left, the destination right."""
+    picture_args("tiled_copy_svg", thread, max_px)
     p = copy_panels(tiled_copy)
     M, N = p["S"][1]
     threads = size(tiled_copy.layout_tv, 0)
@@ -282,8 +325,10 @@ def bank_svg(layout, elem_bytes=4, access=(), title=None, banks=32):
     """draw_banks as SVG: each element of a rank-2 layout coloured by the bank of its first byte (hsv,
     light); the cells of `access` (coordinates, or lists of coordinates per lane) outlined."""
     from ..bank_conflicts import bank_grid
+    _need_count(banks, "bank_svg", "banks", low=1)
     grid = bank_grid(layout, elem_bytes)
     rows, cols = len(grid), len(grid[0])
+    outlined = access_cells(access, rows, cols, "bank_svg")
 
     def colour(bank):
         r, g, b = colorsys.hsv_to_rgb(bank / banks, 1.0, 1.0)
@@ -292,8 +337,5 @@ def bank_svg(layout, elem_bytes=4, access=(), title=None, banks=32):
     def cell(m, n):
         bank = grid[m][n]
         return colour(bank), str(bank) if rows * cols <= 512 else "", f"({m},{n}): bank {bank}"
-    outlined = []
-    for a in access or ():
-        outlined += a if isinstance(a, list) else [a] if a is not None else []
     return grid_svg(rows, cols, cell, title or f"{layout}: bank of each element ({elem_bytes}-byte elements)",
                     outlined=outlined)

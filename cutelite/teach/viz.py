@@ -16,9 +16,10 @@ print_layout: row m downwards, column n across, (0, 0) top left.
 import numpy as np
 
 from ..explain import operand_text
-from ..layout import make_layout, rank, size, zipped_divide, logical_product, blocked_product
+from ..layout import _need_layout, make_layout, rank, size, zipped_divide, logical_product, blocked_product
 from ..layout import raked_product
-from ..bank_conflicts import NUM_BANKS, bank_grid
+from ..bank_conflicts import NUM_BANKS, _addresses, _need_count, access_cells, bank_grid
+from ..errors import check_cells, quote
 
 __all__ = ["layout_grid", "draw_layout", "draw_tv_layout", "draw_tiles", "segments_of", "draw_warp_access",
            "draw_pipeline", "draw_owners", "draw_tiled_mma", "draw_tiled_copy", "draw_banks", "layout_png"]
@@ -35,16 +36,10 @@ def _plt():
 def layout_grid(layout):
     """The offsets of a rank-1 or rank-2 layout (plain or swizzled) as an array: grid[m, n] = L(m, n).
 
-    A rank-1 layout is one row: grid[0, n] = L(n).
+    A rank-1 layout is one row: grid[0, n] = L(n). (svg.layout_rows as an array.)
     """
-    r = rank(layout)
-    if r == 1:
-        return np.array([[layout(n) for n in range(size(layout))]], dtype=np.int64)
-    if r != 2:
-        raise ValueError(f"draw: needs a rank-1 or rank-2 layout, got {layout} of rank {r} "
-                         "(group modes, e.g. cutelite.group(L, 1), to draw it)")
-    rows, cols = size(layout, 0), size(layout, 1)
-    return np.array([[layout(m, n) for n in range(cols)] for m in range(rows)], dtype=np.int64)
+    from .svg import layout_rows
+    return np.array(layout_rows(layout), dtype=np.int64)
 
 
 def _axes(ax, rows, cols, cell=0.42):
@@ -158,8 +153,8 @@ def draw_tv_layout(tv_layout, tile_shape, ax=None, title=None):
     Elements no (t, v) reaches stay blank; an element reached twice shows its first (t, v) (smallest
     thread) and a "+". Returns the axes.
     """
-    from .svg import tv_owners
-    M, N = (tile_shape, 1) if isinstance(tile_shape, int) else tuple(tile_shape)
+    from .svg import tile_mn, tv_owners
+    M, N = tile_mn(tile_shape, "draw_tv_layout")
     owner = tv_owners(tv_layout, (M, N))
     return draw_owners(owner, (M, N), size(tv_layout, 0), ax=ax, labels=M * N <= MAX_LABELS,
                        title=f"{tv_layout} on a {M}x{N} tile" if title is None else title)
@@ -169,7 +164,8 @@ def draw_tiled_mma(mma, thread=None, labels=None, cell=0.32, title=None):
     """CuTe's print_latex(TiledMMA) as a matplotlib figure: C (M x N) bottom right, A (M x K) to its left,
     B above C drawn K x N (CuTe's N x K tile turned so that its columns are C's). Each cell: "T{t} V{v}"
     of its first owner, coloured by thread; `thread`'s cells outlined. Returns the figure."""
-    from .svg import mma_panels
+    from .svg import mma_panels, picture_args
+    picture_args("draw_tiled_mma", thread, cell, "cell")
     _, plt = _plt()
     p = mma_panels(mma)
     (M, K), (N, _) = p["A"][1], p["B"][1]
@@ -189,7 +185,8 @@ def draw_tiled_mma(mma, thread=None, labels=None, cell=0.32, title=None):
 def draw_tiled_copy(tiled_copy, thread=None, labels=None, cell=0.32, title=None):
     """CuTe's print_latex(TiledCopy) as a matplotlib figure: the tile seen by the source's (thread,
     value) layout (get_layoutS_TV) left, by the destination's (get_layoutD_TV) right. Returns the figure."""
-    from .svg import copy_panels
+    from .svg import copy_panels, picture_args
+    picture_args("draw_tiled_copy", thread, cell, "cell")
     _, plt = _plt()
     p = copy_panels(tiled_copy)
     M, N = p["S"][1]
@@ -214,6 +211,9 @@ def draw_tiles(layout, tiler, op="divide", ax=None, title=None):
     Returns the axes.
     """
     matplotlib, _ = _plt()
+    _need_layout(layout, "draw_tiles")
+    if not isinstance(op, str):
+        raise TypeError(f"draw_tiles: op must be 'divide' or a product's name, got {quote(op)}")
     if op == "divide":
         grid = layout_grid(layout)
         # Divide the column-major *coordinate* layout of the same shape: its value at (tile i, rest j)
@@ -235,7 +235,7 @@ def draw_tiles(layout, tiler, op="divide", ax=None, title=None):
         tile = compact // size(layout)
         name = f"{op}({layout}, {operand_text(tiler)}) = {result}"
     else:
-        raise ValueError(f"draw_tiles: op must be 'divide' or one of {sorted(_PRODUCTS)}, got {op!r}")
+        raise ValueError(f"draw_tiles: op must be 'divide' or one of {sorted(_PRODUCTS)}, got {quote(op)}")
     rows, cols = grid.shape
     ax = _axes(ax, rows, cols)
     palette = _thread_colours(int(tile.max()) + 1)
@@ -253,6 +253,9 @@ def segments_of(offsets, elem_bytes=4, segment_bytes=32):
     A warp's load costs one transaction per sector it touches: 32 lanes reading 32 consecutive floats
     touch 4 sectors; reading with a stride of 32 floats, 32 sectors.
     """
+    _addresses(offsets, "segments_of", inactive=False, what="element offset")
+    _need_count(elem_bytes, "segments_of", "elem_bytes", low=1)
+    _need_count(segment_bytes, "segments_of", "segment_bytes", low=elem_bytes)
     return sorted({int(o) * elem_bytes // segment_bytes for o in offsets})
 
 
@@ -263,10 +266,15 @@ def draw_warp_access(offsets, elem_bytes=4, segment_bytes=32, ax=None, title=Non
     coloured by its lane. Returns the axes.
     """
     _, plt = _plt()
+    touched = segments_of(offsets, elem_bytes, segment_bytes)
     offsets = [int(o) for o in offsets]
+    if not offsets:
+        raise ValueError("draw_warp_access: no offsets to draw")
+    if span is not None:
+        _need_count(span, "draw_warp_access", "span", low=1)
     per_segment = segment_bytes // elem_bytes
     span = span or (max(offsets) // per_segment + 1) * per_segment
-    touched = segments_of(offsets, elem_bytes, segment_bytes)
+    check_cells(1, span, "draw_warp_access")
     if ax is None:
         _, ax = plt.subplots(figsize=(12, 1.6))
     palette = _thread_colours(len(offsets))
@@ -290,6 +298,9 @@ def draw_pipeline(run, ax=None, title=None):
     TMA copies, one per consumer's wgmmas, each bar labelled with its k-tile and coloured by its stage;
     waits are grey hatched bars, mbarrier phase completions ticks under the axis. Returns the axes.
     """
+    from ..pipeline import PipelineRun
+    if not isinstance(run, PipelineRun):
+        raise TypeError(f"draw_pipeline: expected a PipelineRun (simulate_pipeline), got {quote(run)}")
     _, plt = _plt()
     rows = run.rows()
     if ax is None:
@@ -330,6 +341,9 @@ def layout_png(layout, cell=14, cmap="viridis"):
     matplotlib, _ = _plt()
     from PIL import Image
 
+    _need_count(cell, "layout_png", "cell (pixels)", low=2)
+    if cell > 64:
+        raise ValueError(f"layout_png: cell must be at most 64 pixels, got {cell}")
     grid = layout_grid(layout)
     vmax = max(int(grid.max()), 1)
     rgb = (matplotlib.colormaps[cmap](grid / vmax)[..., :3] * 255).astype(np.uint8)
@@ -347,6 +361,7 @@ def draw_banks(layout, elem_bytes=4, access=None, ax=None, title=None, numbers=T
     _, plt = _plt()
     grid = np.array(bank_grid(layout, elem_bytes))
     rows, cols = grid.shape
+    cells = access_cells(access, rows, cols, "draw_banks")
     if ax is None:
         _, ax = plt.subplots(figsize=(min(0.32 * cols + 1, 11), min(0.32 * rows + 1, 9)))
     ax.imshow(grid, cmap="hsv", vmin=0, vmax=NUM_BANKS, alpha=0.55, aspect="equal", interpolation="nearest")
@@ -355,11 +370,10 @@ def draw_banks(layout, elem_bytes=4, access=None, ax=None, title=None, numbers=T
             for n in range(cols):
                 ax.text(n, m, str(grid[m, n]), ha="center", va="center", fontsize=5 if cols > 16 else 7)
     xs, ys = [], []                       # all outlines as one polyline (NaN-separated): fast to draw
-    for a in access or []:
-        for c in (a if isinstance(a, list) else [a] if a is not None else []):
-            x, y = c[1] - 0.5, c[0] - 0.5
-            xs += [x, x + 1, x + 1, x, x, np.nan]
-            ys += [y, y, y + 1, y + 1, y, np.nan]
+    for m, n in cells:
+        x, y = n - 0.5, m - 0.5
+        xs += [x, x + 1, x + 1, x, x, np.nan]
+        ys += [y, y, y + 1, y + 1, y, np.nan]
     if xs:
         ax.plot(xs, ys, color="black", lw=1.4)
     ax.set_xticks([]), ax.set_yticks([])

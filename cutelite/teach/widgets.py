@@ -15,6 +15,7 @@ import html
 import time
 
 from ..atoms import MMA_ATOMS, fragment_grids, fragment_of, owner_of, tile_shape
+from ..errors import quote
 from ..explain import OPS
 from ..layout import Layout, rank
 from .explorers import (BANK_PATTERNS, BANK_TILES, PARTITIONS, algebra_result, bank_case, describe_layout,
@@ -33,6 +34,17 @@ def _picture(layout):
         if rank(layout) <= 2:
             return layout_png(layout)
     return None
+
+
+def _texts(who, choices=None, **boxes):
+    """TypeError or ValueError naming the explorer `who` unless every box's initial value is text (and the
+    first one of `choices`, where given): what ipywidgets would otherwise refuse with its own TraitError."""
+    for name, value in boxes.items():
+        if not isinstance(value, str):
+            raise TypeError(f"{who}: {name} must be text (a str), got {quote(value)} ({type(value).__name__})")
+    if choices is not None and next(iter(boxes.values())) not in choices:
+        raise ValueError(f"{who}: {next(iter(boxes))} must be one of {', '.join(choices)}, "
+                         f"got {quote(next(iter(boxes.values())))}")
 
 
 class _Explorer:
@@ -61,6 +73,7 @@ class LayoutExplorer(_Explorer):
 
     def __init__(self, shape="(4,8)", stride="(1,4)"):
         import ipywidgets as w
+        _texts("LayoutExplorer", shape=shape, stride=stride)
         self.shape = w.Text(value=shape, description="shape")
         self.stride = w.Text(value=stride, description="stride", placeholder="empty: column-major")
         self.major = w.ToggleButtons(options=["LayoutLeft", "LayoutRight"], value="LayoutLeft",
@@ -83,6 +96,7 @@ class AlgebraExplorer(_Explorer):
 
     def __init__(self, op="logical_divide", a="(4,2,3):(2,1,8)", b="4:2"):
         import ipywidgets as w
+        _texts("AlgebraExplorer", OPS, op=op, a=a, b=b)
         self.op = w.Dropdown(options=list(OPS), value=op, description="operation")
         self.a = w.Text(value=a, description="A")
         self.b = w.Text(value=b, description="B / tiler")
@@ -117,7 +131,7 @@ class TiledMMAExplorer:
 
     def __init__(self, atom="SM80_16x8x16_F16F16F16F16_TN", thr="(2,2,1)", perm="(32,32,16)", thread="0"):
         import ipywidgets as w
-        from ..atoms import MMA_ATOMS
+        _texts("TiledMMAExplorer", list(MMA_ATOMS), atom=atom, thr=thr, perm=perm, thread=thread)
         self.atom = w.Dropdown(options=list(MMA_ATOMS), value=atom, description="atom")
         self.thr = w.Text(value=thr, description="atom layout")
         self.perm = w.Text(value=perm, description="permutation", placeholder="empty: none")
@@ -196,7 +210,12 @@ def partition_explorer(kind="local_partition", tile="(8,24)", layout="(4,8)", th
 
 # ---- chapter 4: shared-memory banks under a swizzle ----------------------------------------------------
 def widget_redraw(tile, pattern, B, M, S, ax=None):
-    """Draw one state of the widget; returns (text, report). Timed in the tests (< 100 ms)."""
+    """Draw one state of the widget; returns (text, report)."""
+    _texts("widget_redraw", list(BANK_TILES), tile=tile)
+    _texts("widget_redraw", list(BANK_PATTERNS), pattern=pattern)
+    for name, v in (("B", B), ("M", M), ("S", S)):
+        if not isinstance(v, int) or isinstance(v, bool):
+            raise TypeError(f"widget_redraw: {name} must be an int, got {quote(v)} ({type(v).__name__})")
     try:
         layout, eb, access, rep = bank_case(tile, pattern, B, M, S)
     except ValueError as e:  # |S| < B, or a vector split by the swizzle
