@@ -1235,9 +1235,34 @@ def upcast(layout, n):
     _need_layout(layout, "upcast", composed=True)
     _need_int(n, "upcast", "n", low=1)
     if hasattr(layout, "layout_b"):
-        return layout.with_inner(upcast(layout.layout_b, n))
+        return _recast_composed(layout, n, "upcast")
     _need_int_strides(layout, "upcast")
     return _upcast(layout.shape, layout.stride, n)
+
+
+def _recast_composed(layout, n, op):
+    """upcast / downcast of Sw o offset o L, as C++ does it part by part: the swizzle's M moves by log2(n)
+    (upcast below 0 takes the missing bits from B), the offset is divided (must divide) or multiplied by n,
+    the inner layout is recast.
+
+    Post: for a swizzle on element offsets, the result swizzles the same bits of the n-times-larger (upcast)
+          or smaller (downcast) unit: Sw<3,3,3> on halves is Sw<3,4,3> on bytes (downcast by 2).
+    """
+    sw, off = layout.layout_a, layout.offset
+    if isinstance(sw, Swizzle) and n & (n - 1):
+        raise ValueError(f"{op}: a swizzled layout recasts only by a power of two, got {n} (C++: N must be a "
+                         "power of two)")
+    inner = upcast(layout.layout_b, n) if op == "upcast" else downcast(layout.layout_b, n)
+    if not isinstance(sw, Swizzle) or isinstance(off, MixedBits):
+        return layout.with_inner(inner)
+    log2_n = n.bit_length() - 1
+    if op == "downcast":
+        return ComposedLayout(Swizzle(sw.bits, sw.base + log2_n, sw.shift), off * n, inner)
+    if off % n:
+        raise ValueError(f"{op}: the offset {off} of {layout} is not a multiple of {n} (C++: safe_div)")
+    new_m = sw.base - log2_n
+    new_sw = Swizzle(sw.bits, new_m, sw.shift) if new_m >= 0 else Swizzle(max(sw.bits + new_m, 0), 0, sw.shift)
+    return ComposedLayout(new_sw, off // n, inner)
 
 
 def _downcast(s, d, n):
@@ -1253,7 +1278,7 @@ def downcast(layout, n):
     _need_layout(layout, "downcast", composed=True)
     _need_int(n, "downcast", "n", low=1)
     if hasattr(layout, "layout_b"):
-        return layout.with_inner(downcast(layout.layout_b, n))
+        return _recast_composed(layout, n, "downcast")
     _need_int_strides(layout, "downcast")
     if not any(is_static_value(d, 1) for d in wrap(flatten_tuple(layout.stride))):
         raise ValueError(f"downcast: {layout} has no static stride-1 mode (Downcast requires adjacent elements)")
