@@ -46,7 +46,7 @@ __all__ = [
     "congruent", "weakly_congruent", "compatible", "crd2idx", "idx2crd",
     # layouts and their algebra
     "Layout", "ComposedLayout", "Underscore", "_", "LayoutLeft", "LayoutRight", "Swizzle",
-    "make_layout", "make_ordered_layout", "make_layout_like", "make_fragment_like",
+    "make_layout", "make_ordered_layout", "make_layout_like", "make_fragment_like", "make_tensor_like",
     "size", "cosize", "coshape", "coprofile", "rank", "depth", "shape", "stride", "get", "take", "select",
     "append", "prepend", "group", "flatten", "slice_and_offset", "dice", "get_flat_coord",
     "coalesce", "filter", "composition", "complement", "right_inverse", "left_inverse",

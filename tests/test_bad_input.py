@@ -80,6 +80,7 @@ CALLS = {
     "make_layout": (cl.make_layout, ((4, 8), (1, 4))),
     "make_ordered_layout": (cl.make_ordered_layout, ((4, 8), (1, 0))),
     "make_layout_like": (cl.make_layout_like, (LAY,)), "make_fragment_like": (cl.make_fragment_like, (LAY,)),
+    "make_tensor_like": (cl.make_tensor_like, (_tensor(),)),
     "size": (cl.size, (LAY, 0)), "cosize": (cl.cosize, (LAY,)), "coshape": (cl.coshape, (LAY,)),
     "coprofile": (cl.coprofile, (LAY,)), "rank": (cl.rank, (LAY,)), "depth": (cl.depth, (LAY,)),
     "shape": (cl.shape, (LAY, 1)), "stride": (cl.stride, (LAY, 1)), "get": (cl.get, (LAY, 0)),
