@@ -101,8 +101,10 @@ class JitThrCopy:
     retile_S = retile_D
 
 
-class JitTiledCopy:
-    """cutelite's TiledCopy with get_slice(run-time thread index)."""
+class _JitTiled:
+    """A cutelite TiledCopy or TiledMMA whose get_slice takes a run-time thread index."""
+
+    slice_class = None
 
     def __init__(self, tiled):
         self.tiled = tiled
@@ -111,13 +113,18 @@ class JitTiledCopy:
     def get_slice(self, tid):
         if not (is_sym(tid) or isinstance(tid, int)):
             raise TypeError("cutejit: get_slice takes the thread index, got %r" % (tid,))
-        return JitThrCopy(self.tiled, tid)
+        return self.slice_class(self.tiled, tid)
 
     def __getattr__(self, name):
         return getattr(self.tiled, name)
 
     def __repr__(self):
         return "Jit" + repr(self.tiled)
+
+
+class JitTiledCopy(_JitTiled):
+    """cutelite's TiledCopy with get_slice(run-time thread index)."""
+    slice_class = JitThrCopy
 
 
 class JitThrMMA:
@@ -169,20 +176,6 @@ class JitThrMMA:
         return self._fragment(x, "C", "rC", dtype or "float32")
 
 
-class JitTiledMMA:
+class JitTiledMMA(_JitTiled):
     """cutelite's TiledMMA with get_slice(run-time thread index)."""
-
-    def __init__(self, tiled):
-        self.tiled = tiled
-        self.atom = tiled.atom
-
-    def get_slice(self, tid):
-        if not (is_sym(tid) or isinstance(tid, int)):
-            raise TypeError("cutejit: get_slice takes the thread index, got %r" % (tid,))
-        return JitThrMMA(self.tiled, tid)
-
-    def __getattr__(self, name):
-        return getattr(self.tiled, name)
-
-    def __repr__(self):
-        return "Jit" + repr(self.tiled)
+    slice_class = JitThrMMA

@@ -6,7 +6,7 @@ returns the signature and a `codegen(context, builder, sig, args)` that emits LL
 b32 outputs, `r`/`f`/`l` b32/f32/b64 inputs, `~{memory}` says the statement touches memory. Several
 outputs come back as an LLVM struct that we unpack into a Numba tuple.
 
-Register conventions (the same in `kernels.sim`, the pure-Python twins):
+Register conventions (the same in `kernels.instructions.sim`, the pure-Python twins):
   * f16 and bf16 values travel in pairs, packed in uint32 registers (element with the lower index in the
     low 16 bits); `pack_half2` / `unpack_half2` / `pack_bf16x2` / `unpack_bf16x2` convert.
   * mma takes and returns tuples: d = mma_m16n8k16_f32_f16(a, b, c) with a = (a0, a1, a2, a3) uint32,

@@ -1,4 +1,4 @@
-"""Pure-Python twins of `kernels.ptx`, for Numba's CUDA simulator (no GPU).
+"""Pure-Python twins of `kernels.instructions.ptx`, for Numba's CUDA simulator (no GPU).
 
 The simulator runs each CUDA thread of a block as an OS thread, so a kernel's source runs unchanged as
 long as every name it calls exists in Python. For the per-thread instructions (ld.global.v4, cp.async,
