@@ -121,6 +121,27 @@ def test_matmul_odd_shapes_and_column_major():
 
 
 @here
+def test_matmul_holes_a_bad_input_probe_found():
+    """NumPy's answers where the kernels used to go wrong: an out overlapping A, K = 0, f16 on the SIMT kernel,
+    an out of the wrong kind."""
+    from numba import cuda
+    rng = np.random.default_rng(8)
+    A = rng.standard_normal((64, 64)).astype(np.float32)
+    dA = cuda.to_device(A)
+    matmul(dA, dA, out=dA)                               # out is A: computed as if into a temporary
+    np.testing.assert_allclose(dA.copy_to_host(), A.astype(np.float64) @ A, rtol=1e-5, atol=1e-4)
+    z = matmul(np.ones((5, 0), np.float32), np.ones((0, 3), np.float32))
+    assert z.shape == (5, 3) and (z == 0).all()
+    out = np.full((5, 3), np.nan, np.float32)
+    assert matmul(np.ones((5, 0), np.float16), np.ones((0, 3), np.float16), out=out) is out and (out == 0).all()
+    ones = np.ones((16, 16), np.float16)
+    for name in ("simt", "simt_warptile"):
+        assert (matmul(ones, ones, kernel=name) == 16).all()
+    with pytest.raises(TypeError, match="matmul: out must be a float32 .* got 'list'"):
+        matmul(A, A, out=[[0.0]])
+
+
+@here
 def test_matmul_errors():
     a = np.zeros((4, 3), np.float32)
     with pytest.raises(ValueError, match=r"A is 4x3 and B is 4x3: A's columns \(3\) must equal B's rows \(4\)"):

@@ -69,4 +69,26 @@ for dt, b_major in ((torch.float32, "row"), (torch.float16, "row"), (torch.float
     bad += not ok
     print("%-4s stream order %s B %s-major: rel.err %.1e, host returned after %.2f ms (spin ~100 ms)"
           % ("ok" if ok else "FAIL", str(dt)[6:], b_major, err, host_ms))
+# Where the kernels used to differ from NumPy: out overlapping A, K = 0, f16 on the SIMT kernels, bad out.
+A = torch.randn(512, 512, device="cuda", generator=g)
+ref = A.double() @ A.double()
+matmul(A, A, out=A)
+torch.cuda.synchronize()
+err = float(torch.linalg.norm(A.double() - ref) / torch.linalg.norm(ref))
+for name, ok in (("out is A (a temporary, as NumPy)", err < 1e-5),
+                 ("K = 0 gives zeros", bool((torch.as_tensor(matmul(torch.ones(5, 0, device="cuda"),
+                                                                     torch.ones(0, 3, device="cuda")),
+                                                             device="cuda") == 0).all())),
+                 ("f16 on simt / simt_warptile", all(bool((torch.as_tensor(matmul(
+                     torch.ones(16, 16, device="cuda", dtype=torch.float16),
+                     torch.ones(16, 16, device="cuda", dtype=torch.float16), kernel=k), device="cuda") == 16).all())
+                     for k in ("simt", "simt_warptile")))):
+    bad += not ok
+    print("%-4s %s" % ("ok" if ok else "FAIL", name))
+try:
+    matmul(A, A, out=[[0.0]])
+    bad += 1
+    print("FAIL out of a wrong kind accepted")
+except TypeError as e:
+    print("ok   out of a wrong kind:", str(e)[:80])
 print("matmul checks: %s" % ("all pass" if bad == 0 else "%d FAIL" % bad))

@@ -13,6 +13,8 @@ best kernels.
     CuPy, PyTorch: anything with __cuda_array_interface__) are used in place and a Numba device array
     is returned (or `out`, when given). The work is queued on the stream the device arrays name (PyTorch's
     or CuPy's current stream), in order with the caller's own work and without making the host wait.
+  * NumPy's semantics where they matter: an `out` that overlaps A or B gets the product as if computed into a
+    temporary (it is); an empty K gives zeros; f16 inputs to the SIMT kernel are converted exactly to f32.
   * A call costs the host time besides the GPU's: on the H100 machine 0.1-0.2 ms from Numba device
     arrays (Numba's launch alone is 0.05-0.1 ms) and 0.25-0.45 ms from PyTorch tensors (each is converted
     to a Numba array first; benchmarks/gemm/launch_cost.py). To call matmul in a loop on the same PyTorch or CuPy arrays,
@@ -119,6 +121,47 @@ def _bf16_to_f32(src, dst):
         dst[i, j] = np.uint32(src[i, j]) << np.uint32(16)
 
 
+@cuda.jit
+def _f16_to_f32(src, dst):
+    j, i = cuda.grid(2)          # x along a row: a warp touches consecutive elements
+    if i < dst.shape[0] and j < dst.shape[1]:
+        dst[i, j] = np.float32(src[i, j])
+
+
+@cuda.jit
+def _fill_zero(dst):
+    j, i = cuda.grid(2)
+    if i < dst.shape[0] and j < dst.shape[1]:
+        dst[i, j] = 0
+
+
+def _zeros(M, N, out, o, on_device_result):
+    """The product when M, N or K is 0: zeros, in `out` if given."""
+    if out is None:
+        C = np.zeros((M, N), np.float32)
+        return cuda.to_device(C) if on_device_result and M * N else C
+    if isinstance(out, np.ndarray):
+        out[...] = 0
+    elif M * N:
+        _launch2(_fill_zero, (M, N), o)
+    return out
+
+
+def _span(x):
+    """[first byte, last byte + 1) that a device array's elements occupy."""
+    ptr = x.__cuda_array_interface__["data"][0] if hasattr(x, "__cuda_array_interface__") else id(x)
+    extent = sum((n - 1) * abs(s) for n, s in zip(x.shape, x.strides)) + x.dtype.itemsize
+    return ptr, ptr + extent
+
+
+def _overlaps(x, *others):
+    """Whether device array x shares memory with any of `others` (NumPy's rule: then compute elsewhere)."""
+    if isinstance(x, np.ndarray):
+        return any(isinstance(y, np.ndarray) and np.shares_memory(x, y) for y in others)
+    lo, hi = _span(x)
+    return any(on_device(y) and _span(y)[0] < hi and lo < _span(y)[1] for y in others)
+
+
 def _launch2(kernel, shape, *args, stream=0):
     """kernel over a (rows, cols) index space, x along the columns (coalesced for row-major arrays)."""
     grid = ((shape[1] + 31) // 32, (shape[0] + 7) // 8)
@@ -199,9 +242,14 @@ def matmul(A, B, out=None, kernel="auto"):
                          % (M, K, K2, N, K, K2))
     o = None
     if out is not None:
+        if not (isinstance(out, np.ndarray) or is_device_array(out)):
+            raise TypeError("matmul: out must be a float32 (%d, %d) NumPy or device array, got %r"
+                            % (M, N, type(out).__name__))
         o = device_view(out) if not isinstance(out, np.ndarray) else out
         if o.shape != (M, N) or np.dtype(o.dtype) != np.float32:
             raise ValueError("matmul: out must be a float32 (%d, %d) array, got %s %s" % (M, N, o.dtype, o.shape))
+    if 0 in (M, N, K):                       # an empty product: C is all zeros (or has no elements)
+        return _zeros(M, N, out, o, dev_a or dev_b)
     st = _stream(A, B, out)
     info = device_info()
     which = _choose(kernel, ta, None if info.simulator else info.cc)
@@ -214,10 +262,12 @@ def matmul(A, B, out=None, kernel="auto"):
         C = matmul_hopper(a, b, o, st)
         if C is not None:
             return out if out is not None else (C if (dev_a or dev_b) else C.copy_to_host())
-    if which in ("simt", "simt_warptile") and ta == "bf16":      # exact upcast, then the fp32 kernel
+    if which in ("simt", "simt_warptile") and ta != "f32":       # exact upcast, then the fp32 kernel
         a32, b32 = cuda.device_array((M, K), np.float32), cuda.device_array((K, N), np.float32)
-        _launch2(_bf16_to_f32, (M, K), _dev(a), a32, stream=st)
-        _launch2(_bf16_to_f32, (K, N), _dev(b), b32, stream=st)
+        up = _bf16_to_f32 if ta == "bf16" else _f16_to_f32
+        view = (lambda x: x) if ta == "bf16" else (lambda x: x.view(np.float16))
+        _launch2(up, (M, K), view(_dev(a)), a32, stream=st)
+        _launch2(up, (K, N), view(_dev(b)), b32, stream=st)
         a, b, ta = a32, b32, "f32"
     if which in ("simt", "simt_warptile"):
         T = simt_unrolled if which == "simt" else simt_warptile
@@ -242,7 +292,8 @@ def matmul(A, B, out=None, kernel="auto"):
             a, b = _staged(a, Mp, Kp, np.uint16, st), _staged(b, Kp, Np, np.uint16, st)
         ag, bg = a, b
         run = lambda C: k.launch(ag, bg, C, stream=st)  # noqa: E731
-    if out is not None and not isinstance(out, np.ndarray) and _fits_in_place(o, Mp, Np, 4):
+    if (out is not None and not isinstance(out, np.ndarray) and _fits_in_place(o, Mp, Np, 4)
+            and not _overlaps(o, a, b)):          # out may not be read while it is written: a temporary then
         run(o)
         return out
     C = cuda.device_array((Mp, Np), np.float32)
