@@ -587,11 +587,23 @@ def _slice(c, t):
 def slice_and_offset(coord, layout):
     """Slice `layout` at a coordinate holding ``_``: the sub-layout of the free modes and the offset of
     the fixed ones. Post: layout(c) == offset + sub(c restricted to the free modes).
+
+    As in C++, a swizzled layout folds into a plain one unless its free modes reach both bits of a
+    swizzled pair (a yyy bit and the zzz bit it flips); run-time (dyn) coordinates and offsets make the
+    strides and offset they touch run-time ones. Fixing every mode of a swizzled layout is refused.
+    C++ XORs a swizzled layout's own offset with the fixed coordinates' bits and assumes it shares no
+    bit with the free modes' values, so where the offset adds with a carry the post-condition fails in
+    C++ (Sw<2,3,3> o _24 o (_4,_64):(_64,_1) at (_,25): offset 1 + slice(0) = 1, the layout there is 49);
+    cutelite does the same.
     """
     _need_layout(layout, "slice_and_offset", composed=True)
     _need_coord(coord, "slice_and_offset")
     if hasattr(layout, "layout_b"):
         if _has_fixed(coord) and isinstance(layout.layout_a, Swizzle):
+            _check_slice(coord, layout.shape, layout)
+            if not _has_free(coord):
+                raise ValueError(f"slice_and_offset: {quote(coord, fmt)} fixes every mode of {layout}, leaving no "
+                                 "layout (C++ does not compile it); evaluate the layout there instead")
             return _slice_swizzled(coord, layout)
         sub_layout, off = slice_and_offset(coord, layout.layout_b)
         return layout.with_inner(sub_layout, add(layout.offset, off)), 0
@@ -646,7 +658,7 @@ def _slice_swizzled(coord, layout):
     """slice_and_offset for Swizzle o offset o L with some coordinates fixed (C++ swizzle_layout.hpp).
 
     Post: for every coordinate c of the free modes, result_layout(c) + result_offset ==
-          layout(coord with its free modes set to c).
+          layout(coord with its free modes set to c), where layout's offset adds without a carry.
     """
     sw, inner = layout.layout_a, layout.layout_b
     B, M, S = sw.bits, sw.base, abs(sw.shift)
@@ -658,16 +670,20 @@ def _slice_swizzled(coord, layout):
     diced_coord = dice(coord, coord)
     diced_zy = composition(only_zy, diced)
     offset_only_zy = mixed_xor(layout.offset, to_mixed_bits(diced_zy.shape, diced_zy.stride, diced_coord))
-    offset_anti_zy = composition(anti_zy, diced)(diced_coord)
+    diced_anti = composition(anti_zy, diced)
+    offset_anti_zy = int_tuple._crd2idx(diced_coord, diced_anti.shape, diced_anti.stride)   # keeps Dyn
     sliced_zy = composition(only_zy, sliced)
     active = sliced_zy(size(sliced_zy) - 1)
     if active & ~sw(active):      # the sliced layout reaches a Y bit and its Z bit: keep the swizzle
-        return ComposedLayout(sw, offset_only_zy, sliced), int(offset_anti_zy)
+        return ComposedLayout(sw, offset_only_zy, sliced), offset_anti_zy
     lo, hi = sliced_swizzle_strides(sw, offset_only_zy)
     field = (2,) * B if B > 1 else 2
     folded = Layout((1 << M, field, 1 << (S - B), field, 1),
                     (1, lo if B > 1 else lo[0], 1 << (M + B), hi if B > 1 else hi[0], 1 << (M + B + S)))
-    return composition(folded, sliced), int(swizzle_bits(sw, offset_only_zy)) + int(offset_anti_zy)
+    offset_zy = swizzle_bits(sw, offset_only_zy)
+    if isinstance(offset_zy, MixedBits):     # C++ adds its uint32_t: a run-time int
+        offset_zy = int_tuple.Dyn(int(offset_zy))
+    return composition(folded, sliced), add(offset_zy, offset_anti_zy)
 
 
 def _has_fixed(c):

@@ -104,7 +104,10 @@ def _make_mixed(s, d, f):
 
 
 def mixed_xor(a, b):
-    """a ^ b, static bit by bit where both are (C++ MixedBits operator^)."""
+    """a ^ b, static bit by bit where both are (C++ MixedBits operator^). With a plain run-time int (Dyn)
+    the result is one too: C++ has no MixedBits operator for it and XORs the integers."""
+    if type(a) is Dyn or type(b) is Dyn:
+        return Dyn(int(a) ^ int(b))
     s0, f0, d0 = _bits(a)
     s1, f1, d1 = _bits(b)
     return _make_mixed((~s0 & s1 & ~f0) | (s0 & ~s1 & ~f1), (s0 | d0) ^ (s1 | d1), f0 | f1)
@@ -123,7 +126,9 @@ def _shift_right(a, n):
 
 
 def swizzle_bits(sw, x):
-    """sw(x) for an int or MixedBits (C++ Swizzle::apply with its MixedBits operators)."""
+    """sw(x) for an int, a Dyn or MixedBits (C++ Swizzle::apply, with its MixedBits operators)."""
+    if type(x) is Dyn:
+        return Dyn(sw(int(x)))
     return mixed_xor(x, _shift_right(_and(x, sw.yyy_msk), sw.shift))
 
 
