@@ -15,8 +15,12 @@ element width (kernels.instructions.mma_for).
 
 import re
 
+import numpy as np
+
+from cutelite import size
 from cutelite.copy_atoms import VALUE_TYPES
 
+from .expr import src
 from .tensor import GTensor, RTensor, STensor
 from .registers import BITS
 
@@ -41,7 +45,7 @@ def _space(x):
 
 
 def _dtype_bits(x):
-    return BITS[x.matrix.dtype] if isinstance(x, GTensor) else BITS[x.dtype]
+    return BITS[x.dtype]
 
 
 def _mem(x):
@@ -67,8 +71,7 @@ class Move(CopyOp):
         self.words, self.bits = nbytes // 4, bits
 
     def emit(self, t, s, si, d, di, p):
-        kind = "f32" if (getattr(s, "dtype", None) == "float32" or getattr(d, "dtype", None) == "float32"
-                         or (isinstance(s, GTensor) and s.matrix.dtype == "float32")) else "b32"
+        kind = "f32" if "float32" in (s.dtype, d.dtype) else "b32"
         _contiguous(s, si, self.vs, "source")
         _contiguous(d, di, self.vd, "destination")
         n = self.words
@@ -77,7 +80,7 @@ class Move(CopyOp):
             value = "(%s)" % ", ".join(regs) + ("," if n == 1 else "") if n > 1 else regs[0]
         else:
             ld = _intrinsic(t, "ld_%s_v%d_%s" % (_space(s), n, kind))
-            value = "%s(%s, %s)" % (ld, _mem(s), _src(s.offset(si)))
+            value = "%s(%s, %s)" % (ld, _mem(s), src(s.offset(si)))
         if isinstance(d, RTensor):
             regs = d.words(di, self.vd)
             line = "%s = %s" % (", ".join(regs), value)
@@ -91,7 +94,7 @@ class Move(CopyOp):
                     t.emit("%s = %s" % (" = ".join(regs), zero))
             return
         st = _intrinsic(t, "st_%s_v%d_%s" % (_space(d), n, kind))
-        line = "%s(%s, %s, %s)" % (st, _mem(d), _src(d.offset(di)), value)
+        line = "%s(%s, %s, %s)" % (st, _mem(d), src(d.offset(di)), value)
         if p is True:
             t.emit(line)
         else:
@@ -100,7 +103,6 @@ class Move(CopyOp):
 
 
 def _zero(t, kind):
-    import numpy as np
     if kind == "f32":
         t.use("float32", np.float32)
         return "float32(0.0)"
@@ -122,7 +124,7 @@ class CpAsync(CopyOp):
             raise TypeError("cutejit: %s copies global to shared memory, got %r -> %r" % (self.name, s, d))
         _contiguous(s, si, self.vs, "source")
         _contiguous(d, di, self.vd, "destination")
-        so, do = _src(s.offset(si)), _src(d.offset(di))
+        so, do = src(s.offset(si)), src(d.offset(di))
         if p is True:
             fn = _intrinsic(t, "cp_async_%s_%d" % (self.cache, self.nbytes))
             t.emit("%s(%s, %s, %s, %s)" % (fn, d.mem, do, s.matrix.name, so))
@@ -132,7 +134,7 @@ class CpAsync(CopyOp):
                                           % self.name)
             fn = _intrinsic(t, "cp_async_cg_16_zfill")
             pv = t.let(p, "p")
-            t.emit("%s(%s, %s, %s, %s if %s else 0, %s)" % (fn, d.mem, do, s.matrix.name, so, _src(pv), _src(pv)))
+            t.emit("%s(%s, %s, %s, %s if %s else 0, %s)" % (fn, d.mem, do, s.matrix.name, so, src(pv), src(pv)))
 
 
 class LdMatrix(CopyOp):
@@ -153,12 +155,7 @@ class LdMatrix(CopyOp):
         ld = instructions.ldmatrix_for(self.atom)
         fn = t.use(ld.__name__, ld)
         regs = d.words(di, self.vd)
-        t.emit("%s = %s(%s, %s)" % (", ".join(regs), fn, s.mem, _src(s.offset(si))))
-
-
-def _src(x):
-    from .expr import src
-    return src(x)
+        t.emit("%s = %s(%s, %s)" % (", ".join(regs), fn, s.mem, src(s.offset(si))))
 
 
 def _contiguous(x, first, n, what):
@@ -201,7 +198,6 @@ def copy_op(atom, s, d):
 
 def _widest(s, d, bits):
     """Move of the widest of 16, 8, 4 bytes that every call of both tensors can make."""
-    from cutelite import size
     for nbytes in (16, 8, 4):
         n = nbytes * 8 // bits
         if n == 0 or size(s.layout) % n:

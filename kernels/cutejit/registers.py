@@ -10,7 +10,7 @@ import numpy as np
 from cutelite import cosize, make_layout, size
 from cutelite import make_fragment_like as _like_layout
 
-from .tensor import RTensor
+from .tensor import GTensor, RTensor
 from .trace import current
 
 __all__ = ["BITS", "make_fragment", "make_fragment_like", "fill"]
@@ -33,7 +33,6 @@ def make_fragment_like(x, dtype=None, name="r"):
     """Registers shaped like tensor x (its partition of global or shared memory): CuTe's make_fragment_like,
     a compact layout of x's shape, mode 0 first (a global tensor's layout counts coordinates, not offsets:
     its fragment is simply column-major)."""
-    from .tensor import GTensor
     layout = make_layout(x.layout.shape) if isinstance(x, GTensor) else _like_layout(x.layout)
     return make_fragment(layout, dtype or x.dtype, name)
 

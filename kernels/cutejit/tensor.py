@@ -18,10 +18,10 @@ that follows is a constant away from it.
 
 import itertools
 
-from cutelite import Layout, ScaledBasis, _, get, make_identity_layout, rank, size, slice_and_offset
+from cutelite import Layout, ScaledBasis, get, make_identity_layout, rank, size, slice_and_offset
 from cutelite.layout import Underscore
 
-from .expr import Sym, is_sym, src
+from .expr import is_sym, src
 from .trace import current
 
 __all__ = ["GTensor", "STensor", "RTensor", "evaluate", "swizzle_expr", "local_tile", "make_identity_tensor"]
