@@ -8,7 +8,7 @@ as in tc_sm80_prefetch (one ldmatrix.x4 holds two k8 blocks of the mma). Every i
 from cutelite import _, size
 
 from ..cutejit import (
-    assign, block_idx, copy, elem_less, fill, gemm, if_, kernel, local_tile, make_fragment_like, make_identity_tensor,
+    assign, block_idx, copy, fill, gemm, if_, kernel, local_tile, make_fragment_like,
     make_smem_tensor, range_, syncthreads, thread_idx, var,
 )
 from . import tensorcore
@@ -39,11 +39,8 @@ def gemm_tc_sm75(mA, mB, mC, mma, g2r_A, g2r_B, s2r_A, s2r_B, sA_layout, sB_layo
     s2r_a, s2r_b = s2r_A.get_slice(tid), s2r_B.get_slice(tid)
     tXsA, tXrA = s2r_a.partition_S(sA), s2r_a.retile_D(tCrA)
     tXsB, tXrB = s2r_b.partition_S(sB), s2r_b.retile_D(tCrB)
-    pA = pB = None
-    if edges:
-        tAcA = g2r_a.partition_S(local_tile(make_identity_tensor(mA.shape), (BM, BK), (m, _)))
-        tBcB = g2r_b.partition_S(local_tile(make_identity_tensor(mB.shape), (BN, BK), (n, _)))
-        pA, pB = (lambda k: elem_less(tAcA[_, _, _, k], mA.shape)), (lambda k: elem_less(tBcB[_, _, _, k], mB.shape))
+    pA = tensorcore.edge_guard(g2r_a.partition_S, mA, (BM, BK), (m, _)) if edges else None  # A's copies inside A
+    pB = tensorcore.edge_guard(g2r_b.partition_S, mB, (BN, BK), (n, _)) if edges else None
 
     def fetch(k):                                        # global -> registers (ld.global.v4)
         copy(g2r_A, tAgA[_, _, _, k], tArA, pred=pA and pA(k))
@@ -76,8 +73,7 @@ def gemm_tc_sm75(mA, mB, mC, mma, g2r_A, g2r_B, s2r_A, s2r_B, sA_layout, sB_layo
             read_fragments((kb + 1) % k_blocks, buf)
             for j in range(per * kb, per * (kb + 1)):
                 gemm(mma, tCrA[_, _, j], tCrB[_, _, j], tCrC)
-    pC = elem_less(thr_mma.partition_C(local_tile(make_identity_tensor(mC.shape), (BM, BN), (m, n))),
-                   mC.shape) if edges else None
+    pC = tensorcore.edge_guard(thr_mma.partition_C, mC, (BM, BN), (m, n))() if edges else None
     copy(tCrC, thr_mma.partition_C(gC), pred=pC)
 
 

@@ -13,8 +13,8 @@ for the next one at its last.
 from cutelite import _, size
 
 from ..cutejit import (
-    assign, block_idx, copy, cp_async_fence, cp_async_wait, elem_less, fill, gemm, if_, kernel, local_tile,
-    make_identity_tensor, make_smem_tensor, range_, syncthreads, thread_idx, var,
+    assign, block_idx, copy, cp_async_fence, cp_async_wait, fill, gemm, if_, kernel, local_tile,
+    make_smem_tensor, range_, syncthreads, thread_idx, var,
 )
 from . import tensorcore
 
@@ -42,11 +42,8 @@ def gemm_tc_sm80_prefetch(mA, mB, mC, mma, g2s_A, g2s_B, s2r_A, s2r_B, sA_layout
     s2r_a, s2r_b = s2r_A.get_slice(tid), s2r_B.get_slice(tid)
     tXsA, tXrA = s2r_a.partition_S(sA), s2r_a.retile_D(tCrA)
     tXsB, tXrB = s2r_b.partition_S(sB), s2r_b.retile_D(tCrB)
-    pA = pB = None
-    if edges:
-        tAcA = g2s_a.partition_S(local_tile(make_identity_tensor(mA.shape), (BM, BK), (m, _)))
-        tBcB = g2s_b.partition_S(local_tile(make_identity_tensor(mB.shape), (BN, BK), (n, _)))
-        pA, pB = (lambda k: elem_less(tAcA[_, _, _, k], mA.shape)), (lambda k: elem_less(tBcB[_, _, _, k], mB.shape))
+    pA = tensorcore.edge_guard(g2s_a.partition_S, mA, (BM, BK), (m, _)) if edges else None  # A's copies inside A
+    pB = tensorcore.edge_guard(g2s_b.partition_S, mB, (BN, BK), (n, _)) if edges else None
 
     def load(k, stage):
         copy(g2s_A, tAgA[_, _, _, k], tAsA[_, _, _, stage], pred=pA and pA(k))
@@ -80,8 +77,7 @@ def gemm_tc_sm80_prefetch(mA, mB, mC, mma, g2s_A, g2s_B, s2r_A, s2r_B, sA_layout
                 cp_async_fence()
                 assign(write, (write + 1) % stages)
             gemm(mma, tCrA[_, _, kb], tCrB[_, _, kb], tCrC)
-    pC = elem_less(thr_mma.partition_C(local_tile(make_identity_tensor(mC.shape), (BM, BN), (m, n))),
-                   mC.shape) if edges else None
+    pC = tensorcore.edge_guard(thr_mma.partition_C, mC, (BM, BN), (m, n))() if edges else None
     copy(tCrC, thr_mma.partition_C(gC), pred=pC)
 
 

@@ -17,13 +17,13 @@ B is seen as CuTe sees it, (N, K): a NumPy (K, N) row-major B is N-major.
 from dataclasses import dataclass
 
 from cutelite import (
-    Layout, Swizzle, composition, make_copy_atom, make_mma_atom, make_tiled_copy, make_tiled_copy_A,
+    Layout, Swizzle, _, rank, composition, make_copy_atom, make_mma_atom, make_tiled_copy, make_tiled_copy_A,
     make_tiled_copy_B, make_tiled_mma, tile_to_shape,
 )
 
-from ..cutejit import Matrix, min_
+from ..cutejit import Matrix, elem_less, local_tile, make_identity_tensor, min_
 
-__all__ = ["TensorCore", "objects", "swizzle_atom", "operand_matrices", "raster", "finish"]
+__all__ = ["TensorCore", "objects", "swizzle_atom", "operand_matrices", "raster", "edge_guard", "finish"]
 
 ATOMS = {("sm80", "float16"): "SM80_16x8x16_F32F16F16F32_TN", ("sm80", "bfloat16"): "SM80_16x8x16_F32BF16BF16F32_TN",
          ("sm75", "float16"): "SM75_16x8x8_F32F16F16F32_TN"}
@@ -113,6 +113,14 @@ def raster(bid, num_m, num_n, group=8):
     first_m = (bid // per_group) * group
     rows = min_(num_m - first_m, group)
     return first_m + (bid % per_group) % rows, (bid % per_group) // rows
+
+
+def edge_guard(partition, mX, tile, coord):
+    """Which of a thread's values of mX's tile at `coord` lie inside mX (chapter 3's predication): the same
+    `partition` (g2s.partition_S, thr_mma.partition_C, ...) of mX's identity tensor, compared with mX's
+    shape by elem_less. Returns guard(*k): the predicate at the tile's run-time modes k (none for C)."""
+    coords = partition(local_tile(make_identity_tensor(mX.shape), tile, coord))
+    return lambda *k: elem_less(coords[(_,) * rank(coords.layout) + k] if k else coords, mX.shape)
 
 
 def finish(kernel, o, **config):
