@@ -15,7 +15,7 @@ from kernels.gemm import matmul  # noqa: E402
 
 bad = 0
 g = torch.Generator(device="cuda").manual_seed(0)
-for (M, N, K) in [(4000, 3000, 2500), (128, 256, 64), (1, 7, 3), (300, 130, 1000)]:
+for (M, N, K) in [(4000, 3000, 2500), (128, 256, 64), (1, 7, 3), (300, 130, 1000), (520, 264, 136)]:
     for dt in (torch.float32, torch.float16, torch.bfloat16):
         A = torch.randn(M, K, device="cuda", generator=g).to(dt)
         B = torch.randn(K, N, device="cuda", generator=g).to(dt)
@@ -69,6 +69,19 @@ for dt, b_major in ((torch.float32, "row"), (torch.float16, "row"), (torch.float
     bad += not ok
     print("%-4s stream order %s B %s-major: rel.err %.1e, host returned after %.2f ms (spin ~100 ms)"
           % ("ok" if ok else "FAIL", str(dt)[6:], b_major, err, host_ms))
+# The T4 path's predicated edges (in place, both majornesses), on any GPU it runs on
+for major in ("row", "col"):
+    A = torch.randn(520, 136, device="cuda", generator=g).half()
+    B = torch.randn(136, 264, device="cuda", generator=g).half()
+    if major == "col":
+        A, B = A.t().contiguous().t(), B.t().contiguous().t()
+    C = torch.as_tensor(matmul(A, B, kernel="tc_sm75"), device="cuda")
+    ref = A.double() @ B.double()
+    err = float(torch.linalg.norm(C.double() - ref) / torch.linalg.norm(ref))
+    ok = bool(torch.isfinite(C).all()) and err < 1e-4
+    bad += not ok
+    print("%-4s 520x264x136 float16 tc_sm75 %s-major edges: rel.err %.1e" % ("ok" if ok else "FAIL", major, err))
+
 # Where the kernels used to differ from NumPy: out overlapping A, K = 0, f16 on the SIMT kernels, bad out.
 A = torch.randn(512, 512, device="cuda", generator=g)
 ref = A.double() @ A.double()
