@@ -101,6 +101,7 @@ def setup(verbose=True, simulator=None):
         dev = cuda.get_current_device()
         name = dev.name.decode() if isinstance(dev.name, bytes) else str(dev.name)
         info = DeviceInfo(simulator=False, name=name, cc=tuple(dev.compute_capability))
+        _hopper_target(info.cc)
         try:
             mma = capability.best_mma_for(info.cc)
         except capability.CapabilityError:
@@ -121,6 +122,41 @@ def _numpy_compat():
         def row_stack(tup, **kwargs):
             return np.vstack(tup, **kwargs)
         np.row_stack = row_stack
+
+
+def _hopper_target(cc):
+    """Compile for sm_90a on a compute capability 9.0 GPU, whatever the numba-cuda.
+
+    wgmma and setmaxnreg exist only on the arch-specific target sm_90a. numba-cuda >= 0.30 picks it by
+    itself; 0.22 (Colab's) compiles for sm_90, and ptxas then refuses those instructions. For 0.22 the NVVM
+    arch option and the linker's arch get the "a" here (its `nvrtc.get_arch_option` and `_Linker`), once.
+    """
+    if tuple(cc) != (9, 0):
+        return
+    import dataclasses
+    from numba.cuda.cudadrv import driver, nvrtc
+    import inspect
+    get_arch = getattr(nvrtc, "get_arch_option", None)
+    if get_arch is None or len(inspect.signature(get_arch).parameters) != 2 or get_arch(9, 0) != "compute_90":
+        return      # a numba-cuda that names arch-specific targets itself (0.30: get_arch_option(9, 0, "a"))
+
+    def get_arch_option(major, minor):
+        arch = get_arch(major, minor)
+        return arch + "a" if arch == "compute_90" else arch
+
+    linker_init = driver._Linker.__init__
+
+    def init(self, *args, **kwargs):
+        linker_init(self, *args, **kwargs)
+        if self.arch == "sm_90":
+            self.arch = "sm_90a"
+            if dataclasses.is_dataclass(self.options):
+                self.options = dataclasses.replace(self.options, arch="sm_90a")
+            else:
+                self.options.arch = "sm_90a"
+
+    nvrtc.get_arch_option = get_arch_option
+    driver._Linker.__init__ = init
 
 
 def device_info():

@@ -10,7 +10,10 @@ that consecutive instructions share an operand, as CuTe's gemm orders them.
 
 from cutelite import _, rank, size
 
+from cutelite.gmma import GMMA_Atom
+
 from .tensor import RTensor
+from .wgmma import gemm_gmma
 from .trace import current
 
 __all__ = ["gemm"]
@@ -29,12 +32,18 @@ def _at(x, i, k):
     return x[(_, i, k)] if rank(x.layout) == 3 else x[(_, i)]
 
 
-def gemm(tiled_mma, A, B, C):
-    """C += A @ B for this thread's fragments, one MMA instruction per (k, m, n)."""
+def gemm(tiled_mma, A, B, C, accumulate=True):
+    """C += A @ B for this thread's fragments, one MMA instruction per (k, m, n). For a GMMA (wgmma)
+    TiledMMA, A and B are descriptor fragments and `accumulate` says whether the first k-block adds to C
+    (wgmma.gemm_gmma); warp MMAs always add."""
     from ..instructions import mma_for
     atom = getattr(tiled_mma, "atom", None)
     if atom is None:
         raise TypeError("cutejit: gemm takes a TiledMMA first, got %r" % (tiled_mma,))
+    if isinstance(atom, GMMA_Atom):
+        return gemm_gmma(atom, A, B, C, accumulate)
+    if accumulate is not True:
+        raise ValueError("cutejit: gemm: accumulate=%r is for wgmma; %s always adds to C" % (accumulate, atom.name))
     (MM, KA), (NN, KB) = _modes(A, "A"), _modes(B, "B")
     if rank(C.layout) != 3 or size(C.layout, 1) != MM or size(C.layout, 2) != NN or KA != KB:
         raise ValueError("cutejit: gemm: fragments do not match: A %s, B %s, C %s" % (A.layout, B.layout, C.layout))

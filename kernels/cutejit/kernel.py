@@ -9,7 +9,8 @@
     k.launch(grid, A, B, C)          # A, B, C: Numba device arrays (NumPy arrays in the simulator)
     print(k.source)                  # the Numba code the trace wrote
 
-`build` calls the function once: Matrix arguments become global tensors of run-time shape and strides,
+`build` calls the function once: Matrix arguments become global tensors of run-time shape and strides
+(a TensorMap argument, tma.py, the tensor map of one),
 TiledCopy and TiledMMA arguments get run-time `get_slice`, everything else is passed as it is (CuTe's
 compile-time values). The same source runs on a GPU and in Numba's simulator.
 """
@@ -26,11 +27,12 @@ from .tensor import GTensor, STensor
 from .tiled import wrap
 from .trace import Trace, current, recording
 
-__all__ = ["kernel", "Matrix", "Kernel", "thread_idx", "block_idx", "make_smem_tensor", "syncthreads",
-           "cp_async_fence", "cp_async_wait", "range_", "if_", "else_", "var", "assign", "min_"]
+__all__ = ["kernel", "Matrix", "Kernel", "thread_idx", "block_idx", "grid_dim", "make_smem_tensor",
+           "dynamic_shared", "syncthreads", "cp_async_fence", "cp_async_wait", "fence_proxy_async", "setmaxnreg",
+           "named_barrier_sync", "range_", "while_", "if_", "else_", "var", "assign", "min_"]
 
 _NUMPY = {"float32": np.float32, "float16": np.uint16, "bfloat16": np.uint16, "uint16": np.uint16,
-          "uint32": np.uint32, "int32": np.int32}
+          "uint32": np.uint32, "int32": np.int32, "uint64": np.uint64}
 
 
 class Matrix:
@@ -84,6 +86,12 @@ def block_idx():
     return t.memo("bid", lambda: _hoisted(t, "bid", "cuda.blockIdx.x"))
 
 
+def grid_dim():
+    """gridDim.x, a run-time value (the number of blocks: a persistent kernel's stride over tiles)."""
+    t = current()
+    return t.memo("nbid", lambda: _hoisted(t, "nbid", "cuda.gridDim.x"))
+
+
 def _hoisted(t, name, text):
     t.hoist("%s = %s" % (name, text))
     return Sym(name, True)
@@ -103,15 +111,23 @@ def make_smem_tensor(layout, dtype):
     else:
         raise TypeError("cutejit: make_smem_tensor: expected a Layout or a swizzled layout, got %r" % (layout,))
     bits = BITS[dtype]
+    mem = dynamic_shared(dtype)
+    start = -(-t.smem_bytes // 1024) * 1024
+    t.smem_bytes = start + cosize(layout) * bits // 8
+    terms = [(None, off)] if off else []
+    return STensor(mem, dtype, inner, sw, terms, start * 8 // bits)
+
+
+def dynamic_shared(dtype):
+    """The name of the kernel's dynamic shared memory seen as an array of `dtype` (every view starts at
+    the same address; the tensors and barriers placed in it take disjoint ranges of t.smem_bytes)."""
+    t = current()
     mem = "smem_%s" % _NUMPY[dtype].__name__
     if ("smem", mem) not in t._memo:
         t.use(mem + "_type", _numba_type(dtype))
         t.hoist("%s = cuda.shared.array(0, %s_type)" % (mem, mem))
         t.memo(("smem", mem), lambda: mem)
-    start = -(-t.smem_bytes // 1024) * 1024
-    t.smem_bytes = start + cosize(layout) * bits // 8
-    terms = [(None, off)] if off else []
-    return STensor(mem, dtype, inner, sw, terms, start * 8 // bits)
+    return mem
 
 
 def _numba_type(dtype):
@@ -139,6 +155,44 @@ def cp_async_wait(n):
     t.emit("%s(%d)" % (t.use("cp_async_wait", instructions.cp_async_wait), n))
 
 
+def _call(name, *args):
+    from .. import instructions
+    from .expr import src
+    t = current()
+    t.emit("%s(%s)" % (t.use(name, getattr(instructions, name)), ", ".join(src(a) for a in args)))
+
+
+def fence_proxy_async():
+    """fence.proxy.async: this thread's shared-memory writes become visible to the async proxy (TMA, wgmma)."""
+    _call("fence_proxy_async")
+
+
+def setmaxnreg(n, grow):
+    """setmaxnreg.inc (grow=True) or .dec to n registers a thread, for the whole warpgroup (n a multiple
+    of 8 in 24..256, known at build time). .inc waits until the registers are free."""
+    if not isinstance(n, int) or n % 8 or not 24 <= n <= 256:
+        raise ValueError("cutejit: setmaxnreg takes a multiple of 8 in 24..256, got %r" % (n,))
+    _call("setmaxnreg_inc" if grow else "setmaxnreg_dec", n)
+
+
+def named_barrier_sync(barrier, threads, ids=None):
+    """bar.sync barrier, threads: wait until `threads` threads (whole warps) have arrived on it. The
+    instruction takes a constant id: a run-time `barrier` needs `ids`, the values it can take."""
+    from .expr import is_sym
+    if not is_sym(barrier):
+        return _call("named_barrier_sync", barrier, threads)
+    if not ids:
+        raise ValueError("cutejit: named_barrier_sync of a run-time barrier id needs ids=, the ids it can be")
+    t = current()
+    first, rest = ids[0], list(ids[1:])
+    if not rest:
+        return _call("named_barrier_sync", first, threads)
+    with t.if_(barrier < first + 1):
+        _call("named_barrier_sync", first, threads)
+    with t.else_():
+        named_barrier_sync(barrier, threads, rest)
+
+
 def var(init, hint="x"):
     """A run-time variable, updated with assign(var, value): `stage = var(0, "stage")`."""
     return current().var(init, hint)
@@ -154,6 +208,11 @@ def min_(a, b):
     if isinstance(a, int) and isinstance(b, int):
         return min(a, b)
     return Sym("min(%s, %s)" % (src(a), src(b)), all(getattr(x, "invariant", True) for x in (a, b)))
+
+
+def while_(cond):
+    """A run-time loop: `with cutejit.while_(cond):` repeats the block while cond holds."""
+    return current().while_(cond)
 
 
 def range_(stop, start=0, step=1):
@@ -173,11 +232,11 @@ def else_():
 class Kernel:
     """A built kernel: `.source` (the generated Numba code), `.launch(grid, *arrays)`, `.config`."""
 
-    def __init__(self, fn, trace, threads, min_blocks):
+    def __init__(self, fn, trace, threads, min_blocks, max_registers=None):
         self.source = trace.source()
         self.threads, self.smem_bytes, self.min_blocks = threads, trace.smem_bytes, min_blocks
         self.function = trace.function()
-        self.numba = _jit(self.function, threads, min_blocks)
+        self.numba = _jit(self.function, threads, min_blocks, max_registers)
         self.config = {}
         self._ready = set()
 
@@ -195,10 +254,14 @@ class Kernel:
         self.numba[grid, self.threads, stream, self.smem_bytes](*args)
 
 
-def _jit(function, threads, min_blocks):
+def _jit(function, threads, min_blocks, max_registers=None):
     from numba import cuda
     from ..runtime import in_simulator
-    if in_simulator() or min_blocks is None:
+    if in_simulator():
+        return cuda.jit(function)
+    if max_registers:       # a cap for the launch; setmaxnreg moves registers between warpgroups after it
+        return cuda.jit(max_registers=max_registers)(function)
+    if min_blocks is None:
         return cuda.jit(function)
     return cuda.jit(launch_bounds=(threads, min_blocks))(function)
 
@@ -210,8 +273,9 @@ class KernelDef:
         self.fn = fn
         self.__doc__ = fn.__doc__
 
-    def build(self, *args, threads, min_blocks=None, name=None, overrides=None):
+    def build(self, *args, threads, min_blocks=None, max_registers=None, name=None, overrides=None):
         """Trace the function for these arguments (Matrix specs for run-time matrices) into a Kernel.
+        max_registers: a register cap per thread (a kernel that redistributes them with setmaxnreg).
         overrides: {intrinsic name: object} used instead of kernels.instructions' (a model of the hardware
         that is stricter than the simulator's twins, say)."""
         from numba import cuda
@@ -219,14 +283,14 @@ class KernelDef:
         if len(args) != len(params):
             raise TypeError("cutejit: %s takes %d arguments (%s), got %d" % (self.fn.__name__, len(params),
                                                                          ", ".join(params), len(args)))
-        runtime = [p for p, a in zip(params, args) if isinstance(a, Matrix)]
+        runtime = [p for p, a in zip(params, args) if isinstance(a, Matrix) or hasattr(a, "bind")]
         trace = Trace(name or self.fn.__name__, runtime, threads, overrides)
         trace.use("cuda", cuda)
         with recording(trace):
-            values = [_global(_MatrixArg(p, a, trace)) if isinstance(a, Matrix) else wrap(a)
-                      for p, a in zip(params, args)]
+            values = [_global(_MatrixArg(p, a, trace)) if isinstance(a, Matrix) else
+                      a.bind(p, trace) if hasattr(a, "bind") else wrap(a) for p, a in zip(params, args)]
             self.fn(*values)
-        return Kernel(self.fn, trace, threads, min_blocks)
+        return Kernel(self.fn, trace, threads, min_blocks, max_registers)
 
 
 def kernel(fn):

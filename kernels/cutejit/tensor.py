@@ -290,6 +290,21 @@ class STensor(_Base):
             raise ValueError("cutejit: slicing %r with a run-time index: offset %d is not a multiple of %d, the "
                              "period of %s, so it cannot be added after the swizzle" % (self, bad[0], P, self.swizzle))
 
+    def start(self):
+        """The offset of element 0 as a run-time value, for an instruction that takes a whole tile's start
+        (a TMA box, a wgmma descriptor): its run-time terms must commute with the swizzle."""
+        total = self.outer
+        for m, s in self.terms:
+            if m is None:
+                if self.swizzle is not None and s % swizzle_period(self.swizzle):
+                    raise ValueError("cutejit: %r starts at offset %d, inside a swizzle period: no tile starts "
+                                     "there" % (self, s))
+                total = total + s
+            else:
+                self._check_outside(m)
+                total = total + evaluate(m, s)
+        return total
+
     def _values(self):
         """Every value the run-time terms can take together (they are functions of thread coordinates)."""
         ranges = [[m(i) for i in range(size(m))] if m is not None else [s] for m, s in self.terms]

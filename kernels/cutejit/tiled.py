@@ -12,10 +12,12 @@ thread's coordinate contributes) and leaves every other mode static.
 """
 
 from cutelite import TiledCopy, TiledMMA, _, make_layout, rank, size
+from cutelite.gmma import GMMA_Atom
 
 from .expr import is_sym
 from .tensor import GTensor, RTensor, STensor
 from .registers import make_fragment
+from .wgmma import accumulator_fragment, descriptor_fragment
 
 __all__ = ["JitTiledCopy", "JitTiledMMA", "wrap"]
 
@@ -164,15 +166,28 @@ class JitThrMMA:
         layout = getattr(self._static, "partition_fragment_" + op)(like)
         return make_fragment(layout, dtype or x.dtype, name)
 
+    def _gmma_smem(self, operand):
+        atom = self.tiled.atom
+        return isinstance(atom, GMMA_Atom) and (operand == "B" or atom.source == "SS")
+
     def partition_fragment_A(self, x, dtype=None):
-        """Registers for A's partition (make_fragment_like): the same shape, compact."""
+        """Registers for A's partition (make_fragment_like): the same shape, compact. For a GMMA atom that
+        reads A from shared memory: the partition's descriptors (wgmma.descriptor_fragment)."""
+        if self._gmma_smem("A"):
+            return descriptor_fragment(self.partition_A(x), self.tiled.atom, "A")
         return self._fragment(x, "A", "rA", dtype)
 
     def partition_fragment_B(self, x, dtype=None):
+        if self._gmma_smem("B"):
+            return descriptor_fragment(self.partition_B(x), self.tiled.atom, "B")
         return self._fragment(x, "B", "rB", dtype)
 
     def partition_fragment_C(self, x, dtype=None):
-        """Accumulators for C's partition, compact column-major (float32 unless dtype says otherwise)."""
+        """Accumulators for C's partition, compact column-major (float32 unless dtype says otherwise); for
+        a GMMA atom, wgmma's accumulator tuples (wgmma.accumulator_fragment)."""
+        if isinstance(self.tiled.atom, GMMA_Atom):
+            like = make_layout(x.layout.shape) if isinstance(x, GTensor) else x.layout
+            return accumulator_fragment(self._static.partition_fragment_C(like), self.tiled.atom)
         return self._fragment(x, "C", "rC", dtype or "float32")
 
 

@@ -123,6 +123,13 @@ class Trace:
             yield
 
     @contextlib.contextmanager
+    def while_(self, cond):
+        """A run-time loop `while cond:` (a spin-wait on an mbarrier, say)."""
+        self.emit("while %s:" % src(cond))
+        with self._block():
+            yield
+
+    @contextlib.contextmanager
     def else_(self):
         """The other side of the `if_` just closed."""
         self.emit("else:")

@@ -62,7 +62,7 @@ def swizzle_atom(k_major, bk):
     raise ValueError("swizzle_atom: a K-major tile needs BK a multiple of 32 halves, got %d" % bk)
 
 
-def _g2s(op, mn, bk, threads, k_major, elem):
+def g2s_copy(op, mn, bk, threads, k_major, elem):
     """threads copy an (mn, bk) tile, 8 halves a thread and call, along the contiguous mode."""
     atom = make_copy_atom(op, elem)
     if k_major:
@@ -90,8 +90,8 @@ def objects(BM=128, BN=128, BK=32, stages=3, warps=(2, 2), arch="sm80", dtype="f
     ldsm = {True: "SM75_U32x4_LDSM_N", False: "SM75_U16x8_LDSM_T"}
     return TensorCore(
         mma=mma,
-        g2s_A=_g2s(op, BM, BK, threads, a_kmajor, elem),
-        g2s_B=_g2s(op, BN, BK, threads, b_kmajor, elem),
+        g2s_A=g2s_copy(op, BM, BK, threads, a_kmajor, elem),
+        g2s_B=g2s_copy(op, BN, BK, threads, b_kmajor, elem),
         s2r_A=make_tiled_copy_A(make_copy_atom(ldsm[a_kmajor], elem), mma),
         s2r_B=make_tiled_copy_B(make_copy_atom(ldsm[b_kmajor], elem), mma),
         sA=tile_to_shape(swizzle_atom(a_kmajor, BK), (BM, BK, stages)),

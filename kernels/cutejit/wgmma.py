@@ -1,0 +1,206 @@
+"""Warpgroup MMA (Hopper's wgmma) inside a traced kernel: descriptors of shared-memory operands, a
+warpgroup's accumulators, and the asynchronous protocol.
+
+    thr_mma = tiled_mma.get_slice(tid)          # a TiledMMA of GMMA atoms (cutelite.gmma)
+    tCrA = thr_mma.partition_fragment_A(sA)      # (1, MMA_M, MMA_K, PIPE) descriptors, not values
+    tCrB = thr_mma.partition_fragment_B(sB)      # (1, MMA_N, MMA_K, PIPE)
+    acc = thr_mma.partition_fragment_C(gC)       # the thread's share of the accumulators
+    warpgroup_arrive(acc)                        # wgmma.fence: registers and smem are ready
+    gemm(tiled_mma, tCrA[_, _, _, s], tCrB[_, _, _, s], acc, accumulate=...)
+    warpgroup_commit()                           # wgmma.commit_group: the wgmmas so far are one group
+    warpgroup_wait(1, acc)                       # wgmma.wait_group 1: all but the last group are done
+
+An SS atom reads A and B from shared memory through 64-bit descriptors (PTX ISA, "Matrix Descriptor
+Format"). As in C++ CuTe's make_fragment_A, the fragment of a shared-memory partition is a tensor of
+descriptors: mode 0 (the atom's whole 64 x 16 tile) becomes one descriptor, made by cutelite's
+make_gmma_desc from its layout, and the other modes step its start address by their offsets in 16-byte
+units. The address is the unswizzled one: wgmma applies the swizzle itself.
+"""
+
+from cutelite import Layout, Swizzle, make_layout, rank, size, slice_and_offset
+from cutelite.gmma import GMMA_Atom, GmmaSmemLayout, make_gmma_desc
+
+from .expr import Sym, is_sym, src
+from .registers import BITS
+from .tensor import RTensor, STensor, evaluate
+from .trace import current
+
+__all__ = ["DescTensor", "Accumulator", "descriptor_fragment", "accumulator_fragment", "warpgroup_arrive",
+           "warpgroup_commit", "warpgroup_wait", "gemm_gmma"]
+
+
+def _intrinsic(name):
+    from .. import instructions
+    return current().use(name, getattr(instructions, name))
+
+
+def _signed64(x):
+    """A 64-bit pattern as the int64 Numba computes with (wgmma reinterprets it as .b64)."""
+    return x - (1 << 64) if x >= 1 << 63 else x
+
+
+class DescTensor:
+    """A tensor of wgmma descriptors: `hi` (every field but the start address), a static layout of start
+    address steps in 16-byte units, and a run-time base address in 16-byte units."""
+
+    def __init__(self, layout, hi, base):
+        self.layout, self.hi, self.base = layout, hi, base
+
+    def __getitem__(self, coord):
+        coord = coord if isinstance(coord, tuple) else (coord,)
+        if len(coord) != rank(self.layout):
+            raise ValueError("cutejit: %r has %d modes, sliced with %d coordinates" % (self, rank(self.layout),
+                                                                                   len(coord)))
+        static = tuple(0 if is_sym(c) else c for c in coord)
+        layout, off = slice_and_offset(static, self.layout)
+        base = self.base + int(off)
+        for i, c in enumerate(coord):
+            if is_sym(c):
+                base = base + evaluate(_mode(self.layout, i), c)
+        return DescTensor(layout, self.hi, base)
+
+    def value(self, c):
+        """The descriptor of static coordinate c (1-D), as run-time source text."""
+        return self.base + self.layout(c) + self.hi
+
+    def __repr__(self):
+        return "DescTensor(%s)" % (self.layout,)
+
+
+def _mode(layout, i):
+    from cutelite import get
+    return layout if rank(layout) == 1 else get(layout, i)
+
+
+def descriptor_fragment(x, atom, operand):
+    """make_fragment_A/B of a GMMA SS atom: the descriptors of shared-memory partition x (MMA, MMA_M|N,
+    MMA_K[, PIPE]), mode 0 the atom's 64 x 16 (or N x 16) operand tile."""
+    if not isinstance(x, STensor):
+        raise TypeError("cutejit: the %s fragment of %s is made from a shared-memory partition, got %r"
+                        % (operand, atom.name, x))
+    t = current()
+    bits = BITS[x.dtype]
+    major = atom.major_a if operand == "A" else atom.major_b
+    sw = x.swizzle or Swizzle(0, 4 - (bits // 8).bit_length() + 1, 3)
+    byte_sw = Swizzle(sw.bits, sw.base + (bits // 8).bit_length() - 1, sw.shift)
+    tile = _mode(x.layout, 0)
+    desc = make_gmma_desc(major, GmmaSmemLayout(byte_sw, bits, tile))
+    rest = [_mode(x.layout, i) for i in range(1, rank(x.layout))]
+    units = 128 // bits                  # elements per 16 bytes
+    for m in rest:
+        if any(m(i) % units for i in range(size(m))):
+            raise ValueError("cutejit: %s fragment: a mode of %s does not step by 16-byte units" % (operand, x.layout))
+    layout = make_layout(*[Layout(1, 0)] + [Layout(m.shape, _div(m.stride, units)) for m in rest])
+    addr16 = t.memo(("saddr16", x.mem), lambda: _hoist_address(t, x.mem))
+    byte = x.start() * (bits // 8)       # the partition's first element, unswizzled (wgmma swizzles)
+    if isinstance(byte, int) and byte % 16:
+        raise ValueError("cutejit: %s fragment: %r starts %d bytes in, not at a 16-byte boundary" % (operand, x, byte))
+    base = addr16 + byte // 16
+    if is_sym(base) and base.invariant:
+        base = t.let(base, "dsc")
+    return DescTensor(layout, _signed64(desc.desc), base)
+
+
+def _div(stride, units):
+    if isinstance(stride, tuple):
+        return tuple(_div(d, units) for d in stride)
+    return int(stride) // units
+
+
+def _hoist_address(t, mem):
+    """The shared-memory address of the array `mem`, in 16-byte units (a descriptor's start address)."""
+    import numba
+    fn = _intrinsic("shared_address")
+    t.use("int64", numba.int64)
+    name = "saddr16_" + mem
+    t.hoist("%s = int64(%s(%s, 0)) >> 4" % (name, fn, mem))
+    return Sym(name, True)
+
+
+class Accumulator(RTensor):
+    """A warpgroup's wgmma accumulators: one Numba tuple of float32 per (m, n) atom of the thread's
+    partition (what wgmma reads and writes whole), its element e the tuple's value e % V (V = the atom's
+    values per thread, in wgmma's register order, which is the atom's LayoutC_TV value order)."""
+
+    def __init__(self, layout, names, per_atom):
+        regs = ["%s[%d]" % (n, v) for n in names for v in range(per_atom)]
+        super().__init__(layout, regs, "float32", 32)
+        self.names, self.per_atom = names, per_atom
+
+
+def accumulator_fragment(layout, atom):
+    """partition_fragment_C of a GMMA TiledMMA: `layout` is the compact (MMA, MMA_M, MMA_N) fragment; the
+    tuples start uninitialised (the first wgmma of a tile runs with accumulate=False)."""
+    t = current()
+    v = size(layout, 0)
+    atoms = size(layout) // v
+    n = atom.Shape_MNK[1]
+    fn = _intrinsic("wgmma_uninit")
+    names = []
+    for _ in range(atoms):
+        name = t.fresh("acc")
+        t.emit("%s = %s(%d)" % (name, fn, n))
+        names.append(name)
+    return Accumulator(layout, names, v)
+
+
+def _check_acc(acc, what):
+    if not isinstance(acc, Accumulator):
+        raise TypeError("cutejit: %s takes the accumulator of partition_fragment_C (a GMMA TiledMMA), got %r"
+                        % (what, acc))
+
+
+def warpgroup_arrive(acc):
+    """wgmma.fence: the accumulator registers and shared memory written before it are ready for wgmma."""
+    _check_acc(acc, "warpgroup_arrive")
+    t = current()
+    fn = _intrinsic("wgmma_fence")
+    for name in acc.names:
+        t.emit("%s = %s(%s)" % (name, fn, name))
+
+
+def warpgroup_commit():
+    """wgmma.commit_group: the wgmmas issued since the last commit form one group."""
+    current().emit("%s()" % _intrinsic("wgmma_commit"))
+
+
+def warpgroup_wait(n, acc):
+    """wgmma.wait_group n: wait until at most n groups are pending (n known when the kernel is built);
+    the accumulators may be read, and the shared memory of the finished groups reused, after it."""
+    if not isinstance(n, int) or not 0 <= n <= 7:
+        raise ValueError("cutejit: warpgroup_wait takes 0..7 groups, known at build time, got %r" % (n,))
+    _check_acc(acc, "warpgroup_wait")
+    t = current()
+    fn = _intrinsic("wgmma_wait")
+    for name in acc.names:
+        t.emit("%s = %s(%s, %d)" % (name, fn, name, n))
+
+
+def gemm_gmma(atom, A, B, C, accumulate=True):
+    """C (+)= A @ B with one wgmma per (k, m, n): A, B descriptor fragments (1, MMA_M|N, MMA_K), C the
+    accumulator. accumulate: whether the first k-block adds to C (a run-time condition, or a bool); the
+    later k-blocks always do."""
+    if not isinstance(atom, GMMA_Atom):
+        raise TypeError("cutejit: gemm_gmma takes a GMMA atom, got %r" % (atom,))
+    for x, what in ((A, "A"), (B, "B")):
+        if not isinstance(x, DescTensor) or rank(x.layout) != 3:
+            raise TypeError("cutejit: gemm with %s: %s must be a descriptor fragment (1, MMA_%s, MMA_K), got %r"
+                            % (atom.name, what, "M" if what == "A" else "N", x))
+    _check_acc(C, "gemm")
+    MM, K = size(A.layout, 1), size(A.layout, 2)
+    NN = size(B.layout, 1)
+    if size(B.layout, 2) != K or size(C.layout, 1) != MM or size(C.layout, 2) != NN:
+        raise ValueError("cutejit: gemm: fragments do not match: A %s, B %s, C %s" % (A.layout, B.layout, C.layout))
+    t = current()
+    fn = _intrinsic("wgmma")
+    types_ = ".".join(atom.ptx.split(".")[-3:])
+    trans = int(atom.major_a == "MN") | int(atom.major_b == "MN") << 1
+    first = accumulate if is_sym(accumulate) else bool(accumulate)
+    scale = t.let(first, "acc_in") if is_sym(first) else int(first)
+    for k in range(K):
+        for m in range(MM):
+            for n in range(NN):
+                acc = C.names[m + MM * n]
+                t.emit("%s = %s(%s, %s, %s, %s, %r, %d)" % (
+                    acc, fn, acc, src(A.value((0, m, k))), src(B.value((0, n, k))),
+                    src(scale) if k == 0 else "1", types_, trans))

@@ -1,0 +1,14 @@
+"""Chapter 8's Hopper GEMMs, written with the CuTe layer (kernels.cutejit): wgmma on descriptors of
+128-byte-swizzled shared memory, TMA loads on an mbarrier pipeline, a producer warpgroup, persistent tiles.
+
+    objects.py          the CuTe objects every step is compiled from (TiledMMA of GMMA atoms, smem layouts,
+                        tensor maps)
+    wgmma_cp_async.py   step 1: wgmma fed by cp.async from every thread
+    warp_specialized.py steps 2-5: TMA + mbarriers, setmaxnreg, persistent, TMA-store epilogue
+    gemm.py             HopperGemm (a step, configured and launched), the ladder, timing against cuBLAS
+
+Import after kernels.setup().
+"""
+
+from .gemm import LADDER, MATMUL_CONFIG, VARIANTS, HopperGemm, main, matmul_hopper, time_vs_cublas  # noqa: F401
+from .objects import BK, EPI_BOX, objects  # noqa: F401

@@ -1,0 +1,5 @@
+import sys
+
+from .gemm import main
+
+main(sys.argv[1:])

@@ -1,0 +1,242 @@
+"""Chapter 8's ladder as runnable GEMMs: C (M x N, float32) = A (M x K) @ Bt (N x K).T, fp16 or bf16.
+
+    g = HopperGemm(BN=256, regs=(40, 232), group=16, persistent=True, tma_store=True)
+    g(a, bt, c)            # Numba device arrays; tensor maps encoded once per (address, shape)
+
+`python -m kernels.hopper` checks every variant against NumPy (outputs poisoned first) and times it against
+cuBLAS in the same process (GPU time).
+"""
+
+import sys
+
+import numpy as np
+
+from ..cutejit import encode_tensor_map
+from . import warp_specialized, wgmma_cp_async
+from .objects import BK
+
+__all__ = ["HopperGemm", "LADDER", "VARIANTS", "MATMUL_CONFIG", "matmul_hopper", "time_vs_cublas", "main"]
+
+
+class HopperGemm:
+    """One step of the ladder, built for one configuration (see VARIANTS); M, N, K multiples of the tile."""
+
+    def __init__(self, BN=256, stages=4, consumers=2, regs=None, group=1, persistent=False, tma_store=False,
+                 cp_async=False, dtype="float16"):
+        if cp_async and (persistent or tma_store or regs):
+            raise ValueError("HopperGemm: cp_async=True is step 1 (every thread loads, no TMA): it takes BN, "
+                             "stages, consumers and dtype only")
+        if cp_async:
+            self.kernel = wgmma_cp_async.make(BN, stages, consumers, dtype)
+        else:
+            self.kernel = warp_specialized.make(BN, stages, consumers, regs, group, persistent, tma_store, dtype)
+        self.BM, self.BN = self.kernel.tile[0], self.kernel.tile[1]
+        self.cp_async, self.tma_store = cp_async, tma_store
+        self._maps = {}
+
+    def _map(self, x, spec):
+        key = (x.__cuda_array_interface__["data"][0], x.shape, x.strides, spec.rows, spec.cols, spec.dtype)
+        if key not in self._maps:       # a tensor map holds the address, extents and pitch: key on them
+            if len(self._maps) > 64:
+                self._maps.clear()
+            self._maps[key] = encode_tensor_map(x, spec)
+        return self._maps[key]
+
+    def __call__(self, a, bt, c, stream=0):
+        M, K = a.shape
+        N = bt.shape[0]
+        if M % self.BM or N % self.BN or K % BK or bt.shape[1] != K or c.shape != (M, N):
+            raise ValueError("HopperGemm: A %s, Bt %s, C %s: M, N, K must be multiples of %d, %d, %d"
+                             % (a.shape, bt.shape, c.shape, self.BM, self.BN, BK))
+        if self.cp_async:
+            return self.kernel.launch(a, bt, c, stream=stream)
+        o = self.kernel.objects
+        ma, mb = self._map(a, o.tmA), self._map(bt, o.tmB)
+        mc = self._map(c, o.tmC) if self.tma_store else ma
+        self.kernel.launch(a, bt, c, ma, mb, mc, stream=stream)
+
+    def sass_counts(self):
+        """Counts of HGMMA / UTMALDG / local-memory instructions in the compiled SASS (needs nvdisasm)."""
+        try:
+            sass = self.kernel.numba.inspect_sass()
+            sass = "\n".join(sass.values()) if isinstance(sass, dict) else sass
+        except Exception as e:  # noqa: BLE001  (a report, not a check: say why there is none)
+            return {"error": str(e)[:200]}
+        return {k: sass.count(k) for k in ("HGMMA", "UTMALDG", "UTMASTG", "LDL", "STL")}
+
+
+# The ladder of chapter 8, one idea a step: (what the step adds, its kernel in VARIANTS)
+LADDER = [("1. wgmma, fed by cp.async from every thread", "cp.async + wgmma BN128 st4"),
+          ("2. TMA loads on mbarriers, a producer warpgroup", "ws BN128 st4"),
+          ("3. 128 x 256 tiles, setmaxnreg, grouped raster", "ws BN256 st4 setmaxnreg group8"),
+          ("4. a persistent grid", "persistent BN256 st4 group16"),
+          ("5. C out through shared memory and a TMA store", "persistent BN256 st4 group16 tma-store")]
+
+VARIANTS = {   # what main() checks and times, in this order
+    "cp.async + wgmma BN128 st4": dict(BN=128, stages=4, cp_async=True),
+    "ws BN128 st4": dict(BN=128, stages=4),
+    "ws BN256 st4 setmaxnreg group8": dict(BN=256, stages=4, regs=(40, 232), group=8),
+    "persistent BN256 st4 group8": dict(BN=256, stages=4, regs=(40, 232), group=8, persistent=True),
+    "persistent BN256 st4 group16": dict(BN=256, stages=4, regs=(40, 232), group=16, persistent=True),
+    "persistent BN256 st4 group16 tma-store": dict(BN=256, stages=4, regs=(40, 232), group=16, persistent=True,
+                                                   tma_store=True),
+}
+
+# what matmul("auto") runs on sm_90 (RESULTS_HOPPER.md)
+MATMUL_CONFIG = dict(BN=256, stages=4, regs=(40, 232), group=16, persistent=True, tma_store=True)
+_MATMUL = {}
+
+
+def matmul_hopper(a, b, out=None, stream=0):
+    """C = a @ b (float32) with the persistent Hopper kernel, or None where it does not apply: kernels.gemm's
+    matmul(kernel="auto") asks this first on sm_90. Applies to float16 device-or-host arrays (uint16 views
+    of f16 too) with A (M, K) row-major contiguous, B (K, N) column-major contiguous (both operands K-major),
+    M, N, K multiples of the tile (128 x 256 x 64), and an `out` that is None or a contiguous float32 (M, N)
+    device array."""
+    from numba import cuda
+    from ..arrays import device_view, transposed
+    M, K = a.shape
+    N = b.shape[1]
+    bt = transposed(b)
+    if _MATMUL.get("cfg") != MATMUL_CONFIG:
+        _MATMUL.update(cfg=dict(MATMUL_CONFIG), g=HopperGemm(**MATMUL_CONFIG))
+    g = _MATMUL["g"]
+    if M % g.BM or N % g.BN or K % BK or M == 0 or N == 0 or K == 0:
+        return None
+
+    def kmajor(x):
+        st = x.strides
+        return st[1] == x.dtype.itemsize and st[0] == x.shape[1] * x.dtype.itemsize
+
+    if not (kmajor(a) and kmajor(bt)):
+        return None
+    if out is not None and (isinstance(out, np.ndarray) or not hasattr(out, "__cuda_array_interface__")):
+        return None
+    da = cuda.to_device(np.ascontiguousarray(a)) if isinstance(a, np.ndarray) else device_view(a)
+    dbt = cuda.to_device(np.ascontiguousarray(bt)) if isinstance(bt, np.ndarray) else device_view(bt)
+    c = device_view(out) if out is not None else cuda.device_array((M, N), np.float32)
+    if c.shape != (M, N) or np.dtype(c.dtype) != np.float32 or not c.is_c_contiguous():
+        return None
+    g(da, dbt, c, stream)
+    return c
+
+
+def _cublas(a, bt, reps):
+    """(name, ms, reference C) of cuBLAS fp16 -> fp32 through torch (or CuPy), or (None, None, NumPy's C)."""
+    from ..timing import gpu_time_ms
+    try:
+        import torch
+        ta, tbt = torch.from_numpy(a).cuda(), torch.from_numpy(bt).cuda()
+        ref = torch.mm(ta.float(), tbt.float().T).cpu().numpy()
+        try:        # the same work as the kernels: fp16 in, fp32 out
+            torch.mm(ta, tbt.T, out_dtype=torch.float32)
+            return ("cuBLAS fp16->fp32 (torch %s)" % torch.__version__,
+                    gpu_time_ms(lambda: torch.mm(ta, tbt.T, out_dtype=torch.float32), reps), ref)
+        except (TypeError, RuntimeError):       # a torch without out_dtype
+            return ("cuBLAS fp16->fp16 (torch %s)" % torch.__version__,
+                    gpu_time_ms(lambda: torch.mm(ta, tbt.T), reps), ref)
+    except ImportError:
+        pass
+    try:
+        import cupy
+        ca, cbt = cupy.asarray(a), cupy.asarray(bt)
+        ref = cupy.asnumpy(ca.astype(cupy.float32) @ cbt.astype(cupy.float32).T)
+        return "cuBLAS fp16 (CuPy %s)" % cupy.__version__, gpu_time_ms(lambda: ca @ cbt.T, reps), ref
+    except ImportError:
+        return None, None, a.astype(np.float32) @ bt.astype(np.float32).T
+
+
+def time_vs_cublas(gemms, size=4096, reps=20):
+    """Time each kernel of `gemms` (a dict name -> kernel called as kernel(a, bt, c), e.g. a HopperGemm; or
+    one kernel) at size^3 against cuBLAS in the same process, on the same Gaussian inputs, as GPU time
+    (kernels.timing.gpu_time_ms). Each kernel's C is checked against cuBLAS first (poisoned with NaN before
+    the run). Returns a Markdown table (device, date) for a notebook."""
+    import datetime
+    from numba import cuda
+    from ..timing import gpu_time_ms
+    if not isinstance(gemms, dict):
+        gemms = {"this kernel": gemms}
+    rng = np.random.default_rng(11)
+    a = (rng.standard_normal((size, size)) * 0.5).astype(np.float16)
+    bt = (rng.standard_normal((size, size)) * 0.5).astype(np.float16)
+    da, dbt = cuda.to_device(a), cuda.to_device(bt)
+    flops = 2.0 * size ** 3
+    lib, base, ref = _cublas(a, bt, reps)
+    name = cuda.get_current_device().name
+    name = name.decode() if isinstance(name, bytes) else name
+    lines = ["Measured %s on %s, %d^3, GPU time, median of %d" % (datetime.date.today(), name, size, reps),
+             "", "| kernel | ms | TFLOP/s | / cuBLAS |", "|---|---|---|---|"]
+    if base is not None:
+        lines.append("| %s | %.3f | %.1f | 1.00 |" % (lib, base, flops / base / 1e9))
+    for label, gemm in gemms.items():
+        dc = cuda.to_device(np.full((size, size), np.nan, np.float32))
+        gemm(da, dbt, dc)
+        out = dc.copy_to_host()
+        err = float(np.linalg.norm(np.nan_to_num(out - ref, nan=1e30)) / np.linalg.norm(ref))
+        if not (np.isfinite(out).all() and err < 1e-3):
+            raise AssertionError("time_vs_cublas: %s's C differs from the reference (rel err %.2e)" % (label, err))
+        ms = gpu_time_ms(lambda: gemm(da, dbt, dc), reps)
+        lines.append("| %s | %.3f | %.1f | %s |" % (label, ms, flops / ms / 1e9, "%.2f" % (base / ms) if base else "-"))
+    if base is None:
+        lines.append("\n(no torch or CuPy here: no cuBLAS to compare with)")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    """Check every variant on this GPU (NumPy reference, outputs poisoned with NaN first, three shapes),
+    then time it at 4096^3 against cuBLAS in the same process; print a table."""
+    import kernels
+    kernels.setup()
+    from numba import cuda
+    from ..timing import gpu_time_ms
+    rng = np.random.default_rng(7)
+    variants = [v for v in VARIANTS.items() if not argv or any(a in v[0] for a in argv)] or list(VARIANTS.items())
+    S = 4096
+    flops = 2.0 * S ** 3
+    a = (rng.standard_normal((S, S)) * 0.5).astype(np.float16)
+    bt = (rng.standard_normal((S, S)) * 0.5).astype(np.float16)
+    da, dbt = cuda.to_device(a), cuda.to_device(bt)
+    lib, base, ref_big = _cublas(a, bt, 30)
+    rows = []
+    for name, cfg in variants:
+        g = HopperGemm(**cfg)
+        ok, ms = True, float("nan")
+        for (M, N, K) in ((256, 512, 320), (384, 1024, 192), (S, S, S)):
+            if (M, N, K) == (S, S, S):
+                x, y, ref = da, dbt, ref_big
+            else:
+                xa = (rng.standard_normal((M, K)) * 0.5).astype(np.float16)
+                xb = (rng.standard_normal((N, K)) * 0.5).astype(np.float16)
+                ref = xa.astype(np.float32) @ xb.astype(np.float32).T
+                x, y = cuda.to_device(xa), cuda.to_device(xb)
+            dc = cuda.to_device(np.full((M, N), np.nan, dtype=np.float32))
+            try:
+                g(x, y, dc)
+                cuda.synchronize()
+            except Exception as e:  # noqa: BLE001  (report the variant as failed and go on)
+                print("%s: FAILED at %s: %s" % (name, (M, N, K), str(e)[:1500]), flush=True)
+                ok = False
+                break
+            out = dc.copy_to_host()
+            written = bool(np.isfinite(out).all())
+            err = float(np.linalg.norm(np.nan_to_num(out - ref, nan=1e30)) / np.linalg.norm(ref))
+            print("%s %s: rel err %.2e, every output written: %s" % (name, (M, N, K), err, written), flush=True)
+            ok = ok and written and err < 1e-5
+        if ok:
+            dc = cuda.device_array((S, S), dtype=np.float32)
+            ms = gpu_time_ms(lambda: g(da, dbt, dc), reps=30)
+        rows.append((name, ok, ms, g.sass_counts() if ok else {}))
+        print("%s: %s, %.3f ms, %.1f TFLOP/s, SASS %s" % (name, "PASS" if ok else "FAIL", ms, flops / ms / 1e9,
+                                                          rows[-1][3]), flush=True)
+    print("\n| kernel (4096^3, fp16 in, fp32 accumulate) | ms | TFLOP/s | / cuBLAS |")
+    print("|---|---|---|---|")
+    if base:
+        print("| %s | %.3f | %.1f | 1.00 |" % (lib, base, flops / base / 1e9))
+    for name, ok, ms, sass in rows:
+        print("| %s | %s | %s | %s |" % (name, "%.3f" % ms if ok else "FAIL", "%.1f" % (flops / ms / 1e9) if ok else "-",
+                                        "%.2f" % (base / ms) if ok and base else "-"))
+    return rows
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,126 @@
+"""Steps 2-5 of chapter 8: TMA loads on an mbarrier pipeline, a producer warpgroup, wgmma consumers.
+
+Warpgroup 0 is the producer: one of its threads acquires a stage (waits until it is empty), announces its
+bytes, and issues the TMA loads of A's and B's k-tile, which complete on the stage's "full" barrier. The
+other warpgroups are consumers: each waits until a stage is full, issues its wgmmas on the stage's
+descriptors, commits them as a group, and waits until at most one group is in flight (wait_group 1): the
+group of the k-tile before is then done, so *its* stage is released. One group stays in flight while the
+next stage is awaited, and the tensor cores never wait for a release.
+
+The same body is four steps of the ladder, by its arguments:
+  * the tile scheduler: one tile per block, or persistent (a block per SM walking tiles gridDim.x apart,
+    the producer loading the next tile's stages while the consumers finish this one);
+  * `regs`: setmaxnreg gives the producer's registers to the consumers (40 / 232 a thread);
+  * `tma_store`: C leaves through shared memory and TMA stores (epilogue_tma) instead of st.global.
+"""
+
+from cutelite import Layout, _, logical_divide, make_tiled_mma, size
+from cutelite.gmma import make_gmma_atom
+
+from ..cutejit import (
+    PipelineState, PipelineTmaAsync, TileScheduler, copy, else_, fence_proxy_async, gemm, if_, kernel,
+    local_tile, make_identity_tensor, make_smem_tensor, named_barrier_sync, prefetch_tensor_map, range_,
+    setmaxnreg, thread_idx, tma_load, tma_store, tma_store_commit, tma_store_wait, warpgroup_arrive,
+    warpgroup_commit, warpgroup_wait,
+)
+from ..cutejit.tensor import RTensor
+from ..cutejit.tiled import wrap
+from . import objects as hopper
+
+__all__ = ["gemm_warp_specialized", "make"]
+
+
+@kernel
+def gemm_warp_specialized(mA, mB, mC, tmA, tmB, tmC, mma, sA_layout, sB_layout, sC_layout, regs, group,
+                          persistent, tma_store_c):
+    tid = thread_idx()
+    BM, BN, BK, stages = size(sA_layout, 0), size(sB_layout, 0), size(sA_layout, 1), size(sA_layout, 2)
+    consumers = size(mma.thr_layout_vmnk) // 128
+    sA = make_smem_tensor(sA_layout.element_layout(), mA.dtype)    # (BM, BK, stages), as the TMA writes it
+    sB = make_smem_tensor(sB_layout.element_layout(), mB.dtype)
+    pipe = PipelineTmaAsync(stages, tmA.spec.bytes + tmB.spec.bytes, consumers)
+    sched = TileScheduler((mC.shape[0] + BM - 1) // BM, (mC.shape[1] + BN - 1) // BN, group, persistent)
+    k_tiles = (mA.shape[1] + BK - 1) // BK
+    cA = local_tile(make_identity_tensor(mA.shape), (BM, BK), (_, _))   # (BM, BK, m, k): coordinates
+    cB = local_tile(make_identity_tensor(mB.shape), (BN, BK), (_, _))
+    pipe.init()
+    with if_(tid < 128):                                 # warpgroup 0: the producer
+        if regs:
+            setmaxnreg(regs[0], grow=False)
+        with if_(tid < 1):
+            prefetch_tensor_map(tmA)
+            prefetch_tensor_map(tmB)
+            state = PipelineState(stages)
+            for m, n in sched.tiles():
+                for kt in range_(k_tiles):
+                    pipe.producer_acquire(state)         # the stage is empty; announce its bytes
+                    tma_load(tmA, cA[_, _, m, kt], sA[_, _, state.index], *pipe.producer_barrier(state))
+                    tma_load(tmB, cB[_, _, n, kt], sB[_, _, state.index], *pipe.producer_barrier(state))
+                    state.advance()
+    with else_():                                        # warpgroups 1..: the consumers
+        if regs:
+            setmaxnreg(regs[1], grow=True)
+        thr_mma = mma.get_slice(tid - 128)
+        tCrA = thr_mma.partition_fragment_A(sA)          # (1, MMA_M, MMA_K, stages): descriptors
+        tCrB = thr_mma.partition_fragment_B(sB)
+        state, release = PipelineState(stages), PipelineState(stages)
+        for m, n in sched.tiles():
+            gC = local_tile(mC, (BM, BN), (m, n))
+            acc = thr_mma.partition_fragment_C(gC)       # this warpgroup's 64 x BN accumulators
+            for kt in range_(k_tiles):
+                pipe.consumer_wait(state)                # the stage is full
+                warpgroup_arrive(acc)
+                gemm(mma, tCrA[_, _, _, state.index], tCrB[_, _, _, state.index], acc, accumulate=kt > 0)
+                warpgroup_commit()
+                warpgroup_wait(1, acc)                   # k-tile kt - 1's wgmmas are done:
+                with if_(kt > 0):
+                    pipe.consumer_release(release)       # ... free its stage
+                    release.advance()
+                state.advance()
+            warpgroup_wait(0, acc)
+            pipe.consumer_release(release)               # the tile's last stage
+            release.advance()
+            if tma_store_c:
+                epilogue_tma(tmC, mC, acc, sC_layout, m, n, BM, BN, consumers)
+            else:
+                copy(acc, thr_mma.partition_C(gC))       # accumulators -> C
+        if tma_store_c:
+            with if_((tid & 127) < 1):
+                tma_store_wait(0)                        # every store done before the block ends
+
+
+def epilogue_tma(tmC, mC, acc, sC_layout, m, n, BM, BN, consumers):
+    """C leaves a consumer warpgroup in 64 x 32 boxes: its threads write a box into one of its two staging
+    buffers (st.shared), fence them for the async proxy, and one thread issues the box's TMA store; before
+    a buffer is written again, the store issued from it two boxes ago must have read it."""
+    tid = thread_idx()
+    c = (tid - 128) // 128                               # this consumer warpgroup
+    rows, cols = size(sC_layout, 0), size(sC_layout, 1)
+    sC = make_smem_tensor(sC_layout.element_layout(), "float32")   # (64, 32, 2 * consumers)
+    box_mma = wrap(make_tiled_mma(make_gmma_atom("SM90_64x%dx16_F32F16F16_SS" % cols)))   # C of one box
+    thr_box = box_mma.get_slice(tid & 127)
+    per_box = cols // 2                                  # accumulator values of a thread in one box
+    boxes = RTensor(logical_divide(acc.layout, Layout(per_box)), acc.regs, "float32", 32)   # (values, box)
+    cC = local_tile(make_identity_tensor(mC.shape), (rows, cols), (_, _))
+    for b in range(BN // cols):
+        buf = sC[_, _, 2 * c + b % 2]
+        with if_((tid & 127) < 1):
+            tma_store_wait(1, read=True)                 # the store from this buffer two boxes ago has read it
+        named_barrier_sync(1 + c, 128, ids=range(1, 1 + consumers))
+        copy(boxes[_, b], thr_box.partition_C(buf))
+        fence_proxy_async()                              # the writes, before the TMA reads them
+        named_barrier_sync(1 + c, 128, ids=range(1, 1 + consumers))
+        with if_((tid & 127) < 1):
+            tma_store(tmC, buf, cC[_, _, m * (BM // rows) + c, n * (BN // cols) + b])
+            tma_store_commit()
+
+
+def make(BN=256, stages=4, consumers=2, regs=None, group=1, persistent=False, tma_store=False, dtype="float16"):
+    """Steps 2-5 for one configuration: a cutejit Kernel launched as kernel.launch(A, Bt, C, mapA, mapB,
+    mapC) (the tensor maps from encode_tensor_map and the objects' TensorMaps; mapC only read with
+    tma_store)."""
+    o = hopper.objects(64 * consumers, BN, stages, consumers, dtype)
+    k = gemm_warp_specialized.build(*hopper.operand_matrices(dtype), o.tmA, o.tmB, o.tmC, o.mma, o.sA, o.sB,
+                                    o.sC, regs, group, persistent, tma_store, threads=128 * (1 + consumers),
+                                    max_registers=65536 // (128 * (1 + consumers)) // 8 * 8 if regs else None)
+    return hopper.finish(k, o, regs=regs, group=group, persistent=persistent, tma_store=tma_store)
