@@ -10,7 +10,7 @@
   * kernels.cutejit: the CuTe layer. A kernel written with cutelite's TiledCopy, TiledMMA and layouts
     (partition_S, copy, retile_D, gemm, ...) is traced into straight-line Numba code, every layout folded.
   * the kernels, by chapter: kernels.tiled (chapter 6: a TiledCopy and a TiledMMA tile), kernels.gemm
-    (chapter 7: the GEMM ladder, SIMT and tensor cores), kernels.hopper_gemm (chapter 8: wgmma and TMA).
+    (chapter 7: the GEMM ladder, SIMT and tensor cores), kernels.hopper (chapter 8: wgmma and TMA).
   * kernels.gemm.matmul: C = A @ B for NumPy, CuPy and PyTorch arrays, on the ladder's best kernels.
 Beside them: kernels.layout_codegen (a layout as a device function, for the SIMT kernels and chapters 1-4),
 kernels.capability (which GPU runs what), kernels.timing (GPU time), kernels.arrays (device arrays as

@@ -59,7 +59,7 @@ RECORDED_RUNS = [
               ("persistent BN128 st6 group8", 0.306, 449.3, 0.67),
               ("ws BN128 st4", 0.352, 390.9, 0.58)]},
     {"date": "2026-11-23", "device": "NVIDIA H100 80GB HBM3 (sm_90)", "run": "run 2",
-     "command": "PYTHONUNBUFFERED=1 python3 -m kernels.hopper_gemm",
+     "command": "PYTHONUNBUFFERED=1 python3 -m kernels.hopper_gemm (the hand-indexed kernels before kernels/hopper)",
      "rows": [("cuBLAS fp16->fp16 (torch.mm)", 0.207, 664.4, 1.04),
               ("cuBLAS fp16->fp32 (torch.mm out_dtype=float32)", 0.216, 637.6, 1.00),
               ("ws BN128 st4", 0.359, 383.2, 0.60),

@@ -73,7 +73,7 @@ if IN_PROCESS:
         acc = H.wgmma(acc, d, d, 1, "f32.bf16.bf16", 3)
         H.wgmma_commit()
         acc = H.wgmma_wait(acc, 0)
-        H.store_acc_f32(out, 0, 0, 64, acc)
+        H.st_global_v2_f32(out, 2 * cuda.threadIdx.x, (acc[0], acc[1]))
 
     def k_mbarrier_tma(tm, out):
         s = cuda.shared.array(8192, T.uint16)
@@ -89,13 +89,12 @@ if IN_PROCESS:
         H.fence_proxy_async()
         out[0] = s[5]
 
-    def k_regs_stmatrix(out):
+    def k_regs_barriers(out):
         s = cuda.shared.array(1024, T.uint16)
         if cuda.threadIdx.x < 128:
             H.setmaxnreg_dec(40)
         else:
             H.setmaxnreg_inc(232)
-        H.stmatrix_x4(s, 8 * (cuda.threadIdx.x % 32), (1, 2, 3, 4))
         if cuda.threadIdx.x < 128:
             H.named_barrier_arrive(1, 256)
         else:
@@ -103,11 +102,11 @@ if IN_PROCESS:
         out[0] = s[3]
 
     def k_tma_store(tm, out):
-        s = cuda.shared.array(4096, T.uint16)
+        s = cuda.shared.array(2048, T.float32)
         t = cuda.threadIdx.x
         acc = H.wgmma_zero(64)
         H.tma_store_wait_read(1)
-        H.stage_acc_f32_sw128(s, 0, t, acc, out[0])
+        H.st_shared_v2_f32(s, 4 * t, (acc[0], acc[1]))
         H.fence_proxy_async()
         H.named_barrier_sync(1, 128)
         if t == 0:
@@ -129,25 +128,12 @@ if IN_PROCESS:
                       ["cp.async.bulk.tensor.2d.global.shared::cta.bulk_group", "cp.async.bulk.commit_group",
                        "cp.async.bulk.wait_group.read 1", "cp.async.bulk.wait_group 0", "st.shared.v2.f32",
                        "fence.proxy.async.shared::cta", "bar.sync 1, 128;"]),
-        "setmaxnreg+stmatrix": (k_regs_stmatrix, (T.uint16[::1],),
+        "setmaxnreg+named barriers": (k_regs_barriers, (T.uint16[::1],),
                                 ["setmaxnreg.dec.sync.aligned.u32 40", "setmaxnreg.inc.sync.aligned.u32 232",
-                                 "stmatrix.sync.aligned.m8n8.x4.shared.b16", "bar.arrive 1, 256;",
+                                 "bar.arrive 1, 256;",
                                  "bar.sync 1, 256;"]),
     }
 else:
-    def k_tma_store(tm, out):
-        s = cuda.shared.array(4096, T.uint16)
-        t = cuda.threadIdx.x
-        acc = H.wgmma_zero(64)
-        H.tma_store_wait_read(1)
-        H.stage_acc_f32_sw128(s, 0, t, acc, out[0])
-        H.fence_proxy_async()
-        H.named_barrier_sync(1, 128)
-        if t == 0:
-            H.tma_store_2d(tm, s, 0, 32, 64)
-            H.tma_store_commit()
-            H.tma_store_wait(0)
-
     CASES = {}
 
 
@@ -174,27 +160,27 @@ def test_refused_below_sm90a(name):
     assert isinstance(e.value, CapabilityError) or "needs sm_90a" in str(e.value)
 
 
+def _gemm_ptx(kernel):
+    """The PTX of a built kernels.hopper step (A, Bt f16, C f32, three tensor maps)."""
+    f16, f32, tmap = T.float16[:, ::1], T.float32[:, ::1], T.uint64[::1]
+    sig = (f16, f16, f32) + ((tmap,) * 3 if "tmA" in kernel.source.splitlines()[0] else ())
+    return _compile(kernel.function, sig)
+
+
 @here
 @needs_ptxas
 @pytest.mark.parametrize("cfg", [dict(BN=128), dict(BN=256, regs=(40, 232), group=8),
                                  dict(BN=256, regs=(40, 232), group=8, persistent=True),
-                                 dict(BN=256, regs=(40, 232), group=16, persistent=True, tma_store=True),
-                                 dict(BN=256, stages=5, regs=(40, 232), group=16, pingpong=True),
-                                 dict(BM=128, BN=128, stages=4, regs=(40, 232), group=16, pingpong=True)])
+                                 dict(BN=256, regs=(40, 232), group=16, persistent=True, tma_store=True)])
 def test_gemm_assembles_without_serialized_wgmma(cfg):
-    from kernels.hopper_gemm import make_gemm_persistent, make_gemm_pingpong, make_gemm_ws
-    cfg = dict(cfg)
-    if cfg.pop("pingpong", False):
-        make = make_gemm_pingpong
-    else:
-        make = make_gemm_persistent if cfg.pop("persistent", False) else make_gemm_ws
-    kernel, threads, _ = make(**cfg)
-    c_arg = T.uint64[::1] if cfg.get("tma_store") else T.float32[:, ::1]    # C, or C's tensor map
-    sig = (T.uint64[::1], T.uint64[::1], c_arg) + (T.int64,) * 5
-    ptx = _compile(kernel.py_func, sig)
-    assert ptx.count("wgmma.mma_async") == 4 * cfg.get("BM", 64) // 64     # 4 k-steps, one wgmma per 64 rows
-    assert ptx.count("cp.async.bulk.tensor") == 2 + bool(cfg.get("tma_store"))
-    extra = ["-maxrregcount=%d" % ((65536 // threads) // 8 * 8)] if cfg.get("regs") else []
+    """Every TMA step: 4 wgmma a k-tile (BK 64 = 4 x k16), two TMA loads (and, for the TMA-store epilogue,
+    one store per 64 x 32 box of a warpgroup's 64 x BN accumulator, unrolled); ptxas keeps the wgmma pipeline (no C7515 "serialized"), honours setmaxnreg, spills nothing."""
+    from kernels.hopper import warp_specialized
+    k = warp_specialized.make(**cfg)
+    ptx = _gemm_ptx(k)
+    assert ptx.count("wgmma.mma_async") == 4
+    assert ptx.count("cp.async.bulk.tensor") == 2 + (cfg["BN"] // 32 if cfg.get("tma_store") else 0)
+    extra = ["-maxrregcount=%d" % ((65536 // k.threads) // 8 * 8)] if cfg.get("regs") else []
     rc, err = _ptxas(ptx, extra)
     assert rc == 0, err
     assert "C7515" not in err and "serialized" not in err, err      # wgmma pipeline intact
@@ -205,47 +191,13 @@ def test_gemm_assembles_without_serialized_wgmma(cfg):
 @here
 @needs_ptxas
 def test_cp_async_step_assembles_without_serialized_wgmma():
-    from kernels.hopper_gemm import make_gemm_cp_async
-    kernel, threads, smem = make_gemm_cp_async(BN=128, stages=4)
-    assert (threads, smem) == (256, 2 * (128 + 128) * 64 * 4 + 1024)
-    sig = (T.float16[:, ::1], T.float16[:, ::1], T.float32[:, ::1]) + (T.int64,) * 5
-    ptx = _compile(kernel.py_func, sig)
+    from kernels.hopper import wgmma_cp_async
+    k = wgmma_cp_async.make(BN=128, stages=4)
+    assert (k.threads, k.smem_bytes) == (256, 2 * (128 + 128) * 64 * 4)
+    ptx = _gemm_ptx(k)
     assert ptx.count("wgmma.mma_async") == 4 and "cp.async.bulk" not in ptx and "mbarrier" not in ptx
     assert "cp.async.cg.shared.global" in ptx and "fence.proxy.async" in ptx
     rc, err = _ptxas(ptx)
     assert rc == 0, err
     assert "C7515" not in err and "serialized" not in err, err
     assert "0 bytes spill stores" in err, err
-
-
-def test_epilogue_staging_matches_cutelite_layout():
-    """stage_acc_f32_sw128's addresses (replayed here in Python) are staging_layout() at the wgmma fragment's
-    (row, column) of every thread and value, and fill the 64 x 32 box once."""
-    from cutelite.gmma import gmma_fragment_of, make_gmma_atom
-    from kernels.hopper_gemm import staging_layout
-    L = staging_layout()
-    sw = L.element_swizzle()
-    atom = make_gmma_atom("SM90_64x256x16_F32F16F16_SS")
-    seen = set()
-    for t in range(128):
-        lane, g = t % 32, (t % 32) // 4
-        frag = dict(gmma_fragment_of(atom, "C", t))
-        rowaddr = (16 * (t // 32) + g) * 128 + (lane & 1) * 8
-        for b in (0, 5):
-            for jj in range(4):
-                for i1 in range(2):
-                    addr = rowaddr + 1024 * i1 + ((((lane >> 1) & 1) + 2 * jj) ^ g) * 16
-                    for i0 in range(2):
-                        v = 2 * (2 * (4 * b + jj) + i1) + i0
-                        r, c = frag[v]
-                        assert c // 32 == b
-                        assert addr + 4 * i0 == 4 * sw(L.layout_b(r, c % 32)), (t, v)
-                        seen.add((b, addr + 4 * i0))
-    assert len(seen) == 2 * 64 * 32
-
-
-def test_descriptor_constant_comes_from_cutelite():
-    """The kernel's descriptor: K-major, 128-byte swizzle, SBO = 1024 B (64 x 16 B), LBO 1, start 0."""
-    from kernels.hopper_gemm import smem_descriptor_hi
-    for rows in (128, 256):
-        assert smem_descriptor_hi(rows) == (1 << 62) | (64 << 32) | (1 << 16)

@@ -48,16 +48,14 @@ def test_sim_noops_and_refusals():
         H.tma_load_2d(None, 0, None, None, 0, 0, 0)
     with pytest.raises(CapabilityError, match="needs sm_90a"):
         H.tma_store_2d(None, None, 0, 0, 0)
-    with pytest.raises(CapabilityError, match="needs sm_90a"):
-        H.stage_acc_f32_sw128(None, 0, 0, (0.0,) * 16, 0)
 
 
 @pytest.mark.skipif(not IN_SIM, reason="needs the simulator in this process")
 def test_ladder_steps_and_option_errors():
-    from kernels.hopper_gemm import LADDER, VARIANTS, HopperGemm
+    from kernels.hopper import LADDER, VARIANTS, HopperGemm
     assert all(name in VARIANTS for _, name in LADDER) and VARIANTS[LADDER[0][1]].get("cp_async")
     g = HopperGemm(BN=128, stages=3, cp_async=True)
-    assert (g.BM, g.threads, g.smem) == (128, 256, 3 * 2 * (128 + 128) * 64 + 1024)
-    for bad in (dict(persistent=True), dict(group=8), dict(regs=(40, 232)), dict(BM=64)):
-        with pytest.raises(ValueError, match="cp_async=True is the first step"):
+    assert (g.BM, g.kernel.threads, g.kernel.smem_bytes) == (128, 256, 3 * 2 * (128 + 128) * 64)
+    for bad in (dict(persistent=True), dict(tma_store=True), dict(regs=(40, 232))):
+        with pytest.raises(ValueError, match="cp_async=True is step 1"):
             HopperGemm(cp_async=True, **bad)

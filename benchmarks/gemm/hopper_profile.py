@@ -15,7 +15,7 @@ import kernels
 kernels.setup()
 from numba import cuda  # noqa: E402
 
-from kernels import hopper_gemm as H  # noqa: E402
+from kernels.hopper import gemm as H  # noqa: E402
 
 CONFIGS = {"tma_store": H.MATMUL_CONFIG,
            "persistent": dict(BN=256, stages=4, regs=(40, 232), group=16, persistent=True),
@@ -38,4 +38,4 @@ else:
     for _ in range(4):
         gemm(a, bt, c)
     cuda.synchronize()
-    print("ran", gemm.kernel.py_func.__name__, "4 times")
+    print("ran", gemm.kernel.function.__name__, "4 times")

@@ -1,4 +1,4 @@
-"""One device run for the Hopper GEMM (issue 11, part B): every variant of kernels.hopper_gemm checked
+"""One device run for the Hopper GEMM (issue 11, part B): every variant of kernels.hopper checked
 (NaN-poisoned C, NumPy reference, three shapes) and timed at 4096^3 against cuBLAS in the same process,
 then kernels.gemm.matmul(kernel="auto") (on sm_90 the Hopper kernel, here set to this run's fastest
 variant) against kernel="tc_sm80", chapter 8's time_vs_cublas, and the host's launch cost of the fastest
@@ -13,7 +13,7 @@ import kernels
 kernels.setup()
 from numba import cuda  # noqa: E402
 
-from kernels import hopper_gemm as H  # noqa: E402
+from kernels.hopper import gemm as H  # noqa: E402
 from kernels.gemm.matmul import matmul  # noqa: E402
 from kernels.timing import gpu_time_ms, launch_overhead_ms  # noqa: E402
 

@@ -12,7 +12,7 @@ import kernels
 kernels.setup()
 from numba import cuda  # noqa: E402
 
-from kernels import hopper_gemm as H  # noqa: E402
+from kernels.hopper import gemm as H  # noqa: E402
 from kernels.gemm.matmul import matmul  # noqa: E402
 
 names = ["persistent BN256 st4 group16", "persistent BN256 st4 group16 tma-store"]

@@ -15,7 +15,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 from numba import cuda  # noqa: E402
 
-from kernels import hopper_gemm as H  # noqa: E402
+from kernels.hopper import gemm as H  # noqa: E402
 from kernels.gemm import matmul  # noqa: E402
 
 

@@ -18,7 +18,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 from numba import cuda  # noqa: E402
 
-from kernels import hopper_gemm as H  # noqa: E402
+from kernels.hopper import gemm as H  # noqa: E402
 from kernels.gemm import tc_sm80_prefetch  # noqa: E402
 
 SECONDS = float(sys.argv[1]) if len(sys.argv) > 1 else 3.0

@@ -253,12 +253,12 @@ def matmul(A, B, out=None, kernel="auto"):
     st = _stream(A, B, out)
     info = device_info()
     which = _choose(kernel, ta, None if info.simulator else info.cc)
-    # Registration of the Hopper kernel (issue 11; kernels/hopper_gemm.py, RESULTS_HOPPER.md): on sm_90,
+    # Registration of the Hopper kernel (kernels/hopper, RESULTS_HOPPER.md): on sm_90,
     # "auto" with f16 inputs first asks matmul_hopper, which runs the persistent TMA + wgmma kernel when the
     # shapes and majorness fit it (A row-major, B column-major, M % 128, N % 256, K % 64) and returns None
     # otherwise; the ladder's kernels below then run as before.
     if kernel == "auto" and ta == "f16" and not info.simulator and info.cc == (9, 0):
-        from ..hopper_gemm import matmul_hopper
+        from ..hopper import matmul_hopper
         C = matmul_hopper(a, b, o, st)
         if C is not None:
             return out if out is not None else (C if (dev_a or dev_b) else C.copy_to_host())

@@ -11,4 +11,4 @@ Import after kernels.setup().
 """
 
 from .gemm import LADDER, MATMUL_CONFIG, VARIANTS, HopperGemm, main, matmul_hopper, time_vs_cublas  # noqa: F401
-from .objects import BK, EPI_BOX, objects  # noqa: F401
+from .objects import BK, EPI_BOX  # noqa: F401

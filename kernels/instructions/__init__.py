@@ -50,8 +50,8 @@ _PLAIN += ["%s_%s_v%d_%s" % (op, space, n, kind) for op in ("ld", "st") for spac
 _HOPPER = ["wgmma_fence", "wgmma_commit", "wgmma_wait", "wgmma_zero", "wgmma_uninit", "wgmma",
            "mbarrier_init", "mbarrier_arrive", "mbarrier_arrive_expect_tx", "mbarrier_try_wait", "fence_proxy_async",
            "fence_mbarrier_init", "tma_load_2d", "tma_prefetch_desc", "setmaxnreg_inc", "setmaxnreg_dec",
-           "named_barrier_sync", "named_barrier_arrive", "stmatrix_x4", "store_acc_f32", "shared_address",
-           "tma_store_2d", "tma_store_commit", "tma_store_wait_read", "tma_store_wait", "stage_acc_f32_sw128"]
+           "named_barrier_sync", "named_barrier_arrive", "shared_address",
+           "tma_store_2d", "tma_store_commit", "tma_store_wait_read", "tma_store_wait"]
 globals().update({name: getattr(_warp, name) for name in _PLAIN})
 globals().update({name: getattr(_hopper, name) for name in _HOPPER})
 _SHORT = {}

@@ -1,5 +1,5 @@
 """Hopper (sm_90a) instructions as inline PTX: wgmma, mbarrier, TMA loads and stores (cp.async.bulk.tensor), fences,
-setmaxnreg, stmatrix.
+setmaxnreg, named barriers.
 
 Each is a Numba `@intrinsic` emitting one inline-PTX statement, as in `kernels.instructions.ptx`. They differ from the
 warp-level ones in two ways:
@@ -9,17 +9,17 @@ warp-level ones in two ways:
     `acc = wgmma_wait(acc, 0)`): the data dependence keeps the compiler from touching the registers
     while the tensor cores own them (C++ CuTe's `warpgroup_fence_operand` does the same job).
   * The target must be **sm_90a** (the arch-specific Hopper target; sm_100 has no wgmma). numba-cuda
-    >= 0.30 compiles `cuda.jit` kernels for `sm_90a` on a device of compute capability 9.0 by itself;
-    offline, `cuda.compile_ptx(f, sig, cc=TARGET)`. Each intrinsic checks the target while it is
+    >= 0.30 compiles `cuda.jit` kernels for `sm_90a` on a device of compute capability 9.0 by itself
+    (0.22 does once kernels.setup() has run: kernels.runtime._hopper_target); offline, `cuda.compile_ptx(f, sig, cc=TARGET)`. Each intrinsic checks the target while it is
     compiled and raises CapabilityError otherwise.
 
 Operands: shared-memory arrays as (array, element offset); a tensor map as a uint64 device array of 16
-words (`kernels.hopper_gemm.make_tensor_map`) whose generic address is taken here; descriptors as uint64
+words (`kernels.cutejit.encode_tensor_map`) whose generic address is taken here; descriptors as 64-bit ints
 (`cutelite.gmma.make_gmma_desc` builds them on the host, the kernel adds the start address).
 
 In Numba's simulator (kernels.instructions.hopper_sim) the fences, commit/wait (wgmma's and the TMA store's bulk groups) and setmaxnreg are no-ops and mbarrier waits succeed at
-once (a simulated block runs its threads to each barrier together); wgmma, TMA and stmatrix raise
-CapabilityError ("needs sm_90a"), as do the TMA store and stage_acc_f32_sw128: the simulator has no tensor-memory engine to stand in for them.
+once (a simulated block runs its threads to each barrier together); wgmma and the TMA loads and stores raise
+CapabilityError ("needs sm_90a"): the simulator has no tensor-memory engine to stand in for them.
 """
 
 from llvmlite import ir
@@ -283,53 +283,6 @@ def _bulk_wait(name, suffix):
 tma_store_wait_read = _bulk_wait("tma_store_wait_read", ".read")
 tma_store_wait = _bulk_wait("tma_store_wait", "")
 
-@intrinsic
-def stage_acc_f32_sw128(typingctx, arr, idx, t, acc, box):
-    """Columns 32*box .. 32*box+31 of a 64xN wgmma accumulator (thread t of the warpgroup, 0..127) ->
-    the 64 x 32 float32 box at shared arr[idx] (1024-byte aligned), row-major with the 128-byte swizzle
-    that a TMA store of that box reads: value (row r, column c) at byte 4 * Sw<3,2,3>(32 r + c)
-    (cutelite: tile_to_smem(Layout_K_SW128_Atom("float"), (64, 32)); kernels.hopper_gemm.staging_layout).
-    Thread t holds rows r = 16 (t // 32) + (t % 32) // 4 (+ 8) and column pairs 8 j + 2 (t % 4): each pair
-    is one st.shared.v2.f32; the 8 rows of a warp store hit 8 different 16-byte chunks (no conflicts).
-    `box` may be a run-time value (a switch picks the registers)."""
-    _check_array("stage_acc_f32_sw128", arr, idx)
-    _check_acc("stage_acc_f32_sw128", acc)
-    nbox = len(acc) // 16
-    if nbox * 16 != len(acc):
-        raise TypingError("stage_acc_f32_sw128: the accumulator must be 64 x (a multiple of 32)")
-    sig = types.void(arr, idx, t, acc, box)
-
-    def codegen(context, builder, sig, args):
-        _check_sm90a("stage_acc_f32_sw128")
-        c = lambda v: ir.Constant(_i32, v)  # noqa: E731
-        base = _shared_u32(context, builder, sig.args[0], args[0], args[1], sig.args[1])
-        tt = builder.trunc(context.cast(builder, args[2], sig.args[2], types.int64), _i32)
-        lane = builder.and_(tt, c(31))
-        g = builder.lshr(lane, c(2))                                   # row within 8, = the swizzle key
-        row = builder.add(builder.shl(builder.lshr(tt, c(5)), c(4)), g)
-        rowaddr = builder.add(builder.add(base, builder.shl(row, c(7))), builder.shl(builder.and_(lane, c(1)), c(3)))
-        half = builder.and_(builder.lshr(lane, c(1)), c(1))           # which 16-byte chunk of the 8 columns
-        bx = context.cast(builder, args[4], sig.args[4], types.int64)
-        end = builder.append_basic_block("stage_end")
-        sw = builder.switch(bx, end)
-        for b in range(nbox):
-            blk = builder.append_basic_block("stage_box%d" % b)
-            sw.add_case(ir.Constant(_i64, b), blk)
-            builder.position_at_end(blk)
-            for jj in range(4):
-                chunk = builder.xor(builder.add(half, c(2 * jj)), g)
-                addr = builder.add(rowaddr, builder.shl(chunk, c(4)))
-                for i1 in range(2):
-                    p = 2 * (4 * b + jj) + i1
-                    vals = [builder.extract_value(args[3], 2 * p), builder.extract_value(args[3], 2 * p + 1)]
-                    _asm(builder, ir.VoidType(), [_i32, _f32, _f32], "st.shared.v2.f32 [$0], {$1, $2};",
-                         "r,f,f,~{memory}", [builder.add(addr, c(1024 * i1))] + vals)
-            builder.branch(end)
-        builder.position_at_end(end)
-        return context.get_dummy_value()
-    return sig, codegen
-
-# ---- registers, epilogue -----------------------------------------------------------------------------
 def _setmaxnreg(name, op):
     def impl(typingctx, n):
         if not isinstance(n, types.IntegerLiteral) or not (24 <= n.literal_value <= 256) or n.literal_value % 8:
@@ -366,50 +319,6 @@ def _named_barrier(name, op):
 
 named_barrier_sync = _named_barrier("named_barrier_sync", "sync")
 named_barrier_arrive = _named_barrier("named_barrier_arrive", "arrive")
-
-@intrinsic
-def stmatrix_x4(typingctx, arr, idx, r):
-    """stmatrix.sync.aligned.m8n8.x4.shared.b16: the warp stores four 8x8 b16 matrices (registers r, 4
-    uint32 per lane, each two halves) to shared memory; lane l gives the address of row l%8 of matrix
-    l//8 as arr[idx]."""
-    _check_array("stmatrix_x4", arr, idx)
-    sig = types.void(arr, idx, r)
-    text = "stmatrix.sync.aligned.m8n8.x4.shared.b16 [$0], {$1, $2, $3, $4};"
-
-    def codegen(context, builder, sig, args):
-        _check_sm90a("stmatrix")
-        addr = _shared_u32(context, builder, sig.args[0], args[0], args[1], sig.args[1])
-        vals = [context.cast(builder, builder.extract_value(args[2], i), sig.args[2][i], types.uint32)
-                for i in range(4)]
-        _asm(builder, ir.VoidType(), [_i32] * 5, text, "r,r,r,r,r,~{memory}", [addr] + vals)
-        return context.get_dummy_value()
-    return sig, codegen
-
-@intrinsic
-def store_acc_f32(typingctx, c, row0, col0, ldc, acc):
-    """Store a 64xN wgmma accumulator (this thread's N/2 floats) to the row-major float32 array c (1-D,
-    leading dimension ldc): value v = (i0, i1, j) goes to (row0 + 8*i1, col0 + 8*j + i0), where row0 =
-    16*(warp in warpgroup) + lane//4 and col0 = 2*(lane%4) plus the tile's origin (PTX ISA wgmma D
-    fragment; cutelite.gmma's LayoutC_TV). Pairs i0 = 0, 1 go out as one st.global.v2.f32."""
-    if not (isinstance(acc, types.UniTuple) and acc.dtype == types.float32):
-        raise TypingError("store_acc_f32: acc must be a tuple of float32, got %s" % acc)
-    sig = types.void(c, row0, col0, ldc, acc)
-    k = len(acc)
-
-    def codegen(context, builder, sig, args):
-        r0 = context.cast(builder, args[1], sig.args[1], types.int64)
-        c0 = context.cast(builder, args[2], sig.args[2], types.int64)
-        ld = context.cast(builder, args[3], sig.args[3], types.int64)
-        for p in range(k // 2):
-            i1, j = p % 2, p // 2
-            row = builder.add(r0, ir.Constant(_i64, 8 * i1))
-            idx = builder.add(builder.mul(row, ld), builder.add(c0, ir.Constant(_i64, 8 * j)))
-            addr = _global_u64(context, builder, sig.args[0], args[0], idx, types.int64)
-            vals = [builder.extract_value(args[4], 2 * p), builder.extract_value(args[4], 2 * p + 1)]
-            _asm(builder, ir.VoidType(), [_i64, _f32, _f32], "st.global.v2.f32 [$0], {$1, $2};",
-                 "l,f,f,~{memory}", [addr] + vals)
-        return context.get_dummy_value()
-    return sig, codegen
 
 @intrinsic
 def shared_address(typingctx, arr, idx):

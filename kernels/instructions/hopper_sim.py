@@ -1,9 +1,9 @@
 """Simulator twins of the Hopper (sm_90a) instructions of kernels.instructions.hopper_ptx.
 
 The fences, commit/wait (wgmma's and the TMA store's bulk groups) and setmaxnreg are no-ops and mbarrier
-waits succeed at once (a simulated block runs its threads to each barrier together); wgmma, TMA and
-stmatrix raise CapabilityError ("needs sm_90a"), as do the TMA store and stage_acc_f32_sw128: the simulator
-has no tensor-memory engine to stand in for them.
+waits succeed at once (a simulated block runs its threads to each barrier together); wgmma and the TMA
+loads and stores raise CapabilityError ("needs sm_90a"): the simulator has no tensor-memory engine to stand
+in for them.
 """
 
 from ..capability import CapabilityError
@@ -79,7 +79,5 @@ def _refuse(name):
 wgmma = _refuse("wgmma.mma_async")
 tma_load_2d = _refuse("cp.async.bulk.tensor")
 tma_prefetch_desc = _refuse("prefetch.tensormap")
-stmatrix_x4 = _refuse("stmatrix")
-store_acc_f32 = _refuse("store_acc_f32 (a wgmma accumulator)")
 tma_store_2d = _refuse("cp.async.bulk.tensor (store)")
 stage_acc_f32_sw128 = _refuse("stage_acc_f32_sw128 (a wgmma accumulator)")

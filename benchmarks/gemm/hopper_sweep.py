@@ -1,0 +1,82 @@
+"""Chapter 8's fastest kernels against cuBLAS over sizes, in one process, on the same Gaussian data, GPU time.
+
+For each size: every kernel's C is checked against cuBLAS's (poisoned with NaN first), then kernels and
+cuBLAS are timed in `rounds` interleaved rounds (kernels.timing.gpu_time_ms, median of `reps` launches
+each), so that clock drift hits everyone alike. Prints a Markdown table (median ratio, and the spread of
+the ratio over the rounds) and writes it, with the raw times, to --out (JSON).
+
+    PYTHONUNBUFFERED=1 python3 benchmarks/gemm/hopper_sweep.py [--out DIR] [--rounds 3]
+"""
+import argparse
+import json
+import os
+import time
+
+import numpy as np
+
+import kernels
+
+kernels.setup()
+from numba import cuda  # noqa: E402
+import torch  # noqa: E402
+
+from kernels.hopper import HopperGemm, VARIANTS  # noqa: E402
+from kernels.timing import gpu_time_ms  # noqa: E402
+
+SIZES = [(2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192), (4096, 14336, 4096)]
+KERNELS = ["persistent BN256 st4 group16 tma-store", "persistent BN256 st4 group16"]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--reps", type=int, default=30)
+    args = ap.parse_args()
+    gemms = {name: HopperGemm(**VARIANTS[name]) for name in KERNELS}
+    rng = np.random.default_rng(5)
+    rows, raw = [], {}
+    for (M, N, K) in SIZES:
+        a = (rng.standard_normal((M, K)) * 0.5).astype(np.float16)
+        bt = (rng.standard_normal((N, K)) * 0.5).astype(np.float16)
+        ta, tbt = torch.from_numpy(a).cuda(), torch.from_numpy(bt).cuda()
+        ref = torch.mm(ta, tbt.T, out_dtype=torch.float32)
+        da, dbt = cuda.as_cuda_array(ta), cuda.as_cuda_array(tbt)
+        dc = cuda.to_device(np.full((M, N), np.nan, np.float32))
+        runs = {"cuBLAS": lambda: torch.mm(ta, tbt.T, out_dtype=torch.float32)}
+        for name, g in gemms.items():
+            dc = cuda.to_device(np.full((M, N), np.nan, np.float32))
+            g(da, dbt, dc)
+            out = torch.as_tensor(dc, device="cuda")
+            err = float((torch.nan_to_num(out - ref, nan=1e30)).norm() / ref.norm())
+            print("%s %s: rel err vs cuBLAS %.2e" % (name, (M, N, K), err), flush=True)
+            if not (err < 1e-5):
+                raise SystemExit("FAIL: %s at %s" % (name, (M, N, K)))
+            runs[name] = (lambda g=g, dc=dc: g(da, dbt, dc))
+        times = {name: [] for name in runs}
+        for _ in range(args.rounds):
+            for name, fn in runs.items():
+                times[name].append(gpu_time_ms(fn, args.reps))
+        raw["%dx%dx%d" % (M, N, K)] = times
+        flops = 2.0 * M * N * K
+        for name in runs:
+            ratios = [b / t for b, t in zip(times["cuBLAS"], times[name])]
+            ms = float(np.median(times[name]))
+            rows.append(((M, N, K), name, ms, flops / ms / 1e9, float(np.median(ratios)), min(ratios), max(ratios)))
+    dev = cuda.get_current_device().name
+    dev = dev.decode() if isinstance(dev, bytes) else dev
+    lines = ["%s, %s, torch %s, GPU time, %d rounds x median of %d" % (time.strftime("%Y-%m-%d"), dev,
+                                                                       torch.__version__, args.rounds, args.reps),
+             "", "| M x N x K | kernel | ms | TFLOP/s | / cuBLAS (median) | min - max over rounds |",
+             "|---|---|---|---|---|---|"]
+    for (M, N, K), name, ms, tf, r, lo, hi in rows:
+        lines.append("| %dx%dx%d | %s | %.3f | %.1f | %.2f | %.2f - %.2f |" % (M, N, K, name, ms, tf, r, lo, hi))
+    print("\n".join(lines))
+    if args.out:
+        os.makedirs(args.out, exist_ok=True)
+        with open(os.path.join(args.out, "hopper_sweep.json"), "w") as f:
+            json.dump({"table": lines, "raw_ms": raw}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,235 @@
+"""kernels.cutejit's Hopper pieces, checked on the code they write (no GPU):
+
+- the wgmma descriptors of chapter 8's kernels are the PTX ISA's "Matrix Descriptor Format" for the
+  128-byte-swizzled K-major stages: start address >> 4, LBO 1, SBO 1024 bytes (64), swizzle mode 1;
+- the pipeline protocol, recorded by running the warp-specialised kernel in Numba's simulator with
+  recording stand-ins for the mbarrier, TMA and wgmma instructions: the producer waits and loads, the
+  consumers wait, issue, wait_group 1 and release, in exactly the order and with exactly the parities of
+  cutelite.pipeline's model (PTX's mbarrier phases);
+- the tile scheduler's grouped raster, the TensorMap's box and bytes, and misuse refused by name.
+"""
+
+import re
+import threading
+
+import numpy as np
+import pytest
+
+import kernels
+
+kernels.setup(verbose=False, simulator=True)
+
+from cutelite import pipeline as P  # noqa: E402
+from kernels.cutejit import TensorMap  # noqa: E402
+from kernels.hopper import objects as hopper_objects, warp_specialized, wgmma_cp_async  # noqa: E402
+
+SW128_K = 1 << 62          # PTX ISA: layout type 1 = 128-byte swizzle, bits 62-63
+LBO, SBO = 1, 1024 // 16   # 16-byte units: LBO unused for swizzled K-major (1), SBO = 8 rows x 128 bytes
+
+
+def _ptx_desc(byte_address):
+    return (byte_address >> 4) | LBO << 16 | SBO << 32 | SW128_K
+
+
+def _preamble_env(source, tid, smem_base):
+    """Evaluate the kernel's hoisted lines (thread-invariant values) for one thread."""
+    class _Idx:
+        x = tid
+    env = {"cuda": type("cuda", (), {"threadIdx": _Idx, "blockIdx": type("b", (), {"x": 0}),
+                                     "gridDim": type("g", (), {"x": 1}),
+                                     "shared": type("s", (), {"array": staticmethod(lambda n, t: None)})}),
+           "int64": int, "shared_address": lambda arr, i: smem_base, "min": min}
+    for t in ("smem_uint16_type", "smem_uint64_type", "smem_float32_type"):
+        env[t] = None
+    lines = source.splitlines()[1:]
+    for line in lines:
+        m = re.match(r"^    (\w+) = (.+)$", line)
+        if not m:
+            if line.startswith("    ") and not line.startswith("     "):
+                if not re.match(r"^    \w+ = ", line):
+                    break
+            continue
+        name, expr = m.groups()
+        if "[" in expr and "shape" in expr or "strides" in expr:
+            env[name] = 4096
+            continue
+        try:
+            env[name] = eval(expr, env)
+        except Exception:  # noqa: BLE001  (the body starts: everything above is the preamble)
+            break
+    return env
+
+
+def _wgmma_descs(source):
+    return re.findall(r"wgmma\(acc\d+, (.+?), (.+?), (?:acc_in\d+|1), 'f32\.f16\.f16', 0\)", source)
+
+
+@pytest.mark.parametrize("make,stage_var", [(lambda: warp_specialized.make(BN=256, regs=(40, 232), persistent=True),
+                                             "stage1"),
+                                            (lambda: wgmma_cp_async.make(BN=128), "read0")])
+def test_descriptors_are_the_ptx_format(make, stage_var):
+    k = make()
+    BM, BN, BK = k.tile
+    stages = k.config["stages"]
+    a_bytes = BM * BK * 2 * stages
+    descs = _wgmma_descs(k.source)
+    assert len(descs) == BK // 16
+    base = 3 * 1024      # a 1024-byte aligned shared address (the field holds 14 bits of address >> 4)
+    for tid in (128, 300, 383) if "tmA" in k.source.splitlines()[0] else (0, 200):
+        w = (tid - 128) // 128 if "tmA" in k.source.splitlines()[0] else tid // 128
+        env = _preamble_env(k.source, tid, base)
+        for s in range(stages):
+            env[stage_var] = s
+            for kb, (da, db) in enumerate(descs):
+                a = base + s * BM * BK * 2 + w * 64 * BK * 2 + kb * 32
+                b = base + a_bytes + s * BN * BK * 2 + kb * 32
+                assert eval(da, env) == _ptx_desc(a), (tid, s, kb)
+                assert eval(db, env) == _ptx_desc(b), (tid, s, kb)
+
+
+class _Recorder:
+    """Stand-ins for the instructions, recording (thread, event) in the order the simulator runs them."""
+
+    def __init__(self):
+        self.events, self.lock = [], threading.Lock()
+
+    def log(self, *e):
+        tid = threading.current_thread().threadIdx.x      # the simulator runs each CUDA thread as a thread
+        with self.lock:
+            self.events.append((tid,) + e)
+
+    def overrides(self):
+        def try_wait(bars, i, parity):
+            self.log("wait", int(i), int(parity))
+            return 1
+
+        def expect_tx(bars, i, n):
+            self.log("expect_tx", int(i), int(n))
+
+        def tma(dst, off, tmap, bars, i, c0, c1):
+            self.log("tma", int(i), int(c0), int(c1))
+
+        def arrive(bars, i):
+            self.log("arrive", int(i))
+
+        def wgmma(acc, da, db, scale, types, trans):
+            self.log("wgmma", int(bool(scale)))
+            return acc
+
+        def wait(acc, n):
+            self.log("wait_group", int(n))
+            return acc
+
+        def commit():
+            self.log("commit")
+        noop = lambda *a: None  # noqa: E731
+        return {"mbarrier_try_wait": try_wait, "mbarrier_arrive_expect_tx": expect_tx, "tma_load_2d": tma,
+                "mbarrier_arrive": arrive, "wgmma": wgmma, "wgmma_wait": wait, "wgmma_commit": commit,
+                "tma_prefetch_desc": noop, "wgmma_fence": lambda acc: acc, "mbarrier_init": noop}
+
+
+def test_protocol_follows_the_pipeline_model():
+    """A persistent block (BM 128, BN 128, 4 stages) over 2 tiles of 5 k-tiles: 10 stage uses."""
+    rec = _Recorder()
+    o = hopper_objects.objects(128, 128, 4, 2)
+    k = warp_specialized.gemm_warp_specialized.build(
+        *hopper_objects.operand_matrices("float16"), o.tmA, o.tmB, o.tmC, o.mma, o.sA, o.sB, o.sC, None, 1, True,
+        False, threads=384, overrides=rec.overrides())
+    M, N, K, stages = 128, 256, 5 * 64, 4
+    A, Bt = np.zeros((M, K), np.uint16), np.zeros((N, K), np.uint16)
+    C = np.zeros((M, N), np.float32)
+    tm = np.zeros(16, np.uint64)
+    k.launch(A, Bt, C, tm, tm, tm, grid=1)
+    producer = [e[1:] for e in rec.events if e[0] == 0]
+    uses = 2 * 5
+    # the producer: acquire (wait empty[s] with parity phase ^ 1), expect_tx, two TMA loads, per use
+    bar0 = min(e[1] for e in producer if e[0] == "expect_tx")       # full[0]'s index; empty[s] = full + stages
+    want = []
+    for it in range(uses):
+        s = P.stage_of(it, stages)
+        tile, kt = divmod(it, 5)
+        want += [("wait", bar0 + stages + s, P.empty_parity(it, stages)), ("expect_tx", bar0 + s, o.tx_bytes),
+                 ("tma", bar0 + s, kt * 64, 0), ("tma", bar0 + s, kt * 64, tile * 128)]
+    assert producer == want
+    # a consumer thread: wait full (parity of the model), 4 wgmmas (the first of a tile overwrites),
+    # commit, wait_group 1, and the release of the k-tile before (its warp's lane 0 arrives on empty)
+    consumer = [e[1:] for e in rec.events if e[0] == 128]
+    want = []
+    for it in range(uses):
+        s = P.stage_of(it, stages)
+        tile, kt = divmod(it, 5)
+        want += [("wait", bar0 + s, P.full_parity(it, stages))] + [("wgmma", int(kt > 0 or kb > 0)) for kb in range(4)]
+        want += [("commit",), ("wait_group", 1)]
+        if kt > 0:
+            want.append(("arrive", bar0 + stages + P.stage_of(it - 1, stages)))
+        if kt == 4:
+            want += [("wait_group", 0), ("arrive", bar0 + stages + s)]
+    assert consumer == want
+    # every consumer warp releases every use once; lanes other than 0 never arrive
+    arrivals = [e for e in rec.events if e[1] == "arrive"]
+    assert sorted({e[0] for e in arrivals}) == list(range(128, 384, 32))
+    assert len(arrivals) == 8 * uses
+
+
+def test_scheduler_grouped_raster_covers_every_tile_once():
+    """Grouped raster: tiles walk `group` row-tiles down a column before moving right; each tile once."""
+    from kernels.cutejit import TileScheduler
+    from kernels.cutejit.trace import Trace, recording
+    from kernels.cutejit.expr import Sym
+    for tm, tn, g in ((7, 5, 3), (8, 4, 16), (4, 4, 1)):
+        t = Trace("x", [], 32)
+        with recording(t):
+            bm, bn = TileScheduler(Sym("TM", True), Sym("TN", True), g).coords(Sym("tile"))
+        seen = []
+        for tile in range(tm * tn):
+            env = {"TM": tm, "TN": tn, "tile": tile, "min": min}
+            for line in t.pre + t.body:
+                name, expr = line.strip().split(" = ", 1)
+                env[name] = eval(expr, env)
+            seen.append((eval(bm.src, env), eval(bn.src, env)))
+        assert sorted(seen) == [(m, n) for m in range(tm) for n in range(tn)]
+        for tile in range(1, tm * tn):    # inside a group, the next tile is one row down or the next column
+            (m0, n0), (m1, n1) = seen[tile - 1], seen[tile]
+            assert (n1 == n0 and m1 == m0 + 1) or (m1 // g * g == m1 and (n1 == n0 + 1 or n1 == 0))
+
+
+def test_tensor_map_spec_reads_the_box():
+    from cutelite.gmma import Layout_K_SW128_Atom, Layout_K_SW64_Atom, tile_to_smem
+    a = TensorMap("float16", tile_to_smem(Layout_K_SW128_Atom("half_t"), (128, 64)))
+    assert (a.rows, a.cols, a.swizzle, a.bytes) == (128, 64, 3, 128 * 64 * 2)
+    c = TensorMap("float32", tile_to_smem(Layout_K_SW128_Atom("float"), (64, 32)))
+    assert (c.rows, c.cols, c.swizzle, c.bytes) == (64, 32, 3, 8192)
+    with pytest.raises(ValueError, match="wider than its 64-byte swizzle"):
+        TensorMap("float16", tile_to_smem(Layout_K_SW64_Atom("half_t"), (64, 64)).with_inner(
+            tile_to_smem(Layout_K_SW128_Atom("half_t"), (64, 64)).layout_b))
+    with pytest.raises(ValueError, match="at most 256"):
+        TensorMap("float16", tile_to_smem(Layout_K_SW128_Atom("half_t"), (512, 64)))
+    with pytest.raises(ValueError, match="unknown element type"):
+        TensorMap("int8", tile_to_smem(Layout_K_SW128_Atom("half_t"), (64, 64)))
+
+
+def test_misuse_is_refused_by_name():
+    from kernels.cutejit import kernel, warpgroup_wait, setmaxnreg
+    from kernels.cutejit.wgmma import Accumulator
+
+    @kernel
+    def bad_wait(x):
+        warpgroup_wait(9, x)
+
+    with pytest.raises(ValueError, match="warpgroup_wait takes 0..7"):
+        bad_wait.build(None, threads=128)
+
+    @kernel
+    def bad_regs(x):
+        setmaxnreg(100, grow=True)
+
+    with pytest.raises(ValueError, match="setmaxnreg takes a multiple of 8"):
+        bad_regs.build(None, threads=128)
+
+    @kernel
+    def not_acc(x):
+        warpgroup_wait(1, x)
+
+    with pytest.raises(TypeError, match="accumulator of partition_fragment_C"):
+        not_acc.build(3, threads=128)
+    assert Accumulator
