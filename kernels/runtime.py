@@ -222,3 +222,38 @@ def allow_dynamic_shared(kernel, args, nbytes):
     except (CudaAPIError, TypeError, AttributeError):
         driver.cuKernelSetAttribute(attr, nbytes, cufunc.handle, cufunc.device.id)
     return compiled
+
+
+def prepared_launch(kernel, args, grid, block, nbytes, stream=0):
+    """A callable that launches `kernel` (a cuda.jit dispatcher) on these very arguments, grid, block, dynamic
+    shared memory and stream, with one driver call (cuLaunchKernel) and nothing else: the arguments are
+    converted once, here. Numba's own launch types and converts every argument on every call (tens of
+    microseconds, more than a 2048^3 GEMM takes on an H100). Valid while the arrays live at the same
+    addresses with the same shapes: the caller keys its cache on those. None in the simulator, or where the
+    driver handle cannot be had (the caller then launches through Numba)."""
+    if in_simulator():
+        return None
+    from numba import typeof
+    compiled = allow_dynamic_shared(kernel, args, nbytes) or kernel.compile(tuple(typeof(a) for a in args))
+    try:
+        handle = int(compiled._codelibrary.get_cufunc().handle)
+        stream_handle = int(stream.handle) if stream else 0
+        values, keep = [], []
+        for t, v in zip(compiled.argument_types, args):
+            compiled._prepare_args(t, v, stream, keep, values)
+    except (AttributeError, TypeError, ValueError):
+        return None
+    params = (ctypes.c_void_p * len(values))(*[ctypes.addressof(v) for v in values])
+    lib = ctypes.CDLL("libcuda.so.1")
+    gx, gy, gz = tuple(grid) + (1,) * (3 - len(grid)) if isinstance(grid, tuple) else (grid, 1, 1)
+    bx, by, bz = tuple(block) + (1,) * (3 - len(block)) if isinstance(block, tuple) else (block, 1, 1)
+    call = lib.cuLaunchKernel
+    call.argtypes = [ctypes.c_void_p] + [ctypes.c_uint] * 7 + [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+
+    def launch():
+        rc = call(handle, gx, gy, gz, bx, by, bz, nbytes, stream_handle, params, None)
+        if rc:
+            raise RuntimeError("cuLaunchKernel failed with CUresult %d (%s, grid %s, block %s, %d bytes of shared "
+                               "memory)" % (rc, kernel.py_func.__name__, grid, block, nbytes))
+    launch.arguments = (values, keep, params)     # alive as long as the launcher
+    return launch
