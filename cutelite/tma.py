@@ -146,7 +146,9 @@ class TensorMapParams:
 
 # ---- inputs ---------------------------------------------------------------------------------------------
 def _value_type(t, what):
-    name = _ALIASES.get(t, t) if isinstance(t, str) else t
+    if not isinstance(t, str):
+        raise TypeError(f"{what}: value_type must be a type name such as 'half_t' or 'float16', got {quote(t)}")
+    name = _ALIASES.get(t, t)
     if name not in DATA_TYPES:
         known = ", ".join(DATA_TYPES)
         raise ValueError(f"{what}: element type {t!r} has no tensor map data type (C++: Unknown TMA Format!); "
@@ -459,6 +461,11 @@ def tma_partition(atom, cta_coord, cta_layout, smem, gmem):
     n = atom.num_val_src
     layout_V = logical_divide(layout_v, Layout(n))                   # (TMA, TMA_Iter)
     parts = []
+    try:
+        cta_layout(cta_coord)
+    except (ValueError, TypeError, IndexError):
+        raise ValueError(f"{what}: cta_coord {quote(cta_coord, fmt)} is not a coordinate of the multicast "
+                         f"layout {cta_layout}") from None
     offset = crd2idx(cta_coord, cta_layout.shape, cta_layout.stride) * (n // cosize(cta_layout))
     for t in (gmem, smem):
         r = rank(t.layout)

@@ -86,6 +86,8 @@ def _case(name):
             ("SM90_TMA_LOAD_MULTICAST", "half_t", row(1024, 1024), row_static(8, 64), (8, 64), 16),
         "plain half_t (1024,1024) col-major smem (64,8) col-major":
             ("SM90_TMA_LOAD", "half_t", col(1024, 1024), Layout((64, 8)), (64, 8), 1),
+        "plain float (_32,(_4,_8)):(_1,(_64,_256)) smem (32,32) col-major":   # a box mode over two global modes
+            ("SM90_TMA_LOAD", "float", Layout((32, (4, 8)), (1, (64, 256))), Layout((32, 32)), (32, 32), 1),
     }
     op, ty, g, smem, tiler, cluster = plain[name]
     return op, ty, g, smem, tiler, cluster, smem, len(tiler)
@@ -105,7 +107,7 @@ def _params(text):
 
 
 def test_fixture_is_complete():
-    assert len(CASES) == 24 and len(MASKS) == 64 and len(REJECTS) == 9
+    assert len(CASES) == 25 and len(MASKS) == 64 and len(REJECTS) == 10
 
 
 @pytest.mark.parametrize("name", CASES)
@@ -239,6 +241,8 @@ def _reject_case(name):
         "tile (128,32) for smem (128,64)": ("SM90_TMA_LOAD", "half_t", row(512, 256), k128, (128, 32), 1),
         "Sw<3,3,3> element swizzle": ("SM90_TMA_LOAD", "half_t", row(512, 256),
                                       ComposedLayout(Swizzle(3, 3, 3), 0, row_static(8, 64)), (8, 64), 1),
+        "tile takes every other column": ("SM90_TMA_LOAD", "half_t", row(512, 256), row_static(8, 64),
+                                          (Layout(8, 1), Layout(64, 2)), 1),
         "int16_t": ("SM90_TMA_LOAD", "int16_t", row(512, 256), row_static(8, 64), (8, 64), 1),
         "driver: inner box 256 bytes > 128B swizzle": ("SM90_TMA_LOAD", "half_t", row(512, 256),
                                                        GmmaSmemLayout(Swizzle(3, 4, 3), 16, row_static(8, 128)),
@@ -281,6 +285,8 @@ def test_bad_inputs_name_the_operation_and_the_value():
         make_tma_atom("SM90_TMA_LOAD", g, (128, 64), (128, 64), value_type="half_t")
     with pytest.raises(ValueError, match="make_tma_atom: element type 'int16_t' has no tensor map data type"):
         make_tma_atom("SM90_TMA_LOAD", g, row_static(8, 64), (8, 64), value_type="int16_t")
+    with pytest.raises(TypeError, match="make_tma_atom: value_type must be a type name"):
+        make_tma_atom("SM90_TMA_LOAD", g, row_static(8, 64), (8, 64), value_type=[16])
 
 
 def test_tensor_map_params_for_another_tensor_and_its_errors():
@@ -319,6 +325,9 @@ def test_partition_errors():
         tma_partition(atom, 0, Layout(1), smem.with_inner(group(smem.layout_b, 0, 2)), tiles)   # tiles ungrouped
     with pytest.raises(TypeError, match="tma_partition: gmem must be a TMA coordinate tensor"):
         tma_partition(atom, 0, Layout(1), smem, make_tensor(Layout((128, 64))))
+    grouped = tiles.view(group(tiles.layout, 0, 2))
+    with pytest.raises(ValueError, match="tma_partition: cta_coord _2 is not a coordinate of the multicast"):
+        tma_partition(atom, 2, Layout(2), smem.with_inner(group(smem.layout_b, 0, 2)), grouped)
     with pytest.raises(TypeError, match="tma_partition: expected a TMA_Atom"):
         tma_partition(None, 0, Layout(1), smem, tiles)
     with pytest.raises(ValueError, match="get_tma_tensor: shape .* is not congruent"):
