@@ -200,7 +200,7 @@ def _swizzle_mode(sw, what):
     if m == 4:
         if not 0 <= b <= 3:
             raise ValueError(f"{what}: Expected B = 0,1,2, or 3 when M == 4. Unsupported layout swizzle. ({sw})")
-        if b and s != 3:
+        if s != 3:
             raise ValueError(f"{what}: Expected S = 3 when M == 4. Unsupported layout swizzle. ({sw})")
         return b
     if m in (5, 6):
@@ -298,13 +298,13 @@ def _gmem_dims(shape, stride, tma_gbasis):
 
 def _check_map(dims, strides, box, bits, swizzle, what):
     """C++'s asserts in make_tma_copy_desc and the driver's documented rules for cuTensorMapEncodeTiled."""
+    for i, d in enumerate(dims):
+        if not 1 <= d <= 1 << 32:
+            raise ValueError(f"{what}: global extent {d} of dimension {i} must be in 1..2^32")
     if strides[0] != 1:
         raise ValueError(f"{what}: the box's innermost dimension has global stride {strides[0]} elements, not 1 "
                          "(C++: assert gmem_prob_stride[0] == 1 && \"Majorness of smem doesn't match majorness of "
                          "gmem\")")
-    for i, d in enumerate(dims):
-        if not 1 <= d <= 1 << 32:
-            raise ValueError(f"{what}: global extent {d} of dimension {i} must be in 1..2^32")
     for i, s in enumerate(strides[1:], 1):
         b = s * bits // 8
         if b % 16 or not 0 <= b < 1 << 40:
@@ -408,6 +408,9 @@ def make_tma_copy(op, gmem, smem_layout, cta_tiler=None, multicast=1, value_type
     cta_tiler defaults to the shared layout's shape (C++'s product_each(shape(slayout))).
     """
     if cta_tiler is None:
+        if not isinstance(smem_layout, (Layout, ComposedLayout)):
+            raise TypeError(f"make_tma_copy: the shared layout must be a Layout or a swizzled layout, got "
+                            f"{quote(smem_layout)}")
         cta_tiler = product_each(smem_layout.shape)
     atom = make_tma_atom(op, gmem, smem_layout, cta_tiler, multicast, value_type)
     cta_v_map = composition(make_identity_layout(atom.gmem_layout.shape), cta_tiler)

@@ -281,6 +281,8 @@ def test_bad_inputs_name_the_operation_and_the_value():
             make_tma_atom("SM90_TMA_LOAD_MULTICAST", g, smem, (128, 64), n, value_type="half_t")
     with pytest.raises(ValueError, match="16-bit elements, the tensor holds 32-bit"):
         make_tma_atom("SM90_TMA_LOAD", g, smem, (128, 64), value_type="float")
+    with pytest.raises(TypeError, match="make_tma_copy: the shared layout must be"):
+        make_tma_copy("SM90_TMA_LOAD", g, "smem", value_type="half_t")
     with pytest.raises(TypeError, match="make_tma_atom: the shared layout must be"):
         make_tma_atom("SM90_TMA_LOAD", g, (128, 64), (128, 64), value_type="half_t")
     with pytest.raises(ValueError, match="make_tma_atom: element type 'int16_t' has no tensor map data type"):
