@@ -29,6 +29,10 @@ from .atoms import (
 )
 from .gmma import GMMA_Atom, make_gmma_atom, make_gmma_layout_atom, make_gmma_desc, gmma_desc_blocks, tile_to_smem
 from .copy_atoms import Copy_Atom, COPY_OPS, make_copy_atom
+from .tma import (
+    TMA_OPS, TMA_Atom, TensorMapParams, make_tma_atom, make_tma_copy, tma_partition, tensor_map_params,
+    multicast_mask,
+)
 from .tiled import (
     TiledMMA, ThrMMA, TiledCopy, ThrCopy, make_tiled_mma, make_tiled_copy, make_tiled_copy_A,
     make_tiled_copy_B, make_tiled_copy_C, make_tiled_copy_S, make_tiled_copy_D, make_tiled_copy_C_atom,
@@ -65,6 +69,8 @@ __all__ = [
     "gather_fragments", "scatter_fragments", "mma_reference", "quadpair_lanes",
     "GMMA_Atom", "make_gmma_atom", "make_gmma_layout_atom", "make_gmma_desc", "gmma_desc_blocks", "tile_to_smem",
     "Copy_Atom", "COPY_OPS", "make_copy_atom",
+    "TMA_OPS", "TMA_Atom", "TensorMapParams", "make_tma_atom", "make_tma_copy", "tma_partition",
+    "tensor_map_params", "multicast_mask",
     "TiledMMA", "ThrMMA", "TiledCopy", "ThrCopy", "make_tiled_mma", "make_tiled_copy", "make_tiled_copy_A",
     "make_tiled_copy_B", "make_tiled_copy_C", "make_tiled_copy_S", "make_tiled_copy_D", "make_tiled_copy_C_atom",
     "tile_shape", "tile_size", "thr_size", "partition_shape_A", "partition_shape_B", "partition_shape_C",
