@@ -193,19 +193,45 @@ def test_scheduler_grouped_raster_covers_every_tile_once():
             assert (n1 == n0 and m1 == m0 + 1) or (m1 // g * g == m1 and (n1 == n0 + 1 or n1 == 0))
 
 
-def test_tensor_map_spec_reads_the_box():
-    from cutelite.gmma import Layout_K_SW128_Atom, Layout_K_SW64_Atom, tile_to_smem
-    a = TensorMap("float16", tile_to_smem(Layout_K_SW128_Atom("half_t"), (128, 64)))
-    assert (a.rows, a.cols, a.swizzle, a.bytes) == (128, 64, 3, 128 * 64 * 2)
-    c = TensorMap("float32", tile_to_smem(Layout_K_SW128_Atom("float"), (64, 32)))
-    assert (c.rows, c.cols, c.swizzle, c.bytes) == (64, 32, 3, 8192)
-    with pytest.raises(ValueError, match="wider than its 64-byte swizzle"):
-        TensorMap("float16", tile_to_smem(Layout_K_SW64_Atom("half_t"), (64, 64)).with_inner(
-            tile_to_smem(Layout_K_SW128_Atom("half_t"), (64, 64)).layout_b))
-    with pytest.raises(ValueError, match="at most 256"):
-        TensorMap("float16", tile_to_smem(Layout_K_SW128_Atom("half_t"), (512, 64)))
-    with pytest.raises(ValueError, match="unknown element type"):
-        TensorMap("int8", tile_to_smem(Layout_K_SW128_Atom("half_t"), (64, 64)))
+def test_tensor_maps_are_encoded_from_the_tma_atoms(monkeypatch):
+    """What encode_tensor_map passes to cuTensorMapEncodeTiled for chapter 8's maps, as the driver API reads
+    them (innermost dimension first): A (M, K) row-major fp16 -> dims (K, M), row pitch 2K bytes, box 64 x BM
+    (128 bytes = the 128-byte swizzle's span), swizzle 3 (128B); C (M, N) f32 -> box 32 x 64; bytes per tile."""
+    import ctypes
+    from numba import cuda
+    from kernels.cutejit import tma as T
+    calls = []
+
+    class Lib:
+        def cuTensorMapEncodeTiled(self, _map, dtype, rank, addr, dims, strides, box, estrides, il, sw, l2, oob):
+            r = rank.value
+            calls.append((dtype.value, r, addr.value, tuple(dims[:r]), tuple(strides[:r - 1]), tuple(box[:r]),
+                          tuple(estrides[:r]), il.value, sw.value, l2.value, oob.value))
+            return 0
+
+    class Array:
+        def __init__(self, shape, dtype):
+            self.shape, self.dtype = shape, np.dtype(dtype)
+            self.strides = (shape[1] * self.dtype.itemsize, self.dtype.itemsize)
+            self.__cuda_array_interface__ = {"data": (1 << 20, False)}
+
+    monkeypatch.setattr(T, "ctypes", type("ctypes", (), dict(vars(ctypes), CDLL=staticmethod(lambda name: Lib()))))
+    monkeypatch.setattr(cuda, "to_device", lambda a: a)
+    o = hopper_objects.objects(128, 256, 4, 2)
+    M, N, K = 1024, 768, 512
+    T.encode_tensor_map(Array((M, K), "float16"), o.tmA)
+    T.encode_tensor_map(Array((N, K), "float16"), o.tmB)
+    T.encode_tensor_map(Array((M, N), "float32"), o.tmC)
+    assert calls == [(6, 2, 1 << 20, (K, M), (2 * K,), (64, 128), (1, 1), 0, 3, 3, 0),
+                     (6, 2, 1 << 20, (K, N), (2 * K,), (64, 256), (1, 1), 0, 3, 3, 0),
+                     (7, 2, 1 << 20, (N, M), (4 * N,), (32, 64), (1, 1), 0, 3, 3, 0)]
+    assert (o.tmA.bytes, o.tmB.bytes, o.tmC.bytes, o.tx_bytes) == (16384, 32768, 8192, 49152)
+    with pytest.raises(ValueError, match="16-byte aligned"):
+        bad = Array((M, K), "float16")
+        bad.__cuda_array_interface__ = {"data": ((1 << 20) + 8, False)}
+        T.encode_tensor_map(bad, o.tmA)
+    with pytest.raises(TypeError, match="takes a TMA atom"):
+        TensorMap("float16")
 
 
 def test_misuse_is_refused_by_name():

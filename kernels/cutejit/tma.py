@@ -1,23 +1,24 @@
 """TMA (Hopper's tensor memory accelerator) inside a traced kernel: a matrix argument seen through its tensor
 map, and the bulk copies of one box between it and shared memory.
 
-    k = gemm.build(..., TensorMap("float16", box=sA_stage_layout), ...)     # the kernel's argument
-    tma_load(tmA, cA[_, _, bm, kt], sA[_, _, stage], *pipeline.producer_barrier(state))  # in the body
-    k.launch(..., encode_tensor_map(A, box=sA_stage_layout), ...)          # on the host
+    tma_a = make_tma_atom("SM90_TMA_LOAD", row_major, sA_stage, (BM, BK), value_type="half_t")   # cutelite
+    k = gemm.build(..., TensorMap(tma_a), ...)                                   # the kernel's argument
+    tma_load(tmA, cA[_, _, bm, kt], sA[_, _, stage], *pipeline.producer_barrier(state))    # in the body
+    k.launch(..., encode_tensor_map(A, TensorMap(tma_a)), ...)                   # on the host
 
 A tensor map (CUtensorMap, 128 bytes in global memory) describes the matrix (address, extents, strides)
-and the box one copy moves, and how the copy engine swizzles it into shared memory. The box and the
-swizzle are read from the shared-memory layout of one box (a GMMA layout, e.g. tile_to_smem(
-Layout_K_SW128_Atom("half_t"), (128, 64))): a TMA load writes exactly that layout. The copy names its box
-by the matrix coordinates of its first element, innermost mode first; one thread issues it.
+and the box one copy moves, and how the copy engine swizzles it into shared memory. cutelite's TMA atom
+derives all of it from the matrix's layout and the shared-memory layout of one tile (C++ make_tma_atom):
+the box, the swizzle, the bytes a tile delivers (tensor_map_params gives the driver's arguments). A copy
+names its box by the matrix coordinates of its first element, innermost mode first; one thread issues it.
 """
 
 import ctypes
 
 import numpy as np
 
-from cutelite import Layout, cosize, rank, size
-from cutelite.gmma import GmmaSmemLayout
+from cutelite import size
+from cutelite.tma import TMA_Atom, tensor_map_params
 
 from .expr import src
 from .tensor import GTensor, STensor
@@ -26,47 +27,29 @@ from .trace import current
 __all__ = ["TensorMap", "TmaTensor", "tma_load", "tma_store", "tma_store_commit", "tma_store_wait",
            "prefetch_tensor_map", "encode_tensor_map"]
 
-_DATA_TYPE = {"float16": 6, "float32": 7, "bfloat16": 9}     # CUtensorMapDataType
-_BITS = {"float16": 16, "float32": 32, "bfloat16": 16}
-_L2_256B = 3                                                  # CUtensorMapL2promotion
-
-
-def _box_of(box):
-    """(rows, cols, swizzle mode 0..3) of a box's shared-memory layout (a (rows, cols) GmmaSmemLayout with
-    its cols contiguous, or a plain row-major layout)."""
-    if isinstance(box, GmmaSmemLayout):
-        inner, mode = box.layout_b, box.layout_a.bits
-    elif isinstance(box, Layout):
-        inner, mode = box, 0
-    else:
-        raise TypeError("cutejit: a TMA box is the shared-memory layout of one copy (a GMMA layout), got %r" % (box,))
-    if rank(inner) != 2 or cosize(inner) != size(inner):
-        raise ValueError("cutejit: a TMA box must be a compact rank-2 (rows, cols) layout, got %s" % (inner,))
-    return size(inner, 0), size(inner, 1), mode
+_DTYPES = {"half_t": "float16", "bfloat16_t": "bfloat16", "float": "float32"}
 
 
 class TensorMap:
-    """A kernel argument: a row-major matrix of `dtype` seen through its tensor map, for copies of one box
-    with the shared-memory layout `box` ((rows, cols), cols contiguous)."""
+    """A kernel argument: a 2-D matrix seen through the tensor map of `atom` (a cutelite TMA atom whose tile
+    is one box: one instruction a tile, no multicast)."""
 
-    def __init__(self, dtype, box):
-        if dtype not in _DATA_TYPE:
-            raise ValueError("cutejit: TensorMap: unknown element type %r; known: %s" % (dtype, ", ".join(_DATA_TYPE)))
-        self.dtype, self.box = dtype, box
-        self.rows, self.cols, self.swizzle = _box_of(box)
-        self.bytes = self.rows * self.cols * _BITS[dtype] // 8     # what one load delivers (expect_tx)
-        span = (16 << self.swizzle) if self.swizzle else None
-        if span and self.cols * _BITS[dtype] // 8 > span:
-            raise ValueError("cutejit: TensorMap: a box row of %d bytes is wider than its %d-byte swizzle"
-                             % (self.cols * _BITS[dtype] // 8, span))
-        if self.rows > 256 or self.cols > 256:
-            raise ValueError("cutejit: TensorMap: box %d x %d: TMA boxes are at most 256 a side" % (self.rows, self.cols))
+    def __init__(self, atom):
+        if not isinstance(atom, TMA_Atom):
+            raise TypeError("cutejit: TensorMap takes a TMA atom (cutelite.make_tma_atom), got %r" % (atom,))
+        if atom.num_tma != 1 or atom.multicast != 1 or len(atom.box) != 2:
+            raise ValueError("cutejit: TensorMap: %r moves a tile in %d instructions of a %d-D box (multicast %d); "
+                             "the kernels copy a tile in one 2-D box" % (atom, atom.num_tma, len(atom.box),
+                                                                         atom.multicast))
+        self.atom, self.dtype = atom, _DTYPES.get(atom.value_type, atom.value_type)
+        self.cols, self.rows = atom.box                     # innermost first: the contiguous mode's extent first
+        self.bytes = atom.transaction_bytes                 # what one load delivers (expect_tx)
 
     def bind(self, name, trace):
         return TmaTensor(name, self)
 
     def __repr__(self):
-        return "TensorMap(%r, box %d x %d, swizzle %d)" % (self.dtype, self.rows, self.cols, self.swizzle)
+        return "TensorMap(%s, box %d x %d, swizzle %d)" % (self.atom.op, self.rows, self.cols, self.atom.swizzle_mode)
 
 
 class TmaTensor:
@@ -134,28 +117,25 @@ def prefetch_tensor_map(tma):
 
 
 def encode_tensor_map(array, spec):
-    """The CUtensorMap of the row-major 2-D device `array` for `spec` (a TensorMap), encoded by the driver
-    (cuTensorMapEncodeTiled) and copied to the device: a uint64 device array of 16 words. Out-of-bounds
-    elements of a box read as zeros; stores clip them."""
+    """The CUtensorMap of the row-major 2-D device `array` for `spec` (a TensorMap): cutelite's
+    tensor_map_params for the array's shape and strides, encoded by the driver (cuTensorMapEncodeTiled) and
+    copied to the device as a uint64 array of 16 words. Out-of-bounds elements of a box read as zeros;
+    stores clip them. L2 promotion 256B (C++ CuTe asks for 128B; 256B measured no slower here)."""
     from numba import cuda
-    rows, cols = array.shape
-    item = np.dtype(array.dtype).itemsize
-    if item * 8 != _BITS[spec.dtype]:
-        raise ValueError("encode_tensor_map: a %s map over %s elements" % (spec.dtype, array.dtype))
-    pitch = array.strides[0]
-    if array.strides[1] != item or pitch % 16 or array.__cuda_array_interface__["data"][0] % 16:
-        raise ValueError("encode_tensor_map: the array must be row-major with 16-byte aligned rows (strides %s)"
-                         % (array.strides,))
-    lib = ctypes.CDLL("libcuda.so.1")
+    if np.dtype(array.dtype).itemsize * 8 != spec.atom.bits:
+        raise ValueError("encode_tensor_map: a map of %s elements over a %s array" % (spec.atom.value_type, array.dtype))
+    address = array.__cuda_array_interface__["data"][0]
+    if address % 16:
+        raise ValueError("encode_tensor_map: the array's address must be 16-byte aligned, got %#x" % address)
+    p = tensor_map_params(spec.atom, shape=tuple(array.shape), strides_bytes=tuple(array.strides), l2_promotion="256B")
     raw = np.zeros(32, dtype=np.uint64)
     start = (-raw.ctypes.data % 64) // 8           # the map is 64-byte aligned
     tm = raw[start:start + 16]
-    u64, u32 = ctypes.c_uint64, ctypes.c_uint32
-    rc = lib.cuTensorMapEncodeTiled(
-        ctypes.c_void_p(tm.ctypes.data), ctypes.c_int(_DATA_TYPE[spec.dtype]), u32(2),
-        ctypes.c_void_p(array.__cuda_array_interface__["data"][0]), (u64 * 2)(cols, rows), (u64 * 1)(pitch),
-        (u32 * 2)(spec.cols, spec.rows), (u32 * 2)(1, 1), ctypes.c_int(0), ctypes.c_int(spec.swizzle),
-        ctypes.c_int(_L2_256B), ctypes.c_int(0))
+    u64, u32, r = ctypes.c_uint64, ctypes.c_uint32, p.rank
+    rc = ctypes.CDLL("libcuda.so.1").cuTensorMapEncodeTiled(
+        ctypes.c_void_p(tm.ctypes.data), ctypes.c_int(p.data_type), u32(r), ctypes.c_void_p(address),
+        (u64 * r)(*p.dims), (u64 * max(r - 1, 1))(*p.strides), (u32 * r)(*p.box), (u32 * r)(*p.element_strides),
+        ctypes.c_int(p.interleave), ctypes.c_int(p.swizzle), ctypes.c_int(p.l2_promotion), ctypes.c_int(p.oob_fill))
     if rc != 0:
         raise RuntimeError("encode_tensor_map: cuTensorMapEncodeTiled failed with CUresult %d (shape %s, %r)"
                            % (rc, array.shape, spec))

@@ -3,7 +3,7 @@
     o = objects(BM=128, BN=256, stages=4, consumers=2)
     o.mma        TiledMMA of GMMA atoms: `consumers` warpgroups along M, each 64 x BN per k-block of 16
     o.sA, o.sB   the stages in shared memory: 128-byte-swizzled K-major GMMA layouts, (BM|BN, 64, stages)
-    o.tmA, o.tmB TensorMap arguments: one TMA box is one stage of A (BM x 64) or B (BN x 64)
+    o.tmA, o.tmB TensorMap arguments, from TMA atoms: one box is one stage of A (BM x 64) or B (BN x 64)
     o.tmC        the TMA-store epilogue's box of C: 64 x 32 float32, 128-byte swizzled
     o.sC         its staging buffers, two per consumer warpgroup
     o.g2s        step 1's TiledCopy: cp.async, 16 bytes a thread and call, into the same swizzled stages
@@ -13,14 +13,13 @@ Both operands are K-major (A (M, K) and B^T (N, K) row-major), the layout wgmma 
 
 from dataclasses import dataclass
 
-from cutelite import Layout, make_tiled_mma
+from cutelite import Layout, dyn, make_tiled_mma, make_tma_atom, size
 from cutelite.gmma import Layout_K_SW128_Atom, make_gmma_atom, tile_to_smem
-from cutelite.pipeline import expect_tx_bytes
 
 from ..cutejit import Matrix, TensorMap
 from ..gemm.tensorcore import g2s_copy
 
-__all__ = ["BK", "EPI_BOX", "Hopper", "objects", "operand_matrices", "finish"]
+__all__ = ["BK", "EPI_BOX", "Hopper", "objects", "operand_matrices", "tma_atom", "finish"]
 
 BK = 64                 # K per stage: 64 halves = 128 bytes, one 128-byte swizzle row
 EPI_BOX = (64, 32)      # the TMA-store epilogue's box of C: 64 rows x 32 float32 (128 bytes a row)
@@ -53,16 +52,25 @@ def objects(BM=128, BN=256, stages=4, consumers=2, dtype="float16"):
     types, elem = _TYPES[dtype]
     atom = make_gmma_atom("SM90_64x%dx16_%s_SS" % (BN, types))
     layout = Layout_K_SW128_Atom(elem)
-    box_a, box_b = tile_to_smem(layout, (BM, BK)), tile_to_smem(layout, (BN, BK))
-    box_c = tile_to_smem(Layout_K_SW128_Atom("float"), EPI_BOX)
+    tma_a = tma_atom("SM90_TMA_LOAD", elem, tile_to_smem(layout, (BM, BK)))
+    tma_b = tma_atom("SM90_TMA_LOAD", elem, tile_to_smem(layout, (BN, BK)))
+    tma_c = tma_atom("SM90_TMA_STORE", "float", tile_to_smem(Layout_K_SW128_Atom("float"), EPI_BOX))
     return Hopper(
         mma=make_tiled_mma(atom, Layout((consumers, 1, 1))),
         sA=tile_to_smem(layout, (BM, BK, stages)), sB=tile_to_smem(layout, (BN, BK, stages)),
-        tmA=TensorMap(dtype, box_a), tmB=TensorMap(dtype, box_b), tmC=TensorMap("float32", box_c),
+        tmA=TensorMap(tma_a), tmB=TensorMap(tma_b), tmC=TensorMap(tma_c),
         sC=tile_to_smem(Layout_K_SW128_Atom("float"), EPI_BOX + (2 * consumers,)),
         g2s=g2s_copy("SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>", BN, BK, 128 * consumers, True, elem),
         tile=(BM, BN, BK), stages=stages, consumers=consumers,
-        tx_bytes=expect_tx_bytes([(BM, BK), (BN, BK)], 16), dtype=dtype)
+        tx_bytes=tma_a.transaction_bytes + tma_b.transaction_bytes, dtype=dtype)
+
+
+def tma_atom(op, elem, tile):
+    """The TMA atom of a row-major matrix (run-time extents and row stride) copying one `tile` (its
+    shared-memory layout) per instruction."""
+    rows, cols = size(tile, 0), size(tile, 1)     # a placeholder matrix of one tile: the launch gives the real one
+    return make_tma_atom(op, Layout((dyn(rows), dyn(cols)), (dyn(cols), 1)), tile, (rows, cols),
+                         value_type=elem)
 
 
 def operand_matrices(dtype):
