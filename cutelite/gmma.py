@@ -321,8 +321,8 @@ def make_gmma_desc(major, layout, address=0, element_bits=None, base_offset=0):
     `layout` is a GmmaSmemLayout (a layout atom tiled with tile_to_smem, or a slice of one), a swizzled
     ComposedLayout Sw<B,4,3> o _0 o L (swizzle on bytes) or a plain Layout (no swizzle), with
     `element_bits` for the latter two; or a rank-2 shared-memory Tensor, whose first element is then
-    `offset` elements past byte `address` (the address of its array). The tile is recast to 16-byte units and divided into its canonical
-    form (C++ make_gmma_desc):
+    `offset` elements past byte `address` (the address of its array). The tile is recast to 16-byte
+    units and divided into its canonical form (C++ make_gmma_desc):
       K-major:  ((8, m), 2) : ((W, SBO), LBO)        (LBO is 1 unless INTERLEAVE)
       MN-major: ((W, m), (8, k)) : ((1, LBO), (W, SBO))  (INTERLEAVE: ((1,m),(8,k)):((.., SBO),(1, LBO)))
     with W = 1, 2, 4, 8 for INTERLEAVE, 32B, 64B, 128B.
@@ -444,6 +444,8 @@ def make_smem_desc_tensor(major, smem_tensor, address=0):
           fields are make_gmma_desc's; str(result) == "GMMA::DescriptorIterator o " + C++'s layout.
     """
     what = "make_smem_desc_tensor"
+    if major not in (K, MN):
+        raise ValueError(f"{what}: major must be 'K' or 'MN', got {major!r}")
     if not isinstance(smem_tensor, Tensor) or smem_tensor.counts or smem_tensor.swizzle is None:
         raise TypeError(f"{what}: expected a shared-memory Tensor (make_tensor(array, tile_to_smem(...)), "
                         f"partitioned), got {smem_tensor!r} (C++: Expected SMEM Tensor to construct a GMMA Desc "

@@ -119,8 +119,9 @@ class Tensor:
         L._need_int(offset, "Tensor", "offset")
         import numpy as np
         if not isinstance(engine, np.ndarray) or engine.ndim != 1:
+            shape = f" of shape {engine.shape}" if isinstance(engine, np.ndarray) else ""
             raise TypeError(f"Tensor: the engine must be a 1-D NumPy array or an Iterator, got "
-                            f"{type(engine).__name__}" + (f" of shape {engine.shape}" if isinstance(engine, np.ndarray) else ""))
+                            f"{type(engine).__name__}{shape}")
         if swizzle is not None:
             if not isinstance(swizzle, Swizzle):
                 raise TypeError(f"Tensor: swizzle must be a Swizzle (on byte addresses) or None, got {swizzle!r}")
@@ -144,7 +145,8 @@ class Tensor:
 
     def _need_memory(self, what):
         if self.counts:
-            kind = "a coordinate tensor" if isinstance(self.engine, ArithmeticTupleIterator) else f"a tensor of {self.engine}"
+            coords = isinstance(self.engine, ArithmeticTupleIterator)
+            kind = "a coordinate tensor" if coords else f"a tensor of {self.engine}"
             raise TypeError(f"Tensor.{what}: {self} is {kind} (its elements are computed, not stored); "
                             "read its elements with t(c)")
 

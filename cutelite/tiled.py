@@ -10,12 +10,19 @@ divided into atom-sized pieces (zipped_divide), each piece is re-indexed by the 
 layout (composition), and the threads' modes are divided out; a thread's partition is then a slice.
 Tensors are cutelite.Tensor (memory, or the counting engine of an identity tensor, whose partitions give
 each thread its coordinates); a Layout in their place gives back the partitioned Layout.
+
+Fragments (make_fragment_A|B|C, partition_fragment_X = make_fragment_X(partition_X)) are registers laid out
+like the partition, except where a GMMA atom reads an operand from shared memory (B, and A of an SS atom):
+there the fragment is a tensor of wgmma descriptors over the shared-memory partition (gmma.py), as in C++.
+Post: for GMMA atoms over shared-memory tensors, every partition and fragment is C++'s
+(tests/fixtures/gmma_partitions_cpp.txt).
 """
 
 from .atoms import MMA_Atom, check_tv, make_mma_atom, tile_shape as atom_tile_shape
 from .copy_atoms import Copy_Atom
 from .errors import OutOfRange, quote
 from .gmma import GMMA_Atom, make_smem_desc_tensor
+from .tensor import Tensor
 from .int_tuple import dyn, flatten as flatten_tuple, fmt, is_int, is_static, is_tuple, product_each, mod, wrap
 from .layout import (
     Layout, _, _check_shape, _need_int, _need_tiler, append, complement, composition, coalesce, get, get_flat_coord,
@@ -204,9 +211,13 @@ class TiledMMA:
     def _make_fragment(self, p, operand, atom_tv, what):
         self._check_partitioned(p, atom_tv, what)
         major = self._desc_major(operand)
-        if major is not None:
-            return make_smem_desc_tensor(major, p)
-        return _fragment(p, make_fragment_like(_layout_of(p, what)), what)
+        if major is None:
+            return _fragment(p, make_fragment_like(_layout_of(p, what)), what)
+        if not isinstance(p, Tensor) or p.swizzle is None:
+            raise TypeError(f"{what}: {self.atom.name} reads {operand} from shared memory through descriptors: "
+                            "expected a partition of a shared-memory Tensor (make_tensor(array, tile_to_smem(..."
+                            f"))), got {quote(p, str)}")
+        return make_smem_desc_tensor(major, p)
 
     def make_fragment_A(self, p, what="make_fragment_A"):
         """A fragment for a partition_A `p`: registers laid out like it (make_fragment_like: mode 0
