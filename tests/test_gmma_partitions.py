@@ -26,6 +26,8 @@ def _blocks():
         if line.startswith("== "):
             key = line[3:]
             out[key] = {}
+        elif key.startswith("smem_"):
+            out[key] = line
         else:
             word, _, rest = line.partition(" ")
             out[key][word] = rest
@@ -42,12 +44,11 @@ def _ints(text):
     return tuple(int(v) for v in text.replace("_", "").split(","))
 
 
-def _smem_tensor(spec):
-    """make_tensor over a fresh array of tile_to_shape(GMMA layout atom, shape[, Step]), as the fixture names it."""
+def _smem_layout(spec):
+    """tile_to_shape(GMMA layout atom, shape[, Step]), as the fixture names it."""
     atom, shape, step = _SMEM.match(spec).groups()
     layout = make_gmma_layout_atom("GMMA::" + atom)
-    layout = tile_to_smem(layout, _ints(shape), _ints(step)) if step else tile_to_smem(layout, _ints(shape))
-    return make_tensor(layout)
+    return tile_to_smem(layout, _ints(shape), _ints(step)) if step else tile_to_smem(layout, _ints(shape))
 
 
 @functools.lru_cache(maxsize=None)
@@ -55,7 +56,7 @@ def _case(name):
     """(TiledMMA, sA, sB, gC) of a case: C is a row-major (M, N) tensor of the accumulator type."""
     atom, ma, mb, thr, a, b = _CASE.match(name).groups()
     mma = make_tiled_mma(make_gmma_atom(f"{atom}<GMMA::Major::{ma},GMMA::Major::{mb}>"), Layout(_ints(thr)))
-    sA, sB = _smem_tensor(a), _smem_tensor(b)
+    sA, sB = make_tensor(_smem_layout(a)), make_tensor(_smem_layout(b))
     m, n = size(sA.layout, 0), size(sB.layout, 0)
     gC = make_tensor(np.zeros(m * n, dtype=mma.atom.types[0]), Layout((m, n), (n, 1)))
     return mma, sA, sB, gC
@@ -69,6 +70,13 @@ def _run(key):
     if op.startswith("make_fragment"):
         return getattr(thr, op)(getattr(thr, "partition_" + op[-1])(x))
     return getattr(thr, op)(x)
+
+
+@pytest.mark.parametrize("key", [k for k in BLOCKS if k.startswith("smem_")])
+def test_smem_layout_is_cpps(key):
+    which, name = key.split(" ", 1)
+    a, b = _CASE.match(name).groups()[4:]
+    assert str(_smem_layout(a if which == "smem_A" else b)) == BLOCKS[key]
 
 
 @pytest.mark.parametrize("key", [k for k in BLOCKS if k.startswith("partition_") and "fragment" not in k])
@@ -102,7 +110,7 @@ def test_fragment_is_cpps(key):
 
 def test_fixture_is_complete():
     ops = {k.split()[0] for k in BLOCKS}
-    assert len(BLOCKS) == 1026 and len(ops) == 9
+    assert len(BLOCKS) == 1132 and len(ops) == 11
     assert sum("descs" in v for v in BLOCKS.values()) == 338
 
 
