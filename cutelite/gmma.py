@@ -168,7 +168,8 @@ def _bits_of(t):
 class GmmaSmemLayout(ComposedLayout):
     """`Sw<B,4,3> o smem_ptr[bits b](unset) o L`: a shared-memory layout of `bits`-bit elements whose swizzle
     acts on *byte* addresses (C++'s ComposedLayout with an smem_ptr_flag). L maps (mn, k) to an element
-    index; the swizzle is applied once the layout meets a pointer (`element_swizzle` gives it in elements).
+    index; the swizzle is applied once the layout meets a pointer: make_tensor(array, it) is a shared-memory
+    Tensor with layout L and the swizzle on byte addresses (`element_swizzle` gives it in elements).
 
     The algebra (get, logical_divide, upcast, ...) acts on L and keeps the swizzle and the flag; note that
     upcast/downcast keep `bits` here (C++ rescales the flag): recast through `make_gmma_layout_atom`.

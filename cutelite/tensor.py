@@ -255,12 +255,10 @@ def make_tensor(array_or_layout, layout=None, dtype=None):
         if not _is_layout(x):
             L._check_shape(x, "layout (or shape)", "make_tensor")
     owning = layout is None
-    lay = array_or_layout if owning else layout
-    lay = lay if _is_layout(lay) else make_layout(lay)
-    sw, bits, lay = _smem_parts(lay)
+    given = array_or_layout if owning else layout
+    sw, bits, lay = _smem_parts(given if _is_layout(given) else make_layout(given))
     if owning:
-        dt = np.dtype(dtype or _DTYPE_OF_BITS.get(bits, "float32"))
-        engine = np.zeros(int(_through(sw, offsets_of(lay), dt.itemsize).max()) + 1, dtype=dt)
+        engine = np.zeros(0, dtype=dtype or _DTYPE_OF_BITS.get(bits, "float32"))
     else:
         arr = np.asarray(array_or_layout)
         engine = arr.reshape(-1, order="A") if arr.ndim != 1 else arr
@@ -268,11 +266,12 @@ def make_tensor(array_or_layout, layout=None, dtype=None):
             raise ValueError("make_tensor: the array is not contiguous; pass a contiguous array so the "
                              "tensor views its memory")
     if bits is not None and engine.itemsize * 8 != bits:
-        raise ValueError(f"make_tensor: the shared-memory layout {layout if not owning else array_or_layout} "
-                         f"holds {bits}-bit elements, not {engine.itemsize * 8}-bit {engine.dtype} "
-                         "(C++: Expected a B-bit pointer type)")
+        raise ValueError(f"make_tensor: the shared-memory layout {given} holds {bits}-bit elements, not "
+                         f"{engine.itemsize * 8}-bit {engine.dtype} (C++: Expected a B-bit pointer type)")
     reach = _through(sw, offsets_of(lay), engine.itemsize)
     low, top = int(reach.min()), int(reach.max())
+    if owning:
+        engine = np.zeros(top + 1, dtype=engine.dtype)
     if low < 0 or top >= engine.size:
         raise ValueError(f"make_tensor: layout {lay} reaches offsets {low}..{top}, outside the "
                          f"{engine.size} elements of the array")
