@@ -22,13 +22,13 @@ from .atoms import MMA_Atom, check_tv, make_mma_atom, tile_shape as atom_tile_sh
 from .copy_atoms import Copy_Atom
 from .errors import OutOfRange, quote
 from .gmma import GMMA_Atom, make_smem_desc_tensor
-from .tensor import Tensor
 from .int_tuple import dyn, flatten as flatten_tuple, fmt, is_int, is_static, is_tuple, product_each, mod, wrap
 from .layout import (
     Layout, _, _check_shape, _need_int, _need_tiler, append, complement, composition, coalesce, get, get_flat_coord,
     left_inverse, logical_divide, logical_product, make_layout, make_fragment_like, raked_product, rank,
     right_inverse, size, filter, slice_and_offset, tiled_product, upcast, zipped_divide,
 )
+from .tensor import Tensor, make_tensor
 
 __all__ = ["TiledMMA", "ThrMMA", "TiledCopy", "ThrCopy", "make_tiled_mma", "make_tiled_copy",
            "make_tiled_copy_A", "make_tiled_copy_B", "make_tiled_copy_C", "make_tiled_copy_S",
@@ -65,7 +65,6 @@ def _fragment(x, layout, what):
     if not hasattr(x, "engine"):
         return layout
     x._need_memory(what)
-    from .tensor import make_tensor   # NumPy is needed only when there is data
     return make_tensor(layout, dtype=x.engine.dtype)
 
 
