@@ -18,7 +18,7 @@ mode by mode, the shorter padded with ``_0``; only a static ``_0`` adds to a bas
 from .errors import MAX_RANK, check_depth, check_tree, quote
 from .int_tuple import BasisValue, add, fmt, iabs, is_int, is_static, is_tuple, mul
 
-__all__ = ["ScaledBasis", "E", "ArithmeticTuple", "ArithmeticTupleIterator", "as_arithmetic_tuple",
+__all__ = ["ScaledBasis", "E", "ArithmeticTuple", "Iterator", "ArithmeticTupleIterator", "as_arithmetic_tuple",
            "make_basis_like", "elem_less"]
 
 
@@ -170,7 +170,16 @@ def _arith(op, a, b):
     raise TypeError(f"{what}: CuTe defines no such operation on ScaledBasis/ArithmeticTuple values")
 
 
-class ArithmeticTupleIterator:
+class Iterator:
+    """An engine whose elements are computed, not stored (C++: an iterator that is not a pointer):
+    ``it + offset`` is the iterator moved by offset, ``it[offset]`` the element there. A Tensor over one
+    (tensor.py) reads element c as ``it[layout(c)]``. Kinds: ArithmeticTupleIterator (coordinates),
+    gmma.DescriptorIterator (wgmma descriptors)."""
+
+    __slots__ = ()
+
+
+class ArithmeticTupleIterator(Iterator):
     """CuTe's counting iterator: dereferences to its coordinate; ``it + offset`` moves the coordinate.
 
     Post: str() is CuTe's print, ``ArithTuple`` followed by the coordinate (``ArithTuple(_0,_0)``).

@@ -14,24 +14,31 @@ and its siblings are the smallest such layouts; tile them to a whole tile with `
 descriptor (`make_gmma_desc`) reads the strides of a tile's canonical form back out: start address,
 leading- and stride-byte offsets (16-byte units), and the swizzle mode.
 
+A TiledMMA of GMMA atoms partitions a shared-memory tensor (`make_tensor(array, tile_to_smem(...))`) as C++
+does, and its fragments of A (SS) and B are tensors of descriptors (`make_smem_desc_tensor`, C++'s
+GMMA::smem_desc): one per k-block (and stage), the operand's whole 64 x 16 (N x 16) tile in each.
+
 Post: str(atom), str(layout atom) and every descriptor are what C++ CuTe prints for them
-(tests/fixtures/gmma_cpp.txt, made by tests/fixtures/gen_gmma.sh).
+(tests/fixtures/gmma_cpp.txt, made by tests/fixtures/gen_gmma.sh); partitions, fragments and their
+descriptors are C++'s (tests/fixtures/gmma_partitions_cpp.txt, gen_gmma_partitions.sh).
 """
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .atoms import MMA_Atom
-from .int_tuple import congruent, is_int, is_static
+from .basis import Iterator
+from .int_tuple import congruent, is_int, is_static, wrap
 from .layout import Layout, LayoutLeft, get, logical_divide, rank, size, tile_to_shape, upcast, zipped_divide
 from .layout import ComposedLayout
 from .swizzle import Swizzle
+from .tensor import Tensor
 
 __all__ = ["GMMA_Atom", "GMMA_ATOMS", "make_gmma_atom", "GmmaSmemLayout", "make_gmma_layout_atom",
            "Layout_K_INTER_Atom", "Layout_K_SW32_Atom", "Layout_K_SW64_Atom", "Layout_K_SW128_Atom",
            "Layout_MN_INTER_Atom", "Layout_MN_SW32_Atom", "Layout_MN_SW64_Atom", "Layout_MN_SW128_Atom",
            "tile_to_smem", "GmmaDescriptor", "make_gmma_desc", "gmma_desc_blocks", "LAYOUT_TYPES",
-           "gmma_fragment_of"]
+           "gmma_fragment_of", "DescriptorIterator", "make_smem_desc_tensor"]
 
 K, MN = "K", "MN"   # GMMA::Major: which mode of the (MN, K) operand tile is contiguous
 
@@ -161,7 +168,8 @@ def _bits_of(t):
 class GmmaSmemLayout(ComposedLayout):
     """`Sw<B,4,3> o smem_ptr[bits b](unset) o L`: a shared-memory layout of `bits`-bit elements whose swizzle
     acts on *byte* addresses (C++'s ComposedLayout with an smem_ptr_flag). L maps (mn, k) to an element
-    index; the swizzle is applied once the layout meets a pointer (`element_swizzle` gives it in elements).
+    index; the swizzle is applied once the layout meets a pointer: make_tensor(array, it) is a shared-memory
+    Tensor with layout L and the swizzle on byte addresses (`element_swizzle` gives it in elements).
 
     The algebra (get, logical_divide, upcast, ...) acts on L and keeps the swizzle and the flag; note that
     upcast/downcast keep `bits` here (C++ rescales the flag): recast through `make_gmma_layout_atom`.
@@ -282,7 +290,13 @@ class GmmaDescriptor:
 
 
 def _parts(layout, element_bits, what):
-    """(byte swizzle, element bits, inner layout) of a GMMA smem layout, a swizzled layout or a plain one."""
+    """(byte swizzle, element bits, inner layout) of a GMMA smem layout, a swizzled layout or a plain one,
+    or of a shared-memory Tensor (its layout, its swizzle, its element type)."""
+    if isinstance(layout, Tensor):
+        if layout.counts or layout.swizzle is None:
+            raise TypeError(f"{what}: GMMA Descriptors can only be constructed on smem: {layout} is not a "
+                            "shared-memory tensor (make_tensor(array, tile_to_smem(...)))")
+        return layout.swizzle, layout.engine.itemsize * 8, layout.layout
     if isinstance(layout, GmmaSmemLayout):
         return layout.layout_a, layout.bits, layout.layout_b
     if element_bits is None:
@@ -307,8 +321,9 @@ def make_gmma_desc(major, layout, address=0, element_bits=None, base_offset=0):
 
     `layout` is a GmmaSmemLayout (a layout atom tiled with tile_to_smem, or a slice of one), a swizzled
     ComposedLayout Sw<B,4,3> o _0 o L (swizzle on bytes) or a plain Layout (no swizzle), with
-    `element_bits` for the latter two. The tile is recast to 16-byte units and divided into its canonical
-    form (C++ make_gmma_desc):
+    `element_bits` for the latter two; or a rank-2 shared-memory Tensor, whose first element is then
+    `offset` elements past byte `address` (the address of its array). The tile is recast to 16-byte
+    units and divided into its canonical form (C++ make_gmma_desc):
       K-major:  ((8, m), 2) : ((W, SBO), LBO)        (LBO is 1 unless INTERLEAVE)
       MN-major: ((W, m), (8, k)) : ((1, LBO), (W, SBO))  (INTERLEAVE: ((1,m),(8,k)):((.., SBO),(1, LBO)))
     with W = 1, 2, 4, 8 for INTERLEAVE, 32B, 64B, 128B.
@@ -319,6 +334,8 @@ def make_gmma_desc(major, layout, address=0, element_bits=None, base_offset=0):
     if major not in (K, MN):
         raise ValueError(f"{what}: major must be 'K' or 'MN', got {major!r}")
     sw, bits, inner = _parts(layout, element_bits, what)
+    if isinstance(layout, Tensor) and is_int(address):
+        address += layout.offset * bits // 8
     if rank(inner) != 2:
         raise ValueError(f"{what}: GMMA Descriptors can only be constructed on rank-2 tensors. (got {inner})")
     if not (is_static(inner.shape) and is_static(inner.stride)):
@@ -379,3 +396,63 @@ def gmma_desc_blocks(major, smem_layout, tile, address=0, element_bits=None):
         offset = rest(0, b) * bits // 8
         out.append(make_gmma_desc(major, GmmaSmemLayout(sw, bits, tile_layout), address + offset))
     return out
+
+
+# ---- descriptors as a fragment -------------------------------------------------------------------------
+class DescriptorIterator(Iterator):
+    """C++ GMMA::DescriptorIterator: the engine of a descriptor tensor. Element i is `desc` with i added to
+    its start address (16-byte units), so a tensor over it holds, at coordinate c, the descriptor of the
+    tile that starts layout(c) x 16 bytes past desc's. (C++ adds i to the low 32 bits and lets a carry
+    run on into the next fields; here a start address that leaves its 14 bits is a ValueError.)"""
+
+    __slots__ = ("desc",)
+
+    def __init__(self, desc):
+        if not isinstance(desc, GmmaDescriptor):
+            raise TypeError(f"DescriptorIterator: expected a GmmaDescriptor (make_gmma_desc), got {desc!r}")
+        self.desc = desc
+
+    def __add__(self, offset):
+        if not is_int(offset):
+            raise TypeError(f"DescriptorIterator: an offset must be an int (16-byte units), got {offset!r}")
+        start = _field(self.desc.start_address + offset, "start address", "DescriptorIterator")
+        return DescriptorIterator(replace(self.desc, start_address=start))
+
+    def __getitem__(self, offset):
+        return (self + offset).desc
+
+    def __eq__(self, other):
+        return isinstance(other, DescriptorIterator) and self.desc == other.desc
+
+    def __hash__(self):
+        return hash(self.desc)
+
+    def __str__(self):
+        return "GMMA::DescriptorIterator"
+
+    def __repr__(self):
+        return f"DescriptorIterator({self.desc.desc:#018x})"
+
+
+def make_smem_desc_tensor(major, smem_tensor, address=0):
+    """A partition of shared memory, (MMA, MMA_M|N, MMA_K, ...), as a tensor of descriptors (C++:
+    make_tensor<GMMA::smem_desc<Major>>, what make_fragment_A/B return for GMMA): the descriptor of its
+    mode-0 tile (make_gmma_desc), over the partition's layout recast to 16-byte units with mode 0 made
+    _1:_0. `address` is the byte address of the tensor's array (0: add the run-time address >> 4 on the
+    device).
+
+    Post: result(0, k...).start_address == (address + byte offset of the tile at k...) >> 4, the other
+          fields are make_gmma_desc's; str(result) == "GMMA::DescriptorIterator o " + C++'s layout.
+    """
+    what = "make_smem_desc_tensor"
+    if major not in (K, MN):
+        raise ValueError(f"{what}: major must be 'K' or 'MN', got {major!r}")
+    if not isinstance(smem_tensor, Tensor) or smem_tensor.counts or smem_tensor.swizzle is None:
+        raise TypeError(f"{what}: expected a shared-memory Tensor (make_tensor(array, tile_to_smem(...)), "
+                        f"partitioned), got {smem_tensor!r} (C++: Expected SMEM Tensor to construct a GMMA Desc "
+                        "Tensor)")
+    layout = smem_tensor.layout
+    desc = make_gmma_desc(major, smem_tensor.view(get(layout, 0)), address)
+    u128 = upcast(layout, 128 // (smem_tensor.engine.itemsize * 8))
+    shape, stride = wrap(u128.shape), wrap(u128.stride)
+    return Tensor(DescriptorIterator(desc), Layout((1,) + tuple(shape[1:]), (0,) + tuple(stride[1:])))

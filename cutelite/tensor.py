@@ -12,14 +12,21 @@ layout. Element c is ``engine[offset + layout(c)]``. Everything else is layout a
 
 No operation copies data: a view writes through to its engine, as in CuTe.
 The data is a NumPy array, imported where data is touched: on layouts, these functions need no NumPy.
+
+Shared memory with a swizzle (C++'s swizzle_ptr): ``make_tensor(array, gmma_layout)`` of a GMMA smem layout
+``Sw<B,4,3> o smem_ptr[bits](unset) o L`` keeps L as the tensor's layout and the swizzle in the tensor,
+acting on *byte* addresses, as C++ does (the array's element 0 stands for a swizzle-aligned address).
+Partitions then slice L alone: their layouts and offsets are C++'s, static where C++'s are.
+Post: t(c) is array[sw((offset + L(c)) * bytes) / bytes]; str(partition.layout) is what C++ prints.
 """
 
 from .int_tuple import is_tuple, wrap, product_each, flatten as flatten_tuple
 from .int_tuple import prefix_product
 from . import layout as L
-from .basis import ArithmeticTupleIterator
+from .basis import ArithmeticTupleIterator, Iterator
 from .errors import OutOfRange, check_cells, quote
 from .layout import Layout, _, _has_free, dice, get_flat_coord, make_layout, rank, size, slice_and_offset
+from .swizzle import Swizzle
 
 __all__ = [
     "Tensor", "make_tensor", "is_tensor", "composition", "logical_divide", "zipped_divide",
@@ -65,35 +72,68 @@ def offsets_of(layout):
     return flat.reshape(product_each(layout.shape), order="F")
 
 
+def _through(swizzle, i, itemsize):
+    """Engine index of element index i (an int or an int array) of `itemsize`-byte elements: i itself
+    when swizzle is None, else through the swizzle on its byte address i * itemsize."""
+    if swizzle is None:
+        return i
+    b = i * itemsize
+    y = b & swizzle.yyy_msk
+    return (b ^ (y >> swizzle.shift if swizzle.shift >= 0 else y << -swizzle.shift)) // itemsize
+
+
+def _smem_parts(layout):
+    """(swizzle, bits, L) of a layout flagged for shared memory (gmma.GmmaSmemLayout, C++'s
+    Sw o smem_ptr[bits](unset) o L), else (None, None, layout)."""
+    if isinstance(layout, L.ComposedLayout) and hasattr(layout, "bits"):
+        return layout.layout_a, layout.bits, layout.layout_b
+    return None, None, layout
+
+
+_DTYPE_OF_BITS = {8: "uint8", 16: "float16", 32: "float32", 64: "float64"}
+
+
 class Tensor:
     """``engine[offset + layout(c)]`` for each coordinate c: a view of a flat NumPy array; or, when the
-    engine is a counting iterator (ArithmeticTupleIterator, see identity.py), the coordinate
-    ``engine + layout(c)`` itself (offset 0: the iterator holds it).
+    engine is an iterator (basis.Iterator: an ArithmeticTupleIterator of identity.py, a
+    gmma.DescriptorIterator), the element ``engine[layout(c)]`` it computes (offset 0: the iterator holds it).
+
+    `swizzle` (memory only) marks shared memory: a Swizzle on byte addresses (C++ swizzle_ptr; Sw<0,4,3>:
+    none), applied to the byte address of element offset + layout(c). None: memory without a swizzle.
 
     ``t(m, n)`` and ``t[m, n]`` read an element; ``t[m, n] = x`` writes it. A coordinate holding ``_``
     gives a Tensor view on the same engine (``t(_, 3)`` is column 3); assigning to it writes every
     element of the view (a scalar, or an array shaped like ``view.to_numpy()``).
     """
 
-    __slots__ = ("engine", "layout", "offset")
+    __slots__ = ("engine", "layout", "offset", "swizzle")
 
-    def __init__(self, engine, layout, offset=0):
+    def __init__(self, engine, layout, offset=0, swizzle=None):
         if not _is_layout(layout):
             raise TypeError(f"Tensor: the layout must be a Layout or ComposedLayout, got {layout!r}")
-        if isinstance(engine, ArithmeticTupleIterator):
-            self.engine, self.layout, self.offset = engine + offset, layout, 0
+        if isinstance(engine, Iterator):
+            if swizzle is not None:
+                raise TypeError(f"Tensor: only memory takes a swizzle, not the iterator {engine}")
+            self.engine, self.layout, self.offset, self.swizzle = engine + offset, layout, 0, None
             return
         L._need_int(offset, "Tensor", "offset")
         import numpy as np
         if not isinstance(engine, np.ndarray) or engine.ndim != 1:
-            raise TypeError(f"Tensor: the engine must be a 1-D NumPy array or an ArithmeticTupleIterator, got "
-                            f"{type(engine).__name__}" + (f" of shape {engine.shape}" if isinstance(engine, np.ndarray) else ""))
-        self.engine, self.layout, self.offset = engine, layout, int(offset)
+            shape = f" of shape {engine.shape}" if isinstance(engine, np.ndarray) else ""
+            raise TypeError(f"Tensor: the engine must be a 1-D NumPy array or an Iterator, got "
+                            f"{type(engine).__name__}{shape}")
+        if swizzle is not None:
+            if not isinstance(swizzle, Swizzle):
+                raise TypeError(f"Tensor: swizzle must be a Swizzle (on byte addresses) or None, got {swizzle!r}")
+            if (1 << swizzle.base) % engine.itemsize:
+                raise ValueError(f"Tensor: {swizzle} keeps {1 << swizzle.base}-byte units together, which "
+                                 f"{engine.itemsize}-byte {engine.dtype} elements do not divide")
+        self.engine, self.layout, self.offset, self.swizzle = engine, layout, int(offset), swizzle
 
     @property
     def counts(self):
-        """True for a coordinate tensor (its engine counts: an ArithmeticTupleIterator), False for memory."""
-        return isinstance(self.engine, ArithmeticTupleIterator)
+        """True when the engine is an Iterator (its elements are computed), False for memory."""
+        return isinstance(self.engine, Iterator)
 
     def view(self, layout, offset=0):
         """The same engine, moved by `offset` (an int, or a coordinate for a counting engine), seen
@@ -101,12 +141,17 @@ class Tensor:
         if self.counts:
             return Tensor(self.engine + offset, layout)
         L._need_int(offset, "Tensor.view", "offset")
-        return Tensor(self.engine, layout, self.offset + int(offset))
+        return Tensor(self.engine, layout, self.offset + int(offset), self.swizzle)
 
     def _need_memory(self, what):
         if self.counts:
-            raise TypeError(f"Tensor.{what}: {self} is a coordinate tensor (its elements are computed, "
-                            "not stored); read its elements with t(c)")
+            coords = isinstance(self.engine, ArithmeticTupleIterator)
+            kind = "a coordinate tensor" if coords else f"a tensor of {self.engine}"
+            raise TypeError(f"Tensor.{what}: {self} is {kind} (its elements are computed, not stored); "
+                            "read its elements with t(c)")
+
+    def _swizzled(self, i):
+        return _through(self.swizzle, i, self.engine.itemsize)
 
     # ---- the layout's view of the tensor -------------------------------------------------------------
     @property
@@ -136,7 +181,7 @@ class Tensor:
 
     def _index(self, c):
         """The engine index of coordinate c; never wraps through NumPy's negative indexing."""
-        i = self.offset + self.layout(c)
+        i = self._swizzled(self.offset + self.layout(c))
         if not 0 <= i < self.engine.size:
             raise OutOfRange(f"Tensor: coordinate {quote(c, str)} reaches element {i}, outside the "
                              f"{self.engine.size} elements of its array ({self.layout} from offset {self.offset})")
@@ -160,7 +205,7 @@ class Tensor:
     def offsets(self):
         """Engine indices of all elements, shaped product_each(shape) (see offsets_of)."""
         self._need_memory("offsets")
-        idx = self.offset + offsets_of(self.layout)
+        idx = self._swizzled(self.offset + offsets_of(self.layout))
         if idx.size and (idx.min() < 0 or idx.max() >= self.engine.size):
             raise OutOfRange(f"Tensor: {self.layout} from offset {self.offset} reaches elements {idx.min()}.."
                              f"{idx.max()}, outside the {self.engine.size} elements of its array")
@@ -184,40 +229,53 @@ class Tensor:
     def __str__(self):
         if self.counts:
             return f"{self.engine} o {self.layout}"
-        return f"{self.engine.dtype}[{self.engine.size}] + {self.offset} o {self.layout}"
+        sw = self.swizzle
+        smem = "" if sw is None else "smem_" if sw.bits == 0 else f"{sw}_smem_"   # C++: Sw<3,4,3>_smem_ptr
+        return f"{smem}{self.engine.dtype}[{self.engine.size}] + {self.offset} o {self.layout}"
 
 
 def is_tensor(x):
     return isinstance(x, Tensor)
 
 
-def make_tensor(array_or_layout, layout=None, dtype="float32"):
+def make_tensor(array_or_layout, layout=None, dtype=None):
     """A Tensor over existing memory, or a new zero-filled one.
 
     make_tensor(array, layout): a view of `array`'s memory (a NumPy array of any shape, taken flat in
     memory order: no copy) through `layout` (a Layout, ComposedLayout, or a shape: column-major).
-    make_tensor(layout, dtype=...): owning: a fresh zero array just large enough for the layout.
+    make_tensor(layout, dtype=...): owning: a fresh zero array (float32 unless dtype says otherwise) just
+    large enough for the layout.
+    A GMMA smem layout (Sw o smem_ptr[bits](unset) o L) gives a shared-memory tensor: layout L, the swizzle
+    on byte addresses (C++'s make_tensor of an smem pointer and such a layout); its element type must
+    have `bits` bits (owning: float16 for 16 bits unless dtype says otherwise).
     Raises if some coordinate maps outside the memory.
     """
     import numpy as np
     for x in (array_or_layout,) if layout is None else (layout,):
         if not _is_layout(x):
             L._check_shape(x, "layout (or shape)", "make_tensor")
-    if layout is None:
-        lay = array_or_layout if _is_layout(array_or_layout) else make_layout(array_or_layout)
-        return Tensor(np.zeros(int(offsets_of(lay).max()) + 1, dtype=dtype), lay)
-    lay = layout if _is_layout(layout) else make_layout(layout)
-    arr = np.asarray(array_or_layout)
-    engine = arr.reshape(-1, order="A") if arr.ndim != 1 else arr
-    if arr.ndim != 1 and arr.size and not np.shares_memory(engine, arr):
-        raise ValueError("make_tensor: the array is not contiguous; pass a contiguous array so the "
-                         "tensor views its memory")
-    top = int(offsets_of(lay).max())
-    low = int(offsets_of(lay).min())
+    owning = layout is None
+    given = array_or_layout if owning else layout
+    sw, bits, lay = _smem_parts(given if _is_layout(given) else make_layout(given))
+    if owning:
+        engine = np.zeros(0, dtype=dtype or _DTYPE_OF_BITS.get(bits, "float32"))
+    else:
+        arr = np.asarray(array_or_layout)
+        engine = arr.reshape(-1, order="A") if arr.ndim != 1 else arr
+        if arr.ndim != 1 and arr.size and not np.shares_memory(engine, arr):
+            raise ValueError("make_tensor: the array is not contiguous; pass a contiguous array so the "
+                             "tensor views its memory")
+    if bits is not None and engine.itemsize * 8 != bits:
+        raise ValueError(f"make_tensor: the shared-memory layout {given} holds {bits}-bit elements, not "
+                         f"{engine.itemsize * 8}-bit {engine.dtype} (C++: Expected a B-bit pointer type)")
+    reach = _through(sw, offsets_of(lay), engine.itemsize)
+    low, top = int(reach.min()), int(reach.max())
+    if owning:
+        engine = np.zeros(top + 1, dtype=engine.dtype)
     if low < 0 or top >= engine.size:
         raise ValueError(f"make_tensor: layout {lay} reaches offsets {low}..{top}, outside the "
                          f"{engine.size} elements of the array")
-    return Tensor(engine, lay)
+    return Tensor(engine, lay, 0, sw)
 
 
 def make_fragment_like(x):

@@ -10,17 +10,25 @@ divided into atom-sized pieces (zipped_divide), each piece is re-indexed by the 
 layout (composition), and the threads' modes are divided out; a thread's partition is then a slice.
 Tensors are cutelite.Tensor (memory, or the counting engine of an identity tensor, whose partitions give
 each thread its coordinates); a Layout in their place gives back the partitioned Layout.
+
+Fragments (make_fragment_A|B|C, partition_fragment_X = make_fragment_X(partition_X)) are registers laid out
+like the partition, except where a GMMA atom reads an operand from shared memory (B, and A of an SS atom):
+there the fragment is a tensor of wgmma descriptors over the shared-memory partition (gmma.py), as in C++.
+Post: for GMMA atoms over shared-memory tensors, every partition and fragment is C++'s
+(tests/fixtures/gmma_partitions_cpp.txt).
 """
 
 from .atoms import MMA_Atom, check_tv, make_mma_atom, tile_shape as atom_tile_shape
 from .copy_atoms import Copy_Atom
 from .errors import OutOfRange, quote
+from .gmma import GMMA_Atom, make_smem_desc_tensor
 from .int_tuple import dyn, flatten as flatten_tuple, fmt, is_int, is_static, is_tuple, product_each, mod, wrap
 from .layout import (
     Layout, _, _check_shape, _need_int, _need_tiler, append, complement, composition, coalesce, get, get_flat_coord,
     left_inverse, logical_divide, logical_product, make_layout, make_fragment_like, raked_product, rank,
     right_inverse, size, filter, slice_and_offset, tiled_product, upcast, zipped_divide,
 )
+from .tensor import Tensor, make_tensor
 
 __all__ = ["TiledMMA", "ThrMMA", "TiledCopy", "ThrCopy", "make_tiled_mma", "make_tiled_copy",
            "make_tiled_copy_A", "make_tiled_copy_B", "make_tiled_copy_C", "make_tiled_copy_S",
@@ -57,7 +65,6 @@ def _fragment(x, layout, what):
     if not hasattr(x, "engine"):
         return layout
     x._need_memory(what)
-    from .tensor import make_tensor   # NumPy is needed only when there is data
     return make_tensor(layout, dtype=x.engine.dtype)
 
 
@@ -186,6 +193,46 @@ class TiledMMA:
 
     get_thread_slice = get_slice
 
+    # -- fragments of a thread's partition (C++ MMA_Atom::make_fragment_A|B|C)
+    def _check_partitioned(self, p, atom_tv, what):
+        if rank(p) < 3 or size(p, 0) != size(atom_tv, 1):
+            raise ValueError(f"{what}: expected a partitioned (MMA,...) tensor of rank >= 3 with "
+                             f"{size(atom_tv, 1)} values in mode 0, got {_layout_of(p, what)}")
+
+    def _desc_major(self, operand):
+        """The major of `operand` when the atom reads it from shared memory through descriptors (GMMA: B,
+        and A of an SS atom), else None."""
+        a = self.atom
+        if not isinstance(a, GMMA_Atom) or (operand == "A" and a.source != "SS"):
+            return None
+        return a.major_a if operand == "A" else a.major_b
+
+    def _make_fragment(self, p, operand, atom_tv, what):
+        self._check_partitioned(p, atom_tv, what)
+        major = self._desc_major(operand)
+        if major is None:
+            return _fragment(p, make_fragment_like(_layout_of(p, what)), what)
+        if not isinstance(p, Tensor) or p.swizzle is None:
+            raise TypeError(f"{what}: {self.atom.name} reads {operand} from shared memory through descriptors: "
+                            "expected a partition of a shared-memory Tensor (make_tensor(array, tile_to_smem(..."
+                            f"))), got {quote(p, str)}")
+        return make_smem_desc_tensor(major, p)
+
+    def make_fragment_A(self, p, what="make_fragment_A"):
+        """A fragment for a partition_A `p`: registers laid out like it (make_fragment_like: mode 0
+        compact first), or, for a GMMA atom that reads A from shared memory (SS), a tensor of descriptors
+        (gmma.make_smem_desc_tensor: one per k-block, no data copied)."""
+        return self._make_fragment(p, "A", check_tv(self.atom, "A", what), what)
+
+    def make_fragment_B(self, p, what="make_fragment_B"):
+        """As make_fragment_A, for B (a tensor of descriptors for every GMMA atom)."""
+        return self._make_fragment(p, "B", self.atom.LayoutB_TV, what)
+
+    def make_fragment_C(self, p, what="make_fragment_C"):
+        """Accumulators for a partition_C `p`: always compact column-major of its shape."""
+        self._check_partitioned(p, self.atom.LayoutC_TV, what)
+        return _fragment(p, make_layout(_layout_of(p, what).shape), what)
+
     def __str__(self):
         return ("TiledMMA\n"
                 f"  ThrLayoutVMNK:  {self.thr_layout_vmnk}\n"
@@ -228,27 +275,26 @@ class ThrMMA:
         v, m, n, k = self.thr_vmnk
         return self._partition(x, self.tiled.thrfrg_C, (v, (m, n)), "partition_C")
 
-    def _check_partitioned(self, p, atom_tv, what):
-        if rank(p) < 3 or size(p, 0) != size(atom_tv, 1):
-            raise ValueError(f"{what}: expected a partitioned (MMA,...) tensor of rank >= 3 with "
-                             f"{size(atom_tv, 1)} values in mode 0, got {_layout_of(p, what)}")
-
     def partition_fragment_A(self, x):
-        """Registers for A's partition: make_fragment_like(partition_A(x)) (mode 0 compact first)."""
-        p = self.partition_A(x)
-        self._check_partitioned(p, self.tiled.atom.LayoutA_TV, "partition_fragment_A")
-        return _fragment(x, make_fragment_like(_layout_of(p, "partition_fragment_A")), "partition_fragment_A")
+        """make_fragment_A(partition_A(x))."""
+        return self.tiled.make_fragment_A(self.partition_A(x), "partition_fragment_A")
 
     def partition_fragment_B(self, x):
-        p = self.partition_B(x)
-        self._check_partitioned(p, self.tiled.atom.LayoutB_TV, "partition_fragment_B")
-        return _fragment(x, make_fragment_like(_layout_of(p, "partition_fragment_B")), "partition_fragment_B")
+        """make_fragment_B(partition_B(x))."""
+        return self.tiled.make_fragment_B(self.partition_B(x), "partition_fragment_B")
 
     def partition_fragment_C(self, x):
-        """Accumulators for C's partition: always compact column-major of its shape."""
-        p = self.partition_C(x)
-        self._check_partitioned(p, self.tiled.atom.LayoutC_TV, "partition_fragment_C")
-        return _fragment(x, make_layout(_layout_of(p, "partition_fragment_C").shape), "partition_fragment_C")
+        """make_fragment_C(partition_C(x))."""
+        return self.tiled.make_fragment_C(self.partition_C(x), "partition_fragment_C")
+
+    def make_fragment_A(self, p):
+        return self.tiled.make_fragment_A(p)
+
+    def make_fragment_B(self, p):
+        return self.tiled.make_fragment_B(p)
+
+    def make_fragment_C(self, p):
+        return self.tiled.make_fragment_C(p)
 
     def __str__(self):
         return f"ThrMMA\n  Thr VMNK: {fmt(self.thr_vmnk)}\n" + str(self.tiled)
