@@ -11,13 +11,13 @@ thread's coordinate contributes) and leaves every other mode static.
     tCrA = thr_mma.partition_fragment_A(sA[_, _, 0])
 """
 
-from cutelite import TiledCopy, TiledMMA, _, make_layout, rank, size
+from cutelite import TiledCopy, TiledMMA, _, make_layout, make_tensor, rank, size
 from cutelite.gmma import GMMA_Atom
 
 from .expr import is_sym
 from .tensor import GTensor, RTensor, STensor
 from .registers import make_fragment
-from .wgmma import accumulator_fragment, descriptor_fragment
+from .wgmma import accumulator_fragment, descriptor_fragment, smem_layout_of
 
 __all__ = ["JitTiledCopy", "JitTiledMMA", "wrap"]
 
@@ -174,12 +174,14 @@ class JitThrMMA:
         """Registers for A's partition (make_fragment_like): the same shape, compact. For a GMMA atom that
         reads A from shared memory: the partition's descriptors (wgmma.descriptor_fragment)."""
         if self._gmma_smem("A"):
-            return descriptor_fragment(self.partition_A(x), self.tiled.atom, "A")
+            return descriptor_fragment(self.partition_A(x),
+                                       self._static.partition_fragment_A(make_tensor(smem_layout_of(x))))
         return self._fragment(x, "A", "rA", dtype)
 
     def partition_fragment_B(self, x, dtype=None):
         if self._gmma_smem("B"):
-            return descriptor_fragment(self.partition_B(x), self.tiled.atom, "B")
+            return descriptor_fragment(self.partition_B(x),
+                                       self._static.partition_fragment_B(make_tensor(smem_layout_of(x))))
         return self._fragment(x, "B", "rB", dtype)
 
     def partition_fragment_C(self, x, dtype=None):

@@ -12,20 +12,21 @@ warpgroup's accumulators, and the asynchronous protocol.
 
 An SS atom reads A and B from shared memory through 64-bit descriptors (PTX ISA, "Matrix Descriptor
 Format"). As in C++ CuTe's make_fragment_A, the fragment of a shared-memory partition is a tensor of
-descriptors: mode 0 (the atom's whole 64 x 16 tile) becomes one descriptor, made by cutelite's
-make_gmma_desc from its layout, and the other modes step its start address by their offsets in 16-byte
-units. The address is the unswizzled one: wgmma applies the swizzle itself.
+descriptors: cutelite's (a GMMA::DescriptorIterator tensor, its descriptor made by make_gmma_desc from
+the partition's mode-0 layout, its other modes steps of the start address in 16-byte units), moved here to
+the run-time address. The address is the unswizzled one: wgmma applies the swizzle itself.
 """
 
-from cutelite import Layout, Swizzle, make_layout, rank, size, slice_and_offset
-from cutelite.gmma import GMMA_Atom, GmmaSmemLayout, make_gmma_desc
+from cutelite import Swizzle, rank, size, slice_and_offset
+from cutelite.gmma import GMMA_Atom, GmmaSmemLayout
 
 from .expr import Sym, is_sym, src
 from .registers import BITS
 from .tensor import RTensor, STensor, evaluate
 from .trace import current
 
-__all__ = ["DescTensor", "Accumulator", "descriptor_fragment", "accumulator_fragment", "warpgroup_arrive",
+__all__ = ["DescTensor", "Accumulator", "smem_layout_of", "descriptor_fragment", "accumulator_fragment",
+           "warpgroup_arrive",
            "warpgroup_commit", "warpgroup_wait", "gemm_gmma"]
 
 
@@ -72,39 +73,33 @@ def _mode(layout, i):
     return layout if rank(layout) == 1 else get(layout, i)
 
 
-def descriptor_fragment(x, atom, operand):
-    """make_fragment_A/B of a GMMA SS atom: the descriptors of shared-memory partition x (MMA, MMA_M|N,
-    MMA_K[, PIPE]), mode 0 the atom's 64 x 16 (or N x 16) operand tile."""
+def smem_layout_of(x):
+    """The GMMA shared-memory layout of a kernel's shared tensor x (its swizzle back on bytes), for cutelite."""
     if not isinstance(x, STensor):
-        raise TypeError("cutejit: the %s fragment of %s is made from a shared-memory partition, got %r"
-                        % (operand, atom.name, x))
-    t = current()
+        raise TypeError("cutejit: a GMMA operand is a shared-memory tensor, got %r" % (x,))
     bits = BITS[x.dtype]
-    major = atom.major_a if operand == "A" else atom.major_b
-    sw = x.swizzle or Swizzle(0, 4 - (bits // 8).bit_length() + 1, 3)
-    byte_sw = Swizzle(sw.bits, sw.base + (bits // 8).bit_length() - 1, sw.shift)
-    tile = _mode(x.layout, 0)
-    desc = make_gmma_desc(major, GmmaSmemLayout(byte_sw, bits, tile))
-    rest = [_mode(x.layout, i) for i in range(1, rank(x.layout))]
-    units = 128 // bits                  # elements per 16 bytes
-    for m in rest:
-        if any(m(i) % units for i in range(size(m))):
-            raise ValueError("cutejit: %s fragment: a mode of %s does not step by 16-byte units" % (operand, x.layout))
-    layout = make_layout(*[Layout(1, 0)] + [Layout(m.shape, _div(m.stride, units)) for m in rest])
-    addr16 = t.memo(("saddr16", x.mem), lambda: _hoist_address(t, x.mem))
-    byte = x.start() * (bits // 8)       # the partition's first element, unswizzled (wgmma swizzles)
+    shift = (bits // 8).bit_length() - 1                   # log2(bytes per element)
+    sw = x.swizzle or Swizzle(0, 4 - shift, 3)
+    return GmmaSmemLayout(Swizzle(sw.bits, sw.base + shift, sw.shift), bits, x.layout)
+
+
+def descriptor_fragment(x, fragment0):
+    """make_fragment_A/B of a GMMA SS atom on this thread's shared-memory partition x (MMA, MMA_M|N, MMA_K[,
+    PIPE]): cutelite's descriptor fragment of thread 0 (`fragment0`, over the same layout at byte 0: its
+    descriptor and its layout of steps in 16-byte units), moved to x's run-time start (the shared memory's
+    address, the tensor's place in it, this thread's tile)."""
+    if not isinstance(x, STensor):
+        raise TypeError("cutejit: a descriptor fragment is made from a shared-memory partition, got %r" % (x,))
+    t = current()
+    desc = fragment0.engine.desc
+    byte = x.start() * (BITS[x.dtype] // 8)        # the partition's first element, unswizzled (wgmma swizzles)
     if isinstance(byte, int) and byte % 16:
-        raise ValueError("cutejit: %s fragment: %r starts %d bytes in, not at a 16-byte boundary" % (operand, x, byte))
-    base = addr16 + byte // 16
+        raise ValueError("cutejit: descriptor fragment: %r starts %d bytes in, not at a 16-byte boundary" % (x, byte))
+    addr16 = t.memo(("saddr16", x.mem), lambda: _hoist_address(t, x.mem))
+    base = addr16 + byte // 16 - desc.start_address
     if is_sym(base) and base.invariant:
         base = t.let(base, "dsc")
-    return DescTensor(layout, _signed64(desc.desc), base)
-
-
-def _div(stride, units):
-    if isinstance(stride, tuple):
-        return tuple(_div(d, units) for d in stride)
-    return int(stride) // units
+    return DescTensor(fragment0.layout, _signed64(desc.desc), base)
 
 
 def _hoist_address(t, mem):
