@@ -243,6 +243,9 @@ def prepared_launch(kernel, args, grid, block, nbytes, stream=0):
             compiled._prepare_args(t, v, stream, keep, values)
     except (AttributeError, TypeError, ValueError):
         return None
+    # numba-cuda 0.22 gives ctypes values; 0.30 gives an array's fields (sizes, address, shape, strides) as
+    # plain ints, which its launcher passes as pointer-sized integers: so do we
+    values = [v if isinstance(v, ctypes._SimpleCData) else ctypes.c_ssize_t(int(v)) for v in values]
     params = (ctypes.c_void_p * len(values))(*[ctypes.addressof(v) for v in values])
     lib = ctypes.CDLL("libcuda.so.1")
     gx, gy, gz = tuple(grid) + (1,) * (3 - len(grid)) if isinstance(grid, tuple) else (grid, 1, 1)
