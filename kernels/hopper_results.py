@@ -3,13 +3,34 @@ that chapter 8 can show them where it cannot run the kernel (another GPU, the si
 without the benchmarks/ folder). tests/test_pipeline.py asserts every row here is in RESULTS_HOPPER.md.
 
 Each run: date, device, command, and rows (kernel, ms, TFLOP/s, ratio to cuBLAS fp16 -> fp32), all at
-M = N = K = 4096, fp16 inputs, fp32 accumulation and output. Runs 7 and 8 are GPU time (kernels.timing.gpu_time_ms);
-runs 2-5 timed each launch alone from an idle GPU, host launch cost included.
+M = N = K = 4096, fp16 inputs, fp32 accumulation and output. Runs 7 on are GPU time (kernels.timing.gpu_time_ms);
+runs 2-5 timed each launch alone from an idle GPU, host launch cost included. Runs 9 on are the kernels of
+kernels/hopper (written with the CuTe layer); earlier ones the hand-indexed kernels they replaced.
+
+SWEEPS: sizes other than 4096^3, with cuBLAS and the CuTe DSL's persistent example in the same process.
 """
 
-__all__ = ["RECORDED_RUNS", "recorded_table"]
+__all__ = ["RECORDED_RUNS", "SWEEPS", "recorded_table"]
 
 RECORDED_RUNS = [
+    {"date": "2026-11-25", "device": "NVIDIA H100 80GB HBM3 (sm_90)", "run": "run 10",
+     "command": "PYTHONUNBUFFERED=1 python3 -m kernels.hopper",
+     "rows": [("cuBLAS fp16->fp32 (torch.mm out_dtype)", 0.189, 727.8, 1.00),
+              ("cp.async + wgmma BN128 st4", 0.287, 479.0, 0.66),
+              ("ws BN128 st4", 0.257, 534.4, 0.73),
+              ("ws BN256 st4 setmaxnreg group8", 0.210, 655.7, 0.90),
+              ("persistent BN256 st4 group8", 0.199, 690.6, 0.95),
+              ("persistent BN256 st4 group16", 0.198, 692.6, 0.95),
+              ("persistent BN256 st4 group16 tma-store", 0.194, 708.5, 0.97)]},
+    {"date": "2026-11-25", "device": "NVIDIA H100 80GB HBM3 (sm_90)", "run": "run 9",
+     "command": "PYTHONUNBUFFERED=1 python3 -m kernels.hopper",
+     "rows": [("cuBLAS fp16->fp32 (torch.mm out_dtype)", 0.195, 706.3, 1.00),
+              ("cp.async + wgmma BN128 st4", 0.285, 482.2, 0.68),
+              ("ws BN128 st4", 0.257, 534.3, 0.76),
+              ("ws BN256 st4 setmaxnreg group8", 0.210, 655.6, 0.93),
+              ("persistent BN256 st4 group8", 0.200, 688.3, 0.97),
+              ("persistent BN256 st4 group16", 0.200, 688.8, 0.98),
+              ("persistent BN256 st4 group16 tma-store", 0.194, 707.6, 1.00)]},
     {"date": "2026-11-25", "device": "NVIDIA H100 80GB HBM3 (sm_90)", "run": "run 8",
      "command": "PYTHONPATH=. PYTHONUNBUFFERED=1 python3 benchmarks/gemm/hopper_run.py",
      "rows": [("cuBLAS fp16->fp16 (torch.mm)", 0.186, 740.0, 1.04),
@@ -59,13 +80,45 @@ RECORDED_RUNS = [
               ("persistent BN128 st6 group8", 0.306, 449.3, 0.67),
               ("ws BN128 st4", 0.352, 390.9, 0.58)]},
     {"date": "2026-11-23", "device": "NVIDIA H100 80GB HBM3 (sm_90)", "run": "run 2",
-     "command": "PYTHONUNBUFFERED=1 python3 -m kernels.hopper_gemm (the hand-indexed kernels before kernels/hopper)",
+     "command": "PYTHONUNBUFFERED=1 python3 -m kernels.hopper_gemm",
      "rows": [("cuBLAS fp16->fp16 (torch.mm)", 0.207, 664.4, 1.04),
               ("cuBLAS fp16->fp32 (torch.mm out_dtype=float32)", 0.216, 637.6, 1.00),
               ("ws BN128 st4", 0.359, 383.2, 0.60),
               ("ws BN256 st4 setmaxnreg", 0.317, 433.4, 0.68),
               ("ws BN256 st4 setmaxnreg group8", 0.314, 437.1, 0.69),
               ("ws BN256 st4 no-setmaxnreg group8", 0.363, 379.1, 0.59)]},
+]
+
+
+SWEEPS = [   # (M, N, K): {kernel: (ms, ratio to cuBLAS, min ratio, max ratio)}, medians over interleaved rounds
+    {"date": "2026-11-25", "device": "NVIDIA H100 80GB HBM3 (sm_90)", "run": "run 11",
+     "command": "python3 benchmarks/gemm/hopper_vs_dsl.py --dsl-example dense_gemm_persistent.py (3 rounds)",
+     "sizes": {(4096, 4096, 4096): {"cuBLAS fp16->fp32": (0.220, 1.00, 1.00, 1.00),
+                                    "ours (persistent, TMA store)": (0.217, 1.01, 0.91, 1.02),
+                                    "CuTe DSL persistent, cluster 2x1": (0.213, 1.02, 0.91, 1.03),
+                                    "CuTe DSL persistent, cluster 1x1": (0.215, 1.02, 0.88, 1.02)},
+               (8192, 8192, 8192): {"cuBLAS fp16->fp32": (1.685, 1.00, 1.00, 1.00),
+                                    "ours (persistent, TMA store)": (1.661, 0.99, 0.98, 1.07),
+                                    "CuTe DSL persistent, cluster 2x1": (1.738, 0.97, 0.88, 1.01),
+                                    "CuTe DSL persistent, cluster 1x1": (1.756, 0.91, 0.88, 1.01)},
+               (4096, 14336, 4096): {"cuBLAS fp16->fp32": (0.746, 1.00, 1.00, 1.00),
+                                     "ours (persistent, TMA store)": (0.762, 0.98, 0.97, 0.98),
+                                     "CuTe DSL persistent, cluster 2x1": (0.751, 0.97, 0.94, 1.00),
+                                     "CuTe DSL persistent, cluster 1x1": (0.770, 0.87, 0.87, 0.98)},
+               (2048, 2048, 2048): {"cuBLAS fp16->fp32": (0.030, 1.00, 1.00, 1.00),
+                                    "ours (persistent, TMA store)": (0.100, 0.30, 0.24, 0.35),
+                                    "CuTe DSL persistent, cluster 2x1": (0.029, 1.02, 1.00, 1.02),
+                                    "CuTe DSL persistent, cluster 1x1": (0.029, 1.02, 1.01, 1.04)}}},
+    {"date": "2026-11-25", "device": "NVIDIA H100 80GB HBM3 (sm_90)", "run": "run 12",
+     "command": "python3 benchmarks/gemm/hopper_sweep.py --rounds 2 (launches prepared once: runtime.prepared_launch)",
+     "sizes": {(2048, 2048, 2048): {"cuBLAS fp16->fp32": (0.029, 1.00, 1.00, 1.00),
+                                    "ours (persistent, TMA store)": (0.032, 0.90, 0.90, 0.91)},
+               (4096, 4096, 4096): {"cuBLAS fp16->fp32": (0.205, 1.00, 1.00, 1.00),
+                                    "ours (persistent, TMA store)": (0.222, 0.93, 0.85, 1.00)},
+               (8192, 8192, 8192): {"cuBLAS fp16->fp32": (1.661, 1.00, 1.00, 1.00),
+                                    "ours (persistent, TMA store)": (1.725, 0.96, 0.92, 1.00)},
+               (4096, 14336, 4096): {"cuBLAS fp16->fp32": (0.696, 1.00, 1.00, 1.00),
+                                     "ours (persistent, TMA store)": (0.755, 0.92, 0.90, 0.94)}}},
 ]
 
 

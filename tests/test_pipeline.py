@@ -115,7 +115,7 @@ def test_recorded_runs_are_in_results():
         for name, ms, tf, ratio in run["rows"]:
             assert any(name.split(" (")[0] in line and f"{ms:.3f}" in line and f"{tf:.1f}" in line
                        and f"{ratio:.2f}" in line for line in text.splitlines()), name
-    assert "| cuBLAS fp16->fp32 (torch.mm out_dtype) | 0.192 |" in recorded_table()
+    assert "| cuBLAS fp16->fp32 (torch.mm out_dtype) | 0.189 |" in recorded_table()
     assert "| ws BN128 st4 |" in recorded_table(RECORDED_RUNS[-1])
 
 
@@ -140,3 +140,17 @@ def test_draw_pipeline():
     assert len(ax.patches) == len(run.intervals)
     assert [t.get_text() for t in ax.get_yticklabels()] == run.rows()
     matplotlib.pyplot.close("all")
+
+
+def test_recorded_sweeps_are_in_results():
+    """Every recorded sweep's rows are lines of RESULTS_HOPPER.md (ms, median ratio and its range)."""
+    from kernels.hopper_results import SWEEPS
+    text = open(os.path.join(ROOT, "benchmarks", "gemm", "RESULTS_HOPPER.md")).read()
+    for sweep in SWEEPS:
+        assert sweep["date"] in text and sweep["command"] in text
+        for (M, N, K), rows in sweep["sizes"].items():
+            for name, (ms, ratio, lo, hi) in rows.items():
+                want = "| %dx%dx%d | %s | %.3f |" % (M, N, K, name, ms)
+                line = next((ln for ln in text.splitlines() if ln.startswith(want)), None)
+                assert line is not None, want
+                assert line.endswith("| %.2f | %.2f - %.2f |" % (ratio, lo, hi)), line

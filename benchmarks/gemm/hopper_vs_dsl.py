@@ -1,0 +1,111 @@
+"""Chapter 8's fastest kernel against NVIDIA's CuTe DSL persistent Hopper GEMM and cuBLAS: one process, the same
+Gaussian fp16 data for everyone (standard deviation 0.5), fp32 out, GPU time (kernels.timing.gpu_time_ms),
+`rounds` interleaved rounds so clock drift hits everyone alike.
+
+The DSL kernel is the example `examples/python/CuTeDSL/cute/hopper/kernel/dense_gemm/dense_gemm_persistent.py`
+of NVIDIA/cutlass (nvidia-cutlass-dsl 4.8.1), imported from the path given, built as its run() builds it
+(128 x 256 tiles; clusters 2x1 and 1x1), and launched on the legacy default stream, where the timer's
+events are recorded. Each kernel's C is checked against cuBLAS's first.
+
+    PYTHONPATH=.:DSL_SITE python3 benchmarks/gemm/hopper_vs_dsl.py --dsl-example PATH [--out DIR]
+"""
+import argparse
+import importlib.util
+import json
+import os
+import time
+
+import numpy as np
+
+import kernels
+
+kernels.setup()
+from numba import cuda  # noqa: E402
+import torch  # noqa: E402
+
+from kernels.hopper import HopperGemm, VARIANTS  # noqa: E402
+from kernels.timing import gpu_time_ms  # noqa: E402
+
+SIZES = [(4096, 4096, 4096), (8192, 8192, 8192), (4096, 14336, 4096), (2048, 2048, 2048)]
+OURS = "persistent BN256 st4 group16 tma-store"
+
+
+def dsl_gemm(path, cluster):
+    """(make(a, bt, c) -> launch) for the DSL example's persistent kernel with 128 x 256 tiles."""
+    import cuda.bindings.driver as drv
+    import cutlass
+    import cutlass.cute as cute
+    from cutlass.cute.runtime import from_dlpack
+    spec = importlib.util.spec_from_file_location("dsl_dense_gemm_persistent", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    gemm = mod.HopperWgmmaGemmPersistentKernel(cutlass.Float32, (128, 256), cluster, 1, True)
+    clusters = cutlass.utils.HardwareInfo().get_max_active_clusters(cluster[0] * cluster[1])
+    stream = drv.CUstream(0)
+
+    def make(ta, tbt, tc):      # torch (M, K), (N, K), (M, N): the example's (m, k, l) views, K-major
+        views = [from_dlpack(x.unsqueeze(-1), assumed_align=16).mark_layout_dynamic(leading_dim=1)
+                 for x in (ta, tbt, tc)]
+        compiled = cute.compile(gemm, *views, clusters, stream)
+        return lambda: compiled(*views, stream)
+    return make
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--dsl-example", required=True)
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--reps", type=int, default=30)
+    args = ap.parse_args()
+    ours = HopperGemm(**VARIANTS[OURS])
+    dsl = {"CuTe DSL persistent, cluster %dx%d" % c: dsl_gemm(args.dsl_example, c) for c in ((2, 1), (1, 1))}
+    rng = np.random.default_rng(21)
+    rows, raw = [], {}
+    for (M, N, K) in SIZES:
+        a = (rng.standard_normal((M, K)) * 0.5).astype(np.float16)
+        bt = (rng.standard_normal((N, K)) * 0.5).astype(np.float16)
+        ta, tbt = torch.from_numpy(a).cuda(), torch.from_numpy(bt).cuda()
+        ref = torch.mm(ta, tbt.T, out_dtype=torch.float32)
+        runs = {"cuBLAS fp16->fp32": lambda: torch.mm(ta, tbt.T, out_dtype=torch.float32)}
+        outs = {"ours: " + OURS: torch.full((M, N), float("nan"), device="cuda")}
+        da, dbt, dc = (cuda.as_cuda_array(x) for x in (ta, tbt, outs["ours: " + OURS]))
+        runs["ours: " + OURS] = lambda: ours(da, dbt, dc)
+        for name, make in dsl.items():
+            outs[name] = torch.full((M, N), float("nan"), device="cuda")
+            runs[name] = make(ta, tbt, outs[name])
+        for fn in runs.values():
+            fn()
+        torch.cuda.synchronize()
+        errs = {name: float(torch.nan_to_num(out - ref, nan=1e30).norm() / ref.norm()) for name, out in outs.items()}
+        print((M, N, K), "rel err vs cuBLAS:", errs, flush=True)
+        if not all(e < 1e-4 for e in errs.values()):
+            raise SystemExit("FAIL at %s: %s" % ((M, N, K), errs))
+        times = {name: [] for name in runs}
+        for _ in range(args.rounds):
+            for name, fn in runs.items():
+                times[name].append(gpu_time_ms(fn, args.reps))
+        raw["%dx%dx%d" % (M, N, K)] = times
+        base = times["cuBLAS fp16->fp32"]
+        for name in runs:
+            ratios = [b / t for b, t in zip(base, times[name])]
+            ms = float(np.median(times[name]))
+            rows.append(((M, N, K), name, ms, 2.0 * M * N * K / ms / 1e9, float(np.median(ratios)), min(ratios),
+                         max(ratios)))
+    dev = cuda.get_current_device().name
+    dev = dev.decode() if isinstance(dev, bytes) else dev
+    lines = ["%s, %s, torch %s, GPU time, %d rounds x median of %d" % (time.strftime("%Y-%m-%d"), dev,
+                                                                       torch.__version__, args.rounds, args.reps),
+             "", "| M x N x K | kernel | ms | TFLOP/s | / cuBLAS (median) | min - max over rounds |",
+             "|---|---|---|---|---|---|"]
+    for (M, N, K), name, ms, tf, r, lo, hi in rows:
+        lines.append("| %dx%dx%d | %s | %.3f | %.1f | %.2f | %.2f - %.2f |" % (M, N, K, name, ms, tf, r, lo, hi))
+    print("\n".join(lines))
+    if args.out:
+        os.makedirs(args.out, exist_ok=True)
+        with open(os.path.join(args.out, "hopper_vs_dsl.json"), "w") as f:
+            json.dump({"table": lines, "raw_ms": raw}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
