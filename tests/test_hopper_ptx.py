@@ -163,7 +163,8 @@ def test_refused_below_sm90a(name):
 def _gemm_ptx(kernel):
     """The PTX of a built kernels.hopper step (A, Bt f16, C f32, three tensor maps)."""
     f16, f32, tmap = T.float16[:, ::1], T.float32[:, ::1], T.uint64[::1]
-    sig = (f16, f16, f32) + ((tmap,) * 3 if "tmA" in kernel.source.splitlines()[0] else ())
+    maps = kernel.source.splitlines()[0].count("tm")        # the TensorMap parameters: tmA, tmB[, tmC]
+    sig = (f16, f16, f32) + (tmap,) * maps
     return _compile(kernel.function, sig)
 
 
@@ -171,16 +172,19 @@ def _gemm_ptx(kernel):
 @needs_ptxas
 @pytest.mark.parametrize("cfg", [dict(BN=128), dict(BN=256, regs=(40, 232), group=8),
                                  dict(BN=256, regs=(40, 232), group=8, persistent=True),
-                                 dict(BN=256, regs=(40, 232), group=16, persistent=True, tma_store=True)])
+                                 dict(BN=256, regs=(40, 232), group=16, persistent=True, tma_store=True),
+                                 dict(BM=64, BN=256, pingpong=True), dict(BM=128, BN=128, pingpong=True)])
 def test_gemm_assembles_without_serialized_wgmma(cfg):
-    """Every TMA step: 4 wgmma a k-tile (BK 64 = 4 x k16), two TMA loads (and, for the TMA-store epilogue,
-    one store per 64 x 32 box of a warpgroup's 64 x BN accumulator, unrolled); ptxas keeps the wgmma pipeline (no C7515 "serialized"), honours setmaxnreg, spills nothing."""
-    from kernels.hopper import warp_specialized
-    k = warp_specialized.make(**cfg)
+    """Every TMA step: 4 wgmma a k-tile and 64-row atom (BK 64 = 4 x k16), two TMA loads (and, for the
+    TMA-store epilogue, one store per 64 x 32 box of a warpgroup's 64 x BN accumulator, unrolled); ptxas keeps
+    the wgmma pipeline (no C7515 "serialized"), honours setmaxnreg, spills nothing."""
+    from kernels.hopper import pingpong, warp_specialized
+    cfg = dict(cfg)
+    k = pingpong.make(**cfg) if cfg.pop("pingpong", False) else warp_specialized.make(**cfg)
     ptx = _gemm_ptx(k)
-    assert ptx.count("wgmma.mma_async") == 4
+    assert ptx.count("wgmma.mma_async") == 4 * cfg.get("BM", 64) // 64
     assert ptx.count("cp.async.bulk.tensor") == 2 + (cfg["BN"] // 32 if cfg.get("tma_store") else 0)
-    extra = ["-maxrregcount=%d" % ((65536 // k.threads) // 8 * 8)] if cfg.get("regs") else []
+    extra = ["-maxrregcount=%d" % ((65536 // k.threads) // 8 * 8)] if k.config.get("regs") else []
     rc, err = _ptxas(ptx, extra)
     assert rc == 0, err
     assert "C7515" not in err and "serialized" not in err, err      # wgmma pipeline intact

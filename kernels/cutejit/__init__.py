@@ -31,7 +31,7 @@ from .gemm import gemm  # noqa: F401
 from .kernel import (  # noqa: F401
     Kernel, Matrix, block_idx, cp_async_fence, cp_async_wait, else_, if_, kernel, make_smem_tensor, range_,
     syncthreads, thread_idx, var, assign, min_, grid_dim, while_, fence_proxy_async, setmaxnreg,
-    named_barrier_sync,
+    named_barrier_sync, named_barrier_arrive,
 )
 from .pipeline import PipelineState, PipelineTmaAsync  # noqa: F401
 from .scheduler import TileScheduler  # noqa: F401

@@ -40,12 +40,18 @@ class PipelineState:
         self.index = t.var(index, "stage")
         self.phase = t.var(phase, "phase")
 
-    def advance(self):
+    def advance(self, n=1):
+        """Move on by n stage uses (n = 1, or a run-time count: the uses another consumer takes)."""
         t = current()
-        t.emit("%s += 1" % self.index.src)
-        with t.if_(Sym("%s == %d" % (self.index.src, self.stages))):
-            t.emit("%s = 0" % self.index.src)
-            t.emit("%s ^= 1" % self.phase.src)
+        if n == 1:
+            t.emit("%s += 1" % self.index.src)
+            with t.if_(Sym("%s == %d" % (self.index.src, self.stages))):
+                t.emit("%s = 0" % self.index.src)
+                t.emit("%s ^= 1" % self.phase.src)
+            return
+        t.emit("%s += %s" % (self.index.src, src(n)))
+        t.emit("%s ^= (%s // %d) & 1" % (self.phase.src, self.index.src, self.stages))
+        t.emit("%s %%= %d" % (self.index.src, self.stages))
 
 
 class PipelineTmaAsync:

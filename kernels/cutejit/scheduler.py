@@ -36,10 +36,18 @@ class TileScheduler:
         within = t.let(tile % per_group, "within")
         return t.let(first + within % rows, "bm"), t.let(within // rows, "bn")
 
-    def tiles(self):
-        """This block's tiles, as (bm, bn) run-time values inside a run-time loop (one pass unless persistent)."""
+    def tiles(self, first=0, step=1):
+        """This block's tiles, as (bm, bn) run-time values inside a run-time loop (one pass unless
+        persistent): its tiles first, first + step, ... in the order the block walks them (blockIdx.x +
+        j * gridDim.x). `self.tile` is the tile's number while the loop runs (ping-pong consumers take every
+        other tile: first = 0 or 1, step = 2)."""
         if self.persistent:
-            for tile in range_(self.count(), block_idx(), grid_dim()):
+            grid = grid_dim()
+            for tile in range_(self.count(), block_idx() + first * grid, step * grid):
+                self.tile = tile
                 yield self.coords(tile)
         else:
+            if (first, step) != (0, 1):
+                raise ValueError("cutejit: TileScheduler: a block that is not persistent has one tile")
+            self.tile = block_idx()
             yield self.coords(block_idx())

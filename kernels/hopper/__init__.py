@@ -4,6 +4,7 @@
     objects.py          the CuTe objects every step is compiled from (TiledMMA of GMMA atoms, smem layouts,
                         tensor maps)
     wgmma_cp_async.py   step 1: wgmma fed by cp.async from every thread
+    pingpong.py         step 6: two consumers taking tiles in turn, so one stores C while the other computes
     warp_specialized.py steps 2-5: TMA + mbarriers, setmaxnreg, persistent, TMA-store epilogue
     gemm.py             HopperGemm (a step, configured and launched), the ladder, timing against cuBLAS
 

@@ -12,6 +12,7 @@ import sys
 import numpy as np
 
 from ..cutejit import encode_tensor_map
+from . import pingpong as pingpong_
 from . import warp_specialized, wgmma_cp_async
 from .objects import BK
 
@@ -22,12 +23,20 @@ class HopperGemm:
     """One step of the ladder, built for one configuration (see VARIANTS); M, N, K multiples of the tile."""
 
     def __init__(self, BN=256, stages=4, consumers=2, regs=None, group=1, persistent=False, tma_store=False,
-                 cp_async=False, dtype="float16"):
-        if cp_async and (persistent or tma_store or regs):
+                 cp_async=False, pingpong=False, BM=None, dtype="float16"):
+        if cp_async and (persistent or tma_store or regs or pingpong):
             raise ValueError("HopperGemm: cp_async=True is step 1 (every thread loads, no TMA): it takes BN, "
                              "stages, consumers and dtype only")
+        if pingpong and (tma_store or consumers != 2):
+            raise ValueError("HopperGemm: pingpong=True is step 6 (two consumers, st.global epilogue): it takes BM, "
+                             "BN, stages, regs, group and dtype")
+        if BM is not None and not pingpong and BM != 64 * consumers:
+            raise ValueError("HopperGemm: BM is 64 per consumer warpgroup (%d) unless pingpong=True, got %r"
+                             % (64 * consumers, BM))
         if cp_async:
             self.kernel = wgmma_cp_async.make(BN, stages, consumers, dtype)
+        elif pingpong:
+            self.kernel = pingpong_.make(BM or 64, BN, stages, regs or (40, 232), group, dtype)
         else:
             self.kernel = warp_specialized.make(BN, stages, consumers, regs, group, persistent, tma_store, dtype)
         self.BM, self.BN = self.kernel.tile[0], self.kernel.tile[1]
@@ -52,6 +61,8 @@ class HopperGemm:
             return self.kernel.launch(a, bt, c, stream=stream)
         o = self.kernel.objects
         ma, mb = self._map(a, o.tmA), self._map(bt, o.tmB)
+        if self.kernel.config.get("pingpong"):
+            return self.kernel.launch(a, bt, c, ma, mb, stream=stream)
         mc = self._map(c, o.tmC) if self.tma_store else ma
         self.kernel.launch(a, bt, c, ma, mb, mc, stream=stream)
 
@@ -70,7 +81,8 @@ LADDER = [("1. wgmma, fed by cp.async from every thread", "cp.async + wgmma BN12
           ("2. TMA loads on mbarriers, a producer warpgroup", "ws BN128 st4"),
           ("3. 128 x 256 tiles, setmaxnreg, grouped raster", "ws BN256 st4 setmaxnreg group8"),
           ("4. a persistent grid", "persistent BN256 st4 group16"),
-          ("5. C out through shared memory and a TMA store", "persistent BN256 st4 group16 tma-store")]
+          ("5. C out through shared memory and a TMA store", "persistent BN256 st4 group16 tma-store"),
+          ("6. ping-pong consumers: one stores while the other computes", "pingpong 64x256 st4 group16")]
 
 VARIANTS = {   # what main() checks and times, in this order
     "cp.async + wgmma BN128 st4": dict(BN=128, stages=4, cp_async=True),
@@ -80,6 +92,9 @@ VARIANTS = {   # what main() checks and times, in this order
     "persistent BN256 st4 group16": dict(BN=256, stages=4, regs=(40, 232), group=16, persistent=True),
     "persistent BN256 st4 group16 tma-store": dict(BN=256, stages=4, regs=(40, 232), group=16, persistent=True,
                                                    tma_store=True),
+    "pingpong 64x256 st4 group16": dict(BM=64, BN=256, stages=4, regs=(40, 232), group=16, pingpong=True),
+    "pingpong 128x128 st4 group16": dict(BM=128, BN=128, stages=4, regs=(40, 232), group=16, pingpong=True),
+    "pingpong 64x256 st5 group16": dict(BM=64, BN=256, stages=5, regs=(40, 232), group=16, pingpong=True),
 }
 
 # what matmul("auto") runs on sm_90 (RESULTS_HOPPER.md)

@@ -43,11 +43,16 @@ class Hopper:
     dtype: str
 
 
-def objects(BM=128, BN=256, stages=4, consumers=2, dtype="float16"):
-    """The objects of one configuration; BM is 64 per consumer warpgroup (they split the tile's rows)."""
+def objects(BM=128, BN=256, stages=4, consumers=2, dtype="float16", pingpong=False):
+    """The objects of one configuration. Cooperative consumers split a tile's rows, 64 each (BM = 64 x
+    consumers); ping-pong consumers take whole tiles in turn, so the TiledMMA is one warpgroup's and BM is
+    64 or 128 (at most 128 fp32 accumulators a thread: BM x BN <= 128 x 128 x 2)."""
     if dtype not in _TYPES:
         raise ValueError("objects: dtype must be one of %s, got %r" % (", ".join(_TYPES), dtype))
-    if BM != 64 * consumers:
+    if pingpong and (BM not in (64, 128) or BM * BN > 2 * 128 * 128):
+        raise ValueError("objects: a ping-pong tile is 64 or 128 rows with BM x BN <= 32768 (one warpgroup's "
+                         "accumulators), got %d x %d" % (BM, BN))
+    if not pingpong and BM != 64 * consumers:
         raise ValueError("objects: BM = %d, but %d consumer warpgroups compute 64 rows each" % (BM, consumers))
     types, elem = _TYPES[dtype]
     atom = make_gmma_atom("SM90_64x%dx16_%s_SS" % (BN, types))
@@ -56,7 +61,7 @@ def objects(BM=128, BN=256, stages=4, consumers=2, dtype="float16"):
     tma_b = tma_atom("SM90_TMA_LOAD", elem, tile_to_smem(layout, (BN, BK)))
     tma_c = tma_atom("SM90_TMA_STORE", "float", tile_to_smem(Layout_K_SW128_Atom("float"), EPI_BOX))
     return Hopper(
-        mma=make_tiled_mma(atom, Layout((consumers, 1, 1))),
+        mma=make_tiled_mma(atom, Layout((1 if pingpong else consumers, 1, 1))),
         sA=tile_to_smem(layout, (BM, BK, stages)), sB=tile_to_smem(layout, (BN, BK, stages)),
         tmA=TensorMap(tma_a), tmB=TensorMap(tma_b), tmC=TensorMap(tma_c),
         sC=tile_to_smem(Layout_K_SW128_Atom("float"), EPI_BOX + (2 * consumers,)),
