@@ -38,11 +38,15 @@ __all__ = ["PipelineState", "make_producer_start_state", "stage_of", "full_parit
            "Op", "consumer_ops", "PipelineRun", "simulate_pipeline"]
 
 
-def _count(value, what, low=0):
+MAX_KTILES = 4096        # the simulation's and consumer_ops' limit: a model, not a GEMM
+
+
+def _count(value, what, low=0, high=None):
     if not is_int(value) or isinstance(value, bool):
         raise TypeError(f"{what} must be an int, got {quote(value)} ({type(value).__name__})")
-    if value < low:
-        raise ValueError(f"{what} must be at least {low}, got {value}")
+    if value < low or (high is not None and value > high):
+        raise ValueError(f"{what} must be {f'from {low} to {high}' if high is not None else f'at least {low}'}, "
+                         f"got {quote(value)}")
     return int(value)
 
 
@@ -160,8 +164,9 @@ def desc_base_offset(address, swizzle):
 def launch_register_cap(threads, register_file=65536, granule=8):
     """The most registers per thread a kernel of `threads` threads a block can be compiled for and still fit
     one block on an SM: register_file // threads, rounded down to the allocation granule (8 a thread)."""
+    granule = _count(granule, "launch_register_cap: granule", 1)
     return (_count(register_file, "launch_register_cap: register_file", 1)
-            // _count(threads, "launch_register_cap: threads", 1)) // granule * granule
+            // _count(threads, "launch_register_cap: threads", 1, 1024)) // granule * granule
 
 
 def setmaxnreg_plan(roles, register_file=65536):
@@ -172,6 +177,8 @@ def setmaxnreg_plan(roles, register_file=65536):
     Returns {"threads", "launch_cap" (launch_register_cap), "free_at_launch" (the CTA's pool after launch),
     "roles": [(name, warpgroups, registers, registers given (+) or taken (-) from the pool)], "total"}."""
     threads = 128 * sum(_count(wg, f"setmaxnreg_plan: warpgroups of {name}", 1) for name, wg, _ in roles)
+    if not 0 < threads <= 1024:
+        raise ValueError(f"setmaxnreg_plan: a block has 1 to 8 warpgroups (1024 threads), got {threads // 128}")
     cap = launch_register_cap(threads, register_file)
     rows, total = [], 0
     for name, wg, regs in roles:
@@ -192,7 +199,9 @@ def multicast_mask(cluster_shape, cta, operand):
     set for each CTA rank r that receives it. A's tile (rows of C) is the same for the CTAs of one cluster row
     (same m), B's for those of one column (same n); ranks are Layout(cluster_shape), column-major as CuTe's
     block layout. Each of the k receivers loads 1/k of the tile and multicasts it to all k."""
-    cm, cn = (_count(e, "multicast_mask: cluster_shape", 1) for e in cluster_shape)
+    cm, cn = (_count(e, "multicast_mask: cluster_shape", 1, 16) for e in cluster_shape)
+    if cm * cn > 16:
+        raise ValueError(f"multicast_mask: a ctaMask has 16 bits; a {cm}x{cn} cluster has {cm * cn} CTAs")
     m, n = cta
     if not (0 <= m < cm and 0 <= n < cn):
         raise ValueError(f"multicast_mask: CTA {quote(cta)} is not in a {cm}x{cn} cluster")
@@ -257,7 +266,7 @@ class WgmmaGroups:
 
     def wait_group(self, n):
         """Cover all but the n newest committed groups; returns the groups this wait completed."""
-        n = _count(n, "wgmma.wait_group: N")
+        n = _count(n, "wgmma.wait_group: N", 0, 7)                # CuTe: "N must be in range [0, 7]"
         keep = len(self.committed) - n
         if keep <= 0:
             return []
@@ -298,14 +307,16 @@ def consumer_ops(ktiles, stages, wait_group=1, release_lag=1, kblocks=4, phase=0
     wait for the stage to be full, issue its `kblocks` wgmmas as one group, `wgmma.wait_group wait_group`, then
     release the stage of k-tile kt - release_lag; after the loop, `wgmma.wait_group 0` and the last releases.
     The stages come from PipelineStates (`phase`: the consumer's start phase, 0 when right)."""
-    ktiles = _count(ktiles, "consumer_ops: ktiles", 1)
+    ktiles = _count(ktiles, "consumer_ops: ktiles", 1, MAX_KTILES)
     release_lag = _count(release_lag, "consumer_ops: release_lag")
+    kblocks = _count(kblocks, "consumer_ops: kblocks", 1, 64)
+    wait_group = _count(wait_group, "consumer_ops: wait_group", 0, 7)
     read, free = PipelineState(stages, phase=phase), PipelineState(stages, phase=phase)
     ops = []
     for kt in range(ktiles):
         ops += [Op("wait_full", kt, read.index, read.phase), Op("fence", kt)]
-        ops += [Op("mma", kt, read.index, kb) for kb in range(_count(kblocks, "consumer_ops: kblocks", 1))]
-        ops += [Op("commit", kt), Op("wait_group", kt, arg=_count(wait_group, "consumer_ops: wait_group"))]
+        ops += [Op("mma", kt, read.index, kb) for kb in range(kblocks)]
+        ops += [Op("commit", kt), Op("wait_group", kt, arg=wait_group)]
         if kt >= release_lag:
             ops.append(Op("release", kt, free.index, kt - release_lag))
             free.advance()
@@ -393,9 +404,10 @@ def simulate_pipeline(ktiles=8, stages=4, consumers=2, load_time=1.0, mma_time=1
     writes a stage while a group of another k-tile reads it; a role that waits forever.
     Post: with the defaults, no errors; every k-tile is loaded once and multiplied by every consumer.
     """
-    ktiles = _count(ktiles, "simulate_pipeline: ktiles", 1)
-    stages = _count(stages, "simulate_pipeline: stages", 1)
-    consumers = _count(consumers, "simulate_pipeline: consumers", 1)
+    ktiles = _count(ktiles, "simulate_pipeline: ktiles", 1, MAX_KTILES)
+    stages = _count(stages, "simulate_pipeline: stages", 1, 64)
+    consumers = _count(consumers, "simulate_pipeline: consumers", 1, 7)       # 1024 threads: 8 warpgroups
+    stage_bytes = _count(stage_bytes, "simulate_pipeline: stage_bytes", 1)
     times = {}
     for name, v, zero_ok in (("load_time", load_time, False), ("mma_time", mma_time, False),
                              ("issue_time", issue_time, True)):

@@ -190,8 +190,45 @@ def test_simulation_refuses_bad_arguments():
         P.simulate_pipeline(issue_time=-1)
     with pytest.raises(TypeError, match="consumer_ops: wait_group must be an int"):
         P.simulate_pipeline(wait_group=1.5)
-    with pytest.raises(ValueError, match="simulate_pipeline: stages must be at least 1"):
+    with pytest.raises(ValueError, match="simulate_pipeline: stages must be from 1 to 64, got 0"):
         P.simulate_pipeline(stages=0)
+
+
+def _nested(depth):
+    t = 2
+    for _ in range(depth):
+        t = (t,)
+    return t
+
+
+def test_bad_input_raises_only_type_or_value_errors():
+    """As tests/test_bad_input.py does for cutelite's __all__: each argument of each pipeline function
+    replaced by a wrong kind or an absurd value raises TypeError or ValueError with a short message, or
+    returns; nothing else escapes, and no absurd size (2^70 k-tiles) is attempted."""
+    from cutelite import Layout, Swizzle
+    bad = [None, "x", 1.5, True, -1, 0, 2 ** 70, _nested(60), [4, 8], (), Layout(4), (4, 8), object()]
+    calls = [(P.PipelineState, (4, 1, 0, 3)), (lambda n: P.PipelineState(4).advance(n), (3,)),
+             (P.make_producer_start_state, (4,)), (P.stage_of, (9, 4)), (P.full_parity, (9, 4)),
+             (P.empty_parity, (9, 4)), (P.producer_waits, (9, 4)), (P.empty_arrivals, (2, 4, (2, 1))),
+             (P.stage_alignment, (Swizzle(3, 4, 3),)), (P.desc_base_offset, (1024, Swizzle(3, 4, 3))),
+             (P.launch_register_cap, (384, 65536, 8)), (P.setmaxnreg_plan, ([("p", 1, 40), ("c", 2, 232)], 65536)),
+             (P.multicast_mask, ((2, 1), (0, 0), "A")), (P.MBarrier, ("b", 2)),
+             (lambda n: P.WgmmaGroups().wait_group(n), (1,)), (P.consumer_ops, (4, 2, 1, 1, 4, 0)),
+             (P.simulate_pipeline, (3, 2, 1, 1.0, 1.0, 49152, 1, 1, 0.0, 0, 1))]
+    escaped = []
+    for fn, args in calls:
+        fn(*args)
+        for i in range(len(args)):
+            for b in bad:
+                try:
+                    fn(*args[:i], b, *args[i + 1:])
+                except (TypeError, ValueError) as e:
+                    assert 0 < len(str(e)) <= 1000
+                except Exception as e:  # noqa: BLE001 - what the probe looks for
+                    escaped.append((getattr(fn, "__name__", fn), i, repr(b)[:30], type(e).__name__))
+    assert not escaped, escaped
+    with pytest.raises(ValueError, match=r"wgmma.wait_group: N must be from 0 to 7"):
+        P.WgmmaGroups().wait_group(8)
 
 
 def test_bytes():
