@@ -18,8 +18,11 @@ still pending. The kernel waits with N = 1 and then releases the stage of k-tile
 k-tile kt stays in flight while the producer refills the stage k-tile kt - 1 used.
 
 `simulate_pipeline` runs this protocol against a model of mbarriers, a TMA engine and the tensor cores, and
-returns a timeline (what `cutelite.teach.viz.draw_pipeline` draws) with every rule it broke. Standard
-library only.
+returns a timeline (what `cutelite.teach.viz.draw_pipeline` draws) with every rule it broke.
+
+Beside it, the numbers such a pipeline is built from: the bytes a stage announces (expect_tx_bytes), the
+boundary its stages start on (stage_alignment, desc_base_offset), the registers its roles trade with
+`setmaxnreg` (setmaxnreg_plan), and a cluster's multicast masks and arrival counts. Standard library only.
 """
 
 import heapq
