@@ -37,7 +37,8 @@ from .layout import Layout
 
 __all__ = ["PipelineState", "make_producer_start_state", "stage_of", "full_parity", "empty_parity",
            "producer_waits", "empty_arrivals", "tma_box_bytes", "expect_tx_bytes", "stage_alignment",
-           "desc_base_offset", "launch_register_cap", "setmaxnreg_plan", "multicast_mask", "MBarrier", "WgmmaGroups",
+           "desc_base_offset", "launch_register_cap", "setmaxnreg_plan", "setmaxnreg_room", "multicast_mask",
+           "MBarrier", "WgmmaGroups",
            "Op", "consumer_ops", "PipelineRun", "simulate_pipeline"]
 
 
@@ -195,6 +196,19 @@ def setmaxnreg_plan(roles, register_file=65536):
                          f"{register_file} of the register file")
     return {"threads": threads, "launch_cap": cap, "free_at_launch": register_file - threads * cap,
             "roles": rows, "total": total}
+
+
+def setmaxnreg_room(roles, warpgroups, register_file=65536):
+    """The largest `setmaxnreg` count that `warpgroups` more warpgroups can ask for beside `roles` (as in
+    setmaxnreg_plan): what the register file has left for them, per thread, down to a multiple of 8, at most
+    256. Raises when not even 24 are left."""
+    used = setmaxnreg_plan(roles, register_file)["total"] if roles else 0
+    threads = 128 * _count(warpgroups, "setmaxnreg_room: warpgroups", 1, 8)
+    room = min(256, (register_file - used) // threads // 8 * 8)
+    if room < 24:
+        raise ValueError(f"setmaxnreg_room: {register_file - used} registers left for {threads} threads: fewer "
+                         "than setmaxnreg's 24 a thread")
+    return room
 
 
 def multicast_mask(cluster_shape, cta, operand):

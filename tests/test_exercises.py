@@ -63,6 +63,7 @@ EXERCISES = {
     "ch8 tx": lambda a: ex.check_expect_tx_answer(a, 64 * 64 * 2 + 128 * 64 * 2, 64 * 64 * 2),
     "ch8 phase": lambda a: ex.check_phase_answer(a, (1, 0)),
     "ch8 wait": lambda a: ex.check_wait_release_answer(a, release_lag=2, stages=4),
+    "ch8 regs": lambda a: ex.check_setmaxnreg_answer(a, 152, 128),
 }
 
 # Equivalent answers: each must pass. Strings are what a reader types (in a cell or the answer box).
@@ -116,6 +117,8 @@ RIGHT = {
     "ch8 phase": [(1, 0), [1, 0], "(1, 0)"],
     # releasing k-tile kt - 2 needs its group done: wait_group N completes the groups of k-tiles <= kt - N
     "ch8 wait": [2, "2", "_2", "Int<2>{}"],
+    # (65536 - 128 * 40) registers over 3 * 128 consumer threads: 157.3, a multiple of 8 down: 152
+    "ch8 regs": [152, "152", "19 * 8"],
 }
 
 # Plausible wrong answers and (a piece of) the hint each must get.
@@ -162,6 +165,8 @@ WRONG = {
     "ch8 phase": [((1, 1), "flipped")],
     "ch8 wait": [(3, "is not known to be complete"), (1, "not the largest"), (0, "not the largest"),
                  (8, "from 0 to 7"), ((2, 1), "whole number")],
+    "ch8 regs": [(128, "launch cap"), (157, "multiples of 8"), (160, "one step too many"), (256, "does not have"),
+                 (144, "too small")],
 }
 
 # What else a reader might type: never an exception, always one verdict line.

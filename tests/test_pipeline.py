@@ -271,6 +271,12 @@ def test_registers():
             P.setmaxnreg_plan([("producer", 1, bad)])
     with pytest.raises(ValueError, match="more than the 65536"):
         P.setmaxnreg_plan([("producer", 1, 40), ("consumers", 2, 240)])
+    # three consumers beside a 40-register producer: (65536 - 128 * 40) / 384 = 157.3, down to 152
+    assert P.setmaxnreg_room([("producer", 1, 40)], 3) == 152
+    assert P.setmaxnreg_room([("producer", 1, 40)], 2) == 232          # the kernel's two consumers: 236 -> 232
+    assert P.setmaxnreg_room([], 1) == 256                              # one warpgroup alone: setmaxnreg's top
+    with pytest.raises(ValueError, match="fewer than setmaxnreg's 24"):
+        P.setmaxnreg_room([("consumers", 4, 128)], 4)
 
 
 def test_cluster_multicast():

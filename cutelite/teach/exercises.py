@@ -23,8 +23,8 @@ __all__ = ["check_value", "check_layout_answer", "check_offsets_answer", "check_
            "check_coordinates_answer", "check_owner_answer", "layout_hint", "offsets_hint", "value_hint",
            "check_lbo_sbo_answer", "check_expect_tx_answer", "check_phase_answer", "plain_shape",
            "check_partition_shape_answer", "check_copy_atom_answer", "check_tiled_mma_answer",
-           "check_budget_answer", "check_wait_group_answer", "check_wait_release_answer", "swizzle_costs",
-           "SWIZZLE_RANGE"]
+           "check_budget_answer", "check_wait_group_answer", "check_wait_release_answer",
+           "check_setmaxnreg_answer", "swizzle_costs", "SWIZZLE_RANGE"]
 
 
 def _report(name, ok, hint=None):
@@ -414,6 +414,19 @@ def check_lbo_sbo_answer(answer, expected, name="(LBO, SBO)", lbo_used=True):
         hint = "swapped: LBO is the leading (K) direction, SBO the step between 8-row core-matrix groups"
     return _report(name, False, hint or f"SBO {got_sbo} is not the step from one 8-row group to the next "
                                         "(LBO is not read for this layout: only SBO matters)")
+
+
+def check_setmaxnreg_answer(answer, expected, launch_cap, name="registers a consumer thread can ask for"):
+    """The largest `setmaxnreg.inc` count for the consumers of a block, beside its producer's count. Hints
+    for the launch cap, for the count before rounding down to a multiple of 8, and for the next multiple of
+    8 up (which does not fit)."""
+    hints = {launch_cap: "that is the launch cap: setmaxnreg.inc can take what the producer's .dec gives back",
+             expected + 8: "one step too many: the block's registers would pass 65,536",
+             256: "setmaxnreg allows 256, but the register file does not have that many for every consumer"}
+    for exact in range(expected + 1, expected + 8):
+        hints.setdefault(exact, "setmaxnreg counts are multiples of 8: round down")
+    hints.pop(expected, None)
+    return check_value(answer, expected, name, hints)
 
 
 def check_wait_release_answer(answer, release_lag, stages=4, name="wgmma.wait_group count"):
