@@ -1,52 +1,130 @@
-"""The stage/phase logic of a warp-specialised Hopper GEMM pipeline, and a small event simulation of it.
+"""The producer/consumer pipeline of a warp-specialised Hopper GEMM: its state, its barriers, the consumers'
+asynchronous wgmma groups, and an event simulation that checks a protocol against PTX's rules.
 
-The main loop of kernels/hopper_gemm.py streams K in k-tiles through `stages` shared-memory buffers. Each
-stage s has two mbarriers (PTX `mbarrier`, arrival count fixed at init):
+The main loop streams K in k-tiles through `stages` shared-memory buffers. Each stage s has two mbarriers
+(PTX `mbarrier`, arrival count fixed at init):
   full[s]   count 1: the producer arrives once (`arrive.expect_tx`, announcing the bytes to come); the
             phase completes when that arrival is in AND the TMA copies have delivered every announced byte;
   empty[s]  count `empty_arrivals(consumers)`: one arrival per consumer warp when it is done with the stage.
-A phase of an mbarrier completes when its pending count reaches zero; the barrier then starts the next
-phase. `try_wait.parity P` succeeds once the phase of parity P is complete, i.e. while the *current*
-phase's parity is not P (so on a fresh barrier, parity 1 passes at once: it names the phase "before" 0).
+A phase completes when its pending count reaches zero; the barrier then starts the next phase.
+`try_wait.parity P` succeeds once the phase of parity P is complete, i.e. while the *current* phase's
+parity is not P (on a fresh barrier parity 1 passes at once: it names the phase "before" phase 0).
 
-K-tile kt uses stage kt % stages for the (kt // stages)-th time, so:
-    consumer waits full[s]  with parity  (kt // stages) & 1        (that use's fill is completion kt // stages)
-    producer waits empty[s] with parity  ((kt // stages) + 1) & 1  (the previous use's release), kt >= stages
+Where a role is in the ring is a `PipelineState` (CuTe's): stage index, phase, count. The consumers start
+at phase 0 (they wait for fills), the producer at phase 1 (its first `stages` waits on the fresh empty
+barriers pass at once). A consumer issues its wgmmas asynchronously, in groups (`wgmma.fence`,
+`mma_async` x4, `wgmma.commit_group`), and `wgmma.wait_group N` returns once at most N of its groups are
+still pending. The kernel waits with N = 1 and then releases the stage of k-tile kt - 1: the group of
+k-tile kt stays in flight while the producer refills the stage k-tile kt - 1 used.
 
-`simulate_pipeline` runs these very functions against a model of mbarriers, a TMA engine and the tensor
-cores, and returns a timeline (what `cutelite.teach.viz.draw_pipeline` draws). Standard library only.
+`simulate_pipeline` runs this protocol against a model of mbarriers, a TMA engine and the tensor cores, and
+returns a timeline (what `cutelite.teach.viz.draw_pipeline` draws) with every rule it broke.
+
+Beside it, the numbers such a pipeline is built from: the bytes a stage announces (expect_tx_bytes), the
+boundary its stages start on (stage_alignment, desc_base_offset), the registers its roles trade with
+`setmaxnreg` (setmaxnreg_plan), and a cluster's multicast masks and arrival counts. Standard library only.
 """
 
 import heapq
+import itertools
 from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import NamedTuple
 
-__all__ = ["stage_of", "full_parity", "empty_parity", "producer_waits", "empty_arrivals", "tma_box_bytes",
-           "expect_tx_bytes", "MBarrier", "PipelineRun", "simulate_pipeline"]
+from .errors import quote
+from .int_tuple import is_int
+from .layout import Layout
+
+__all__ = ["PipelineState", "make_producer_start_state", "stage_of", "full_parity", "empty_parity",
+           "producer_waits", "empty_arrivals", "tma_box_bytes", "expect_tx_bytes", "stage_alignment",
+           "desc_base_offset", "launch_register_cap", "setmaxnreg_plan", "setmaxnreg_room", "multicast_mask",
+           "MBarrier", "WgmmaGroups",
+           "Op", "consumer_ops", "PipelineRun", "simulate_pipeline"]
+
+
+MAX_KTILES = 4096        # the simulation's and consumer_ops' limit: a model, not a GEMM
+
+
+def _count(value, what, low=0, high=None):
+    if not is_int(value) or isinstance(value, bool):
+        raise TypeError(f"{what} must be an int, got {quote(value)} ({type(value).__name__})")
+    if value < low or (high is not None and value > high):
+        raise ValueError(f"{what} must be {f'from {low} to {high}' if high is not None else f'at least {low}'}, "
+                         f"got {quote(value)}")
+    return int(value)
+
+
+# ---- where a role is in the ring ----------------------------------------------------------------------------
+class PipelineState:
+    """CuTe's PipelineState (cutlass/pipeline/sm90_pipeline.hpp): a role's position in a ring of `stages`
+    buffers: the stage `index`, the `phase` parity it waits for there, and the `count` of k-tiles passed.
+
+    Post: advance(n) from (i, p, c) gives ((i + n) % stages, p ^ ((i + n) // stages % 2), c + n), in place.
+    """
+
+    __slots__ = ("stages", "index", "phase", "count")
+
+    def __init__(self, stages, index=0, phase=0, count=0):
+        self.stages = _count(stages, "PipelineState: stages", 1)
+        self.index = _count(index, "PipelineState: index")
+        if self.index >= self.stages:
+            raise ValueError(f"PipelineState: index {index} is not a stage of {stages}")
+        if phase not in (0, 1) or isinstance(phase, bool):
+            raise ValueError(f"PipelineState: phase must be 0 or 1, got {quote(phase)}")
+        self.phase, self.count = int(phase), _count(count, "PipelineState: count")
+
+    def advance(self, n=1):
+        """Move n k-tiles on (C++: ++state, or state.advance(n)); returns the state itself."""
+        total = self.index + _count(n, "PipelineState.advance: n")
+        self.index, self.phase = total % self.stages, self.phase ^ ((total // self.stages) & 1)
+        self.count += n
+        return self
+
+    def __eq__(self, other):
+        return isinstance(other, PipelineState) and (self.stages, self.index, self.phase, self.count) == \
+            (other.stages, other.index, other.phase, other.count)
+
+    def __repr__(self):
+        return f"PipelineState(stages={self.stages}, index={self.index}, phase={self.phase}, count={self.count})"
+
+
+def make_producer_start_state(stages):
+    """The producer's first state: stage 0, phase 1 (CuTe's make_producer_start_state): the stages start empty,
+    so its waits on the fresh empty barriers pass until it comes round to a stage the second time."""
+    return PipelineState(stages, 0, 1, 0)
 
 
 def stage_of(kt, stages):
-    """The shared-memory stage k-tile kt goes through."""
-    return kt % stages
+    """The shared-memory stage k-tile kt goes through: the index of PipelineState(stages) advanced kt times."""
+    return PipelineState(stages).advance(_count(kt, "stage_of: kt")).index
 
 
 def full_parity(kt, stages):
-    """The parity a consumer waits for on full[stage_of(kt)] before reading k-tile kt."""
-    return (kt // stages) & 1
+    """The parity a consumer waits for on full[stage_of(kt)] before reading k-tile kt: the phase of the
+    consumer's state (starting at phase 0) advanced kt times."""
+    return PipelineState(stages).advance(_count(kt, "full_parity: kt")).phase
 
 
 def empty_parity(kt, stages):
-    """The parity the producer waits for on empty[stage_of(kt)] before refilling it with k-tile kt."""
-    return ((kt // stages) + 1) & 1
+    """The parity the producer waits for on empty[stage_of(kt)] before filling it with k-tile kt: the phase
+    of the producer's state (starting at phase 1) advanced kt times."""
+    return make_producer_start_state(stages).advance(_count(kt, "empty_parity: kt")).phase
 
 
 def producer_waits(kt, stages):
-    """Whether the producer must wait before loading k-tile kt (the first `stages` stages start empty)."""
-    return kt >= stages
+    """Whether the producer's wait before k-tile kt can block: only from the second round on (kt >= stages);
+    the first `stages` waits are on fresh barriers with parity 1, and pass at once."""
+    return _count(kt, "producer_waits: kt") >= _count(stages, "producer_waits: stages", 1)
 
 
-def empty_arrivals(consumers, warps_per_consumer=4):
-    """The arrival count of an empty[s] barrier: one arrival per warp of every consumer warpgroup."""
-    return consumers * warps_per_consumer
+def empty_arrivals(consumers, warps_per_consumer=4, cluster_shape=(1, 1)):
+    """The arrival count of an empty[s] barrier: one arrival per warp of every consumer warpgroup that reads
+    the stage. In a cluster with TMA multicast a CTA's stage is also written by the CTAs of its cluster row
+    and column, so their consumers must release it too: (CTAs along M + CTAs along N - 1) times as many."""
+    cm, cn = cluster_shape
+    return (_count(cm, "empty_arrivals: cluster_shape[0]", 1) + _count(cn, "empty_arrivals: cluster_shape[1]", 1)
+            - 1) * _count(consumers, "empty_arrivals: consumers", 1) * _count(warps_per_consumer,
+                                                                                "empty_arrivals: warps", 1)
 
 
 def tma_box_bytes(box_shape, element_bits):
@@ -65,6 +143,93 @@ def expect_tx_bytes(boxes, element_bits):
     return sum(tma_box_bytes(b, element_bits) for b in boxes)
 
 
+# ---- stages in shared memory, roles' registers, clusters --------------------------------------------------
+def stage_alignment(swizzle):
+    """The byte boundary a stage must start on so that a swizzle computed from offsets inside the stage (the
+    layout's, cutelite's and CuTe's) is the one the hardware computes from shared-memory addresses (the
+    TMA's writes, wgmma's reads): the swizzle's period, 2 to the bit just above the bits it reads and flips.
+    Sw<3,4,3> on bytes (128-byte swizzle): 1024 = 8 rows of 128 bytes; Sw<2,4,3>: 512; Sw<1,4,3>: 256.
+
+    Post: swizzle(x + p) == swizzle(x) + p for every x >= 0, p = stage_alignment(swizzle)."""
+    if not hasattr(swizzle, "yyy_msk"):
+        raise TypeError(f"stage_alignment: expected a Swizzle, got {quote(swizzle)}")
+    return 1 << (swizzle.yyy_msk | swizzle.zzz_msk).bit_length()
+
+
+def desc_base_offset(address, swizzle):
+    """The wgmma descriptor's base-offset field (bits 49-51) for a tile at shared-memory byte `address`: 0 when
+    the address is on the swizzle's period (stage_alignment), else bits 7-9 of the address (the 128-byte row
+    within the repeating 8-row pattern), the PTX ISA's formula. CuTe always writes 0 and so needs aligned tiles."""
+    if not is_int(address) or address < 0 or address % 16:
+        raise ValueError(f"desc_base_offset: address must be a non-negative multiple of 16 bytes, got {quote(address)}")
+    return 0 if address % stage_alignment(swizzle) == 0 else (address >> 7) & 7
+
+
+def launch_register_cap(threads, register_file=65536, granule=8):
+    """The most registers per thread a kernel of `threads` threads a block can be compiled for and still fit
+    one block on an SM: register_file // threads, rounded down to the allocation granule (8 a thread)."""
+    granule = _count(granule, "launch_register_cap: granule", 1)
+    return (_count(register_file, "launch_register_cap: register_file", 1)
+            // _count(threads, "launch_register_cap: threads", 1, 1024)) // granule * granule
+
+
+def setmaxnreg_plan(roles, register_file=65536):
+    """Check a warp-specialised block's `setmaxnreg` counts and return what they move: roles is a list of
+    (name, warpgroups, registers per thread after setmaxnreg). Each count must be a multiple of 8 from 24 to
+    256 (PTX), and the block's registers after the change must fit the register file.
+
+    Returns {"threads", "launch_cap" (launch_register_cap), "free_at_launch" (the CTA's pool after launch),
+    "roles": [(name, warpgroups, registers, registers given (+) or taken (-) from the pool)], "total"}."""
+    threads = 128 * sum(_count(wg, f"setmaxnreg_plan: warpgroups of {name}", 1) for name, wg, _ in roles)
+    if not 0 < threads <= 1024:
+        raise ValueError(f"setmaxnreg_plan: a block has 1 to 8 warpgroups (1024 threads), got {threads // 128}")
+    cap = launch_register_cap(threads, register_file)
+    rows, total = [], 0
+    for name, wg, regs in roles:
+        if not is_int(regs) or not 24 <= regs <= 256 or regs % 8:
+            raise ValueError(f"setmaxnreg_plan: {name}: setmaxnreg takes a multiple of 8 from 24 to 256, "
+                             f"got {quote(regs)}")
+        rows.append((name, wg, regs, 128 * wg * (cap - regs)))
+        total += 128 * wg * regs
+    if total > register_file:
+        raise ValueError(f"setmaxnreg_plan: the roles need {total} registers after setmaxnreg, more than the "
+                         f"{register_file} of the register file")
+    return {"threads": threads, "launch_cap": cap, "free_at_launch": register_file - threads * cap,
+            "roles": rows, "total": total}
+
+
+def setmaxnreg_room(roles, warpgroups, register_file=65536):
+    """The largest `setmaxnreg` count that `warpgroups` more warpgroups can ask for beside `roles` (as in
+    setmaxnreg_plan): what the register file has left for them, per thread, down to a multiple of 8, at most
+    256. Raises when not even 24 are left."""
+    used = setmaxnreg_plan(roles, register_file)["total"] if roles else 0
+    threads = 128 * _count(warpgroups, "setmaxnreg_room: warpgroups", 1, 8)
+    room = min(256, (register_file - used) // threads // 8 * 8)
+    if room < 24:
+        raise ValueError(f"setmaxnreg_room: {register_file - used} registers left for {threads} threads: fewer "
+                         "than setmaxnreg's 24 a thread")
+    return room
+
+
+def multicast_mask(cluster_shape, cta, operand):
+    """The ctaMask of the TMA load CTA `cta` = (m, n) of a cluster issues for `operand` with multicast: bit r
+    set for each CTA rank r that receives it. A's tile (rows of C) is the same for the CTAs of one cluster row
+    (same m), B's for those of one column (same n); ranks are Layout(cluster_shape), column-major as CuTe's
+    block layout. Each of the k receivers loads 1/k of the tile and multicasts it to all k."""
+    cm, cn = (_count(e, "multicast_mask: cluster_shape", 1, 16) for e in cluster_shape)
+    if cm * cn > 16:
+        raise ValueError(f"multicast_mask: a ctaMask has 16 bits; a {cm}x{cn} cluster has {cm * cn} CTAs")
+    m, n = cta
+    if not (0 <= m < cm and 0 <= n < cn):
+        raise ValueError(f"multicast_mask: CTA {quote(cta)} is not in a {cm}x{cn} cluster")
+    if operand not in ("A", "B"):
+        raise ValueError(f"multicast_mask: operand must be 'A' or 'B', got {quote(operand)}")
+    rank = Layout((cm, cn))
+    peers = [rank(m, j) for j in range(cn)] if operand == "A" else [rank(i, n) for i in range(cm)]
+    return sum(1 << r for r in peers)
+
+
+# ---- the hardware's rules ------------------------------------------------------------------------------------
 class MBarrier:
     """A model of one mbarrier: an arrival count, a pending transaction (byte) count and a phase number.
 
@@ -72,8 +237,8 @@ class MBarrier:
     """
 
     def __init__(self, name, count):
-        self.name, self.count = name, count
-        self.phase, self.pending, self.tx = 0, count, 0
+        self.name, self.count = name, _count(count, f"MBarrier {name}: count", 1)
+        self.phase, self.pending, self.tx = 0, self.count, 0
 
     def arrive(self, expect_tx=0):
         self.tx += expect_tx
@@ -97,133 +262,315 @@ class MBarrier:
         return (self.phase & 1) != parity
 
 
+class WgmmaGroups:
+    """One warpgroup's wgmma groups as PTX defines them: `mma_async` joins the open group, `commit_group`
+    closes it, and `wait_group(n)` returns once at most the n most recent committed groups are pending.
+
+    The model is strict: a group counts as complete only when a wait_group has covered it, the latest moment
+    PTX allows, whatever the hardware's timing; so a protocol that is right here is right on any GPU.
+    Post: after wait_group(n), pending() lists at most n groups, the newest.
+    """
+
+    def __init__(self):
+        self.open, self.committed = [], []          # k-tiles of the open group; committed groups, oldest first
+
+    def mma_async(self, ktile):
+        self.open.append(ktile)
+
+    def commit_group(self):
+        self.committed.append(tuple(self.open))
+        self.open = []
+
+    def wait_group(self, n):
+        """Cover all but the n newest committed groups; returns the groups this wait completed."""
+        n = _count(n, "wgmma.wait_group: N", 0, 7)                # CuTe: "N must be in range [0, 7]"
+        keep = len(self.committed) - n
+        if keep <= 0:
+            return []
+        done, self.committed = self.committed[:keep], self.committed[keep:]
+        return done
+
+    def pending(self):
+        """The groups not known complete: committed but not covered by a wait, and the open one."""
+        return self.committed + ([tuple(self.open)] if self.open else [])
+
+    def may_read(self, ktile):
+        """Whether a group that is not known complete reads k-tile `ktile`."""
+        return any(ktile in g for g in self.pending())
+
+
+# ---- a consumer's program ------------------------------------------------------------------------------------
+class Op(NamedTuple):
+    """One instruction of a consumer's main loop: kind is "wait_full", "fence", "mma", "commit", "wait_group"
+    or "release"; ktile the iteration it belongs to (ktiles for the drain after the loop); arg the parity
+    (wait_full), the k-block (mma), N (wait_group) or the k-tile whose stage is freed (release)."""
+    kind: str
+    ktile: int
+    stage: int = -1
+    arg: int = 0
+
+    def __str__(self):
+        return {"wait_full": f"mbarrier.try_wait.parity  full[{self.stage}], {self.arg}",
+                "fence": "wgmma.fence",
+                "mma": f"wgmma.mma_async           stage {self.stage}, k-block {self.arg}",
+                "commit": "wgmma.commit_group",
+                "wait_group": f"wgmma.wait_group          {self.arg}",
+                "release": f"mbarrier.arrive           empty[{self.stage}]   (frees k-tile {self.arg}'s stage)",
+                }[self.kind]
+
+
+def consumer_ops(ktiles, stages, wait_group=1, release_lag=1, kblocks=4, phase=0):
+    """The instructions one consumer warpgroup executes in the main loop, as the kernel writes it: per k-tile,
+    wait for the stage to be full, issue its `kblocks` wgmmas as one group, `wgmma.wait_group wait_group`, then
+    release the stage of k-tile kt - release_lag; after the loop, `wgmma.wait_group 0` and the last releases.
+    The stages come from PipelineStates (`phase`: the consumer's start phase, 0 when right)."""
+    ktiles = _count(ktiles, "consumer_ops: ktiles", 1, MAX_KTILES)
+    release_lag = _count(release_lag, "consumer_ops: release_lag")
+    kblocks = _count(kblocks, "consumer_ops: kblocks", 1, 64)
+    wait_group = _count(wait_group, "consumer_ops: wait_group", 0, 7)
+    read, free = PipelineState(stages, phase=phase), PipelineState(stages, phase=phase)
+    ops = []
+    for kt in range(ktiles):
+        ops += [Op("wait_full", kt, read.index, read.phase), Op("fence", kt)]
+        ops += [Op("mma", kt, read.index, kb) for kb in range(kblocks)]
+        ops += [Op("commit", kt), Op("wait_group", kt, arg=wait_group)]
+        if kt >= release_lag:
+            ops.append(Op("release", kt, free.index, kt - release_lag))
+            free.advance()
+        read.advance()
+    ops.append(Op("wait_group", ktiles, arg=0))
+    for j in range(max(0, ktiles - release_lag), ktiles):
+        ops.append(Op("release", ktiles, free.index, j))
+        free.advance()
+    return ops
+
+
+# ---- the simulation --------------------------------------------------------------------------------------------
 @dataclass
 class PipelineRun:
-    """What simulate_pipeline returns. intervals: (row, start, end, kind, k-tile) with kind "tma", "mma",
-    "wait"; phases: (time, barrier name, completed phase number); errors: what went wrong (stale data read,
-    deadlock); end: the time the last consumer finished."""
+    """What simulate_pipeline returns. intervals: (row, start, end, kind, k-tile) with kind "tma" (a copy),
+    "mma" (a consumer's wgmma group on the tensor cores), "wait" (on an mbarrier) or "wait_group" (on
+    `wgmma.wait_group`); phases: (time, barrier name, completed phase number); errors: every rule broken
+    (a release before the group that reads the stage is known complete, a stage overwritten or read too
+    early, a deadlock); marks: (row, time) of each broken rule; end: the time the last consumer finished."""
     stages: int
     consumers: int
     ktiles: int
+    wait_group: int = 1
+    release_lag: int = 1
     intervals: list = field(default_factory=list)
     phases: list = field(default_factory=list)
     errors: list = field(default_factory=list)
+    marks: list = field(default_factory=list)
     end: float = 0.0
 
     def rows(self):
         return ["producer (TMA)"] + [f"consumer {c + 1} (wgmma)" for c in range(self.consumers)]
 
 
+class _TensorCores:
+    """The SM's tensor cores, shared by the wgmma groups in flight: with n groups running each advances at
+    1/n of the full rate (the warps of the consumer warpgroups interleave their wgmmas), so a group alone
+    takes `work`, and the cores idle only when no group is in flight. `done` is called when a group ends."""
+
+    def __init__(self, push, done):
+        self.push, self.done = push, done
+        self.running, self.last, self.version = {}, Fraction(0), 0
+
+    def _advance(self, t):
+        if self.running:
+            share = (t - self.last) / len(self.running)
+            for g in self.running:
+                self.running[g] -= share
+        self.last = t
+
+    def _schedule(self, t):
+        self.version += 1
+        if self.running:
+            nxt = t + min(self.running.values()) * len(self.running)
+            self.push(nxt, lambda t2, v=self.version: self._tick(t2, v))
+
+    def start(self, t, group, work):
+        self._advance(t)
+        self.running[group] = work
+        self._schedule(t)
+
+    def _tick(self, t, version):
+        if version != self.version:           # the set of running groups changed since this was planned
+            return
+        self._advance(t)
+        for g in [g for g, left in self.running.items() if left <= 0]:
+            del self.running[g]
+            self.done(g, t)
+        self._schedule(t)
+
+
 def simulate_pipeline(ktiles=8, stages=4, consumers=2, load_time=1.0, mma_time=1.0, stage_bytes=49152,
-                      full_parity=full_parity, empty_parity=empty_parity):
-    """Run the producer and `consumers` consumers of the kernel's main loop on modelled hardware.
+                      wait_group=1, release_lag=1, issue_time=0.0, consumer_phase=0, producer_phase=1):
+    """Run the producer and `consumers` consumers of the main loop on modelled hardware.
 
-    Model: the producer issues k-tile kt's TMA copies once empty[s] lets it; copies go through one copy
-    engine, each k-tile taking `load_time` after the previous one's end; when its bytes land, full[s]
-    completes. A consumer waits on full[s], runs its wgmma for `mma_time` (the consumers share the SM's
-    tensor cores, so their wgmmas run one after another), checks it read k-tile kt, and its 4 warps arrive
-    on empty[s]. The parity functions are parameters so that a wrong one can be tried.
+    Producer: for each k-tile, wait on empty[s] (its PipelineState starts at `producer_phase`), announce the
+    stage's bytes on full[s] and start the copy; copies go through one copy engine, `load_time` each, and
+    full[s] completes when the bytes land. Consumers: each runs `consumer_ops` (starting at
+    `consumer_phase`); a group enters the tensor cores `issue_time` after the consumer wakes and needs
+    `mma_time` of them (the groups in flight share them: _TensorCores); `wgmma.wait_group` blocks until the
+    groups it covers have finished; a release is one arrival per warp on empty[s].
 
-    Post: with the module's parities, no errors; every k-tile is loaded once and multiplied by every
-    consumer; full[s] completes ceil((ktiles - s) / stages) times.
+    Checked as it runs: a release of a stage that a group not yet covered by a wait_group may read (the
+    PTX rule, independent of timing); a group that starts before its k-tile has landed; a TMA copy that
+    writes a stage while a group of another k-tile reads it; a role that waits forever.
+    Post: with the defaults, no errors; every k-tile is loaded once and multiplied by every consumer.
     """
-    run = PipelineRun(stages, consumers, ktiles)
+    ktiles = _count(ktiles, "simulate_pipeline: ktiles", 1, MAX_KTILES)
+    stages = _count(stages, "simulate_pipeline: stages", 1, 64)
+    consumers = _count(consumers, "simulate_pipeline: consumers", 1, 7)       # 1024 threads: 8 warpgroups
+    stage_bytes = _count(stage_bytes, "simulate_pipeline: stage_bytes", 1)
+    times = {}
+    for name, v, zero_ok in (("load_time", load_time, False), ("mma_time", mma_time, False),
+                             ("issue_time", issue_time, True)):
+        if not isinstance(v, (int, float)) or isinstance(v, bool) or not (v >= 0 if zero_ok else v > 0) \
+                or v == float("inf"):
+            raise ValueError(f"simulate_pipeline: {name} must be a finite number {'>= 0' if zero_ok else '> 0'}, "
+                             f"got {quote(v)}")
+        times[name] = Fraction(v)             # exact times: equal times compare equal
+    program = consumer_ops(ktiles, stages, wait_group, release_lag, phase=consumer_phase)
+    run = PipelineRun(stages, consumers, ktiles, wait_group, release_lag)
     full = [MBarrier(f"full[{s}]", 1) for s in range(stages)]
     empty = [MBarrier(f"empty[{s}]", empty_arrivals(consumers)) for s in range(stages)]
-    contents = [None] * stages          # which k-tile each stage holds
-    tx = stage_bytes                    # announced by arrive.expect_tx, delivered by the copies
-    state = {"engine": 0.0, "tensor": 0.0}
-    queue, seq = [], [0]
+    contents = [None] * stages                 # which k-tile each stage holds
+    writes = [[] for _ in range(stages)]       # (k-tile, start, end) of each copy into the stage
+    groups_at = {}                             # group (row, k-tile) -> (stage, start)
+    finished = set()
+    queue, order, waiting = [], itertools.count(), []
+    engine = [Fraction(0)]
 
-    def push(t, fn):
-        seq[0] += 1
-        heapq.heappush(queue, (t, seq[0], fn))
+    def push(t, fn):                           # events at equal times run in the order they were made
+        heapq.heappush(queue, (t, next(order), fn))
 
     def note(bar, t, completed):
         if completed:
-            run.phases.append((t, bar.name, bar.phase))
+            run.phases.append((float(t), bar.name, bar.phase))
+
+    def error(row, t, text):
+        if text not in run.errors:
+            run.errors.append(text)
+            run.marks.append((row, float(t)))
+
+    def group_done(group, t):
+        row, kt = group
+        s, start = groups_at[group]
+        finished.add(group)
+        run.intervals.append((row, float(start), float(t), "mma", kt))
+        for j, a, b in writes[s]:
+            if j != kt and a < t and start < b:
+                error(row, a, f"the TMA writes k-tile {j} into stage {s} during t={float(a):g}-{float(b):g} "
+                              f"while consumer {row}'s wgmmas of k-tile {kt} read it "
+                              f"(t={float(start):g}-{float(t):g})")
+
+    tensor = _TensorCores(push, group_done)
 
     def producer():
+        state = PipelineState(stages, phase=producer_phase)
         for kt in range(ktiles):
-            s = stage_of(kt, stages)
-            if producer_waits(kt, stages):
-                yield ("wait", empty[s], empty_parity(kt, stages), 0, kt)
+            s = state.index
+            yield ("barrier", empty[s], state.phase, 0, kt)
             t = yield ("now",)
-            note(full[s], t, full[s].arrive(expect_tx=tx))
-            start = max(t, state["engine"])
-            state["engine"] = start + load_time
+            note(full[s], t, full[s].arrive(expect_tx=stage_bytes))
+            start = max(t, engine[0])
+            engine[0] = end = start + times["load_time"]
+            writes[s].append((kt, start, end))
 
             def land(t, s=s, kt=kt):
                 contents[s] = kt
-                note(full[s], t, full[s].complete_tx(tx))
-            run.intervals.append((0, start, start + load_time, "tma", kt))
-            push(start + load_time, land)
+                note(full[s], t, full[s].complete_tx(stage_bytes))
+            run.intervals.append((0, float(start), float(end), "tma", kt))
+            push(end, land)
+            state.advance()
 
-    def stale(c, s, kt, t, when):
+    def enter(group, s, t):                   # a group's first wgmma reaches the tensor cores
+        row, kt = group
+        groups_at[group] = (s, t)
         if contents[s] != kt:
-            run.errors.append(f"consumer {c + 1} {when} k-tile {kt} at t={t:g}, but stage {s} holds "
-                              f"{'nothing' if contents[s] is None else 'k-tile %d' % contents[s]}")
+            held = "nothing" if contents[s] is None else f"k-tile {contents[s]}"
+            error(row, t, f"consumer {row}'s wgmmas of k-tile {kt} start at t={float(t):g}, but stage {s} "
+                          f"holds {held}")
+        tensor.start(t, group, times["mma_time"])
 
     def consumer(c):
-        for kt in range(ktiles):
-            s = stage_of(kt, stages)
-            yield ("wait", full[s], full_parity(kt, stages), c + 1, kt)
+        row, groups = c + 1, WgmmaGroups()
+        for op in program:
             t = yield ("now",)
-            start = max(t, state["tensor"])
-            state["tensor"] = start + mma_time
-            run.intervals.append((c + 1, start, start + mma_time, "mma", kt))
-            yield ("sleep", start)
-            t = yield ("now",)
-            stale(c, s, kt, t, "started")
-            yield ("sleep", start + mma_time)
-            t = yield ("now",)
-            stale(c, s, kt, t, "finished")
-            for _ in range(4):
-                note(empty[s], t, empty[s].arrive())
-            run.end = max(run.end, t)
+            run.end = max(run.end, float(t))
+            if op.kind == "wait_full":
+                yield ("barrier", full[op.stage], op.arg, row, op.ktile)
+            elif op.kind == "mma":
+                groups.mma_async(op.ktile)
+                if op.arg == 0:                  # a group's wgmmas follow each other: it enters once
+                    at = t + times["issue_time"]
+                    push(at, lambda t2, g=(row, op.ktile), s=op.stage: enter(g, s, t2))
+                    if at > t:
+                        yield ("sleep", at)
+            elif op.kind == "commit":
+                groups.commit_group()
+            elif op.kind == "wait_group":
+                covered = [(row, kt) for g in groups.wait_group(op.arg) for kt in g]
+                yield ("groups", covered, row, op.ktile)
+            elif op.kind == "release":
+                if groups.may_read(op.arg):
+                    error(row, t, f"consumer {row} releases stage {op.stage} (k-tile {op.arg}) at t={float(t):g} "
+                                  f"after wgmma.wait_group {wait_group}, but k-tile {op.arg}'s wgmma group is not "
+                                  "known to be complete: the TMA may overwrite shared memory the tensor cores "
+                                  "still read")
+                for _ in range(4):
+                    note(empty[op.stage], t, empty[op.stage].arrive())
+        t = yield ("now",)
+        run.end = max(run.end, float(t))
 
-    agents = [producer()] + [consumer(c) for c in range(consumers)]
-    waiting = []                          # (agent, barrier, parity, row, kt, since)
+    def ready(cmd):
+        if cmd[0] == "barrier":
+            return cmd[1].try_wait(cmd[2])
+        return all(g in finished for g in cmd[1])
 
-    def step(agent, t, value=None):
+    def step(agent, t):
+        value = None
         while True:
             try:
                 cmd = agent.send(value)
             except StopIteration:
                 return
-            except RuntimeError as e:      # an mbarrier misuse stops that agent, as a trap would
+            except RuntimeError as e:          # an mbarrier misuse stops that role, as a trap would
                 run.errors.append(str(e))
                 return
             value = None
             if cmd[0] == "now":
                 value = t
             elif cmd[0] == "sleep":
-                push(cmd[1], lambda t2, a=agent: step(a, t2, None))
+                push(cmd[1], lambda t2, a=agent: step(a, t2))
                 return
-            elif cmd[0] == "wait":
-                _, bar, parity, row, kt = cmd
-                if bar.try_wait(parity):
-                    continue
-                waiting.append((agent, bar, parity, row, kt, t))
+            elif not ready(cmd):
+                waiting.append((agent, cmd, t))
                 return
 
-    for a in agents:
-        push(0.0, lambda t, a=a: step(a, t, None))
+    for a in [producer()] + [consumer(c) for c in range(consumers)]:
+        push(Fraction(0), lambda t, a=a: step(a, t))
     while queue:
         t, _, fn = heapq.heappop(queue)
         fn(t)
         again = True
-        while again:                       # barrier changes may release waiters at this very time
+        while again:                           # barrier changes may release waiters at this very time
             again = False
             for w in list(waiting):
-                agent, bar, parity, row, kt, since = w
-                if bar.try_wait(parity):
+                agent, cmd, since = w
+                if ready(cmd):
                     waiting.remove(w)
                     if t > since:
-                        run.intervals.append((row, since, t, "wait", kt))
-                    step(agent, t, None)
+                        kind = "wait" if cmd[0] == "barrier" else "wait_group"
+                        run.intervals.append((cmd[-2], float(since), float(t), kind, cmd[-1]))
+                    step(agent, t)
                     again = True
-    for agent, bar, parity, row, kt, since in waiting:
-        run.errors.append(f"deadlock: {run.rows()[row]} waits forever on {bar.name} parity {parity} "
-                          f"(k-tile {kt}; the barrier is in phase {bar.phase})")
+    for agent, cmd, since in waiting:
+        if cmd[0] == "barrier":
+            _, bar, parity, row, kt = cmd
+            error(row, since, f"deadlock: {run.rows()[row]} waits forever on {bar.name} parity {parity} "
+                              f"(k-tile {kt}; the barrier is in phase {bar.phase})")
     return run

@@ -58,9 +58,12 @@ EXERCISES = {
     "ch7 ex2": lambda a: ex.check_value(a, 8, "exercise 2", hints={
         4: "that is one operand's share: B is copied too", 64: "that counts halves: one cp.async moves 8"}),
     "ch7 ex3": lambda a: ex.check_wait_group_answer(a, 3, "exercise 3"),
-    "ch8 lbo": lambda a: ex.check_lbo_sbo_answer(a, (1, 64)),
+    "ch8 lbo": lambda a: ex.check_lbo_sbo_answer(a, (1, 64), lbo_used=False),
+    "ch8 lbo used": lambda a: ex.check_lbo_sbo_answer(a, (1, 64)),
     "ch8 tx": lambda a: ex.check_expect_tx_answer(a, 64 * 64 * 2 + 128 * 64 * 2, 64 * 64 * 2),
     "ch8 phase": lambda a: ex.check_phase_answer(a, (1, 0)),
+    "ch8 wait": lambda a: ex.check_wait_release_answer(a, release_lag=2, stages=4),
+    "ch8 regs": lambda a: ex.check_setmaxnreg_answer(a, 152, 128),
 }
 
 # Equivalent answers: each must pass. Strings are what a reader types (in a cell or the answer box).
@@ -107,9 +110,15 @@ RIGHT = {
     "ch7 ex1": [(49152, 64), [49152, 64], "(49152, 64)", "48*1024, 64"],
     "ch7 ex2": [8, "8", "_8", "4 + 4", np.int64(8)],
     "ch7 ex3": [1, "1", "_1"],
-    "ch8 lbo": [(1, 64), [1, 64], "(1, 64)"],
+    # K-major SW128: PTX does not read LBO, so any LBO that fits its 14 bits is as right as CuTe's 1
+    "ch8 lbo": [(1, 64), [1, 64], "(1, 64)", (0, 64), "(2, 64)", "(16383, _64)"],
+    "ch8 lbo used": [(1, 64), "(1, 64)"],
     "ch8 tx": [24576, "24576", "64*64*2 + 128*64*2"],
     "ch8 phase": [(1, 0), [1, 0], "(1, 0)"],
+    # releasing k-tile kt - 2 needs its group done: wait_group N completes the groups of k-tiles <= kt - N
+    "ch8 wait": [2, "2", "_2", "Int<2>{}"],
+    # (65536 - 128 * 40) registers over 3 * 128 consumer threads: 157.3, a multiple of 8 down: 152
+    "ch8 regs": [152, "152", "19 * 8"],
 }
 
 # Plausible wrong answers and (a piece of) the hint each must get.
@@ -149,9 +158,15 @@ WRONG = {
     "ch7 ex1": [((24576, 64), "counts elements"), ((49152, 2048), "per warp")],
     "ch7 ex2": [(4, "one operand's share"), (64, "counts halves")],
     "ch7 ex3": [(2, "stay in flight"), (0, "no longer overlap")],
-    "ch8 lbo": [((64, 1), "swapped"), ((16, 1024), "bytes")],
+    "ch8 lbo": [((64, 1), "swapped"), ((16, 1024), "bytes"), ((1, 512), "elements"), ((1, 32), "SBO 32"),
+                ((16384, 64), "14-bit"), (64, "expected a pair")],
+    "ch8 lbo used": [((2, 64), "entry 0"), ((64, 1), "swapped")],
     "ch8 tx": [(8192, "A box only"), (12288, "elements")],
     "ch8 phase": [((1, 1), "flipped")],
+    "ch8 wait": [(3, "is not known to be complete"), (1, "not the largest"), (0, "not the largest"),
+                 (8, "from 0 to 7"), ((2, 1), "whole number")],
+    "ch8 regs": [(128, "launch cap"), (157, "multiples of 8"), (160, "one step too many"), (256, "does not have"),
+                 (144, "too small")],
 }
 
 # What else a reader might type: never an exception, always one verdict line.

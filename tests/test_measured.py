@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from cutelite.teach.measured import RECORDED, recorded_table
+from cutelite.teach.measured import HOPPER_TIMING, RECORDED, recorded_table, timing_method_table
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "benchmarks", "layouts", "RESULTS.md")
 MOVED = 2 * 4 * 4096 * 4096                 # bytes read + written by each kernel
@@ -46,3 +46,30 @@ def test_recorded_table_text():
     assert text[2].split()[-4:] == ["0.296", "ms", "454", "GB/s"]
     with pytest.raises(ValueError, match="recorded_table: no recorded table 'gemm'"):
         recorded_table("gemm")
+
+
+def _section(text, title):
+    return text.split(title, 1)[1].split("\n## ", 1)[0]
+
+
+def test_hopper_timing_is_results_hopper():
+    """Run 6 timed each launch alone (two calls side by side in one table row); run 7 timed GPU time (its two
+    calls in two tables). Every figure must be in its run's section, on the kernel's or cuBLAS fp16->fp32's row."""
+    text = open(os.path.join(os.path.dirname(RESULTS), "..", "gemm", "RESULTS_HOPPER.md")).read()
+    kernel = HOPPER_TIMING["kernel"]
+    (_, run6, alone), (_, run7, gpu) = HOPPER_TIMING["methods"]
+    six = _section(text, "## Run 6 (2026-11-24)")
+    (c1, k1, r1), (c2, k2, r2) = alone
+    assert f"| {kernel} | {k1:.3f} |" in six and f"**{r1:.2f}** | {k2:.3f} |" in six and f"**{r2:.2f}** |" in six
+    assert f"| cuBLAS fp16->fp32 (torch.mm out_dtype) | {c1:.3f} |" in six and f"| {c2:.3f} |" in six
+    seven = _section(text, "## Run 7 (2026-11-25)")
+    for cublas, ms, ratio in gpu:
+        assert f"| {kernel} | {ms:.3f} |" in seven and f"| {ratio:.2f} |" in seven
+        assert f"| cuBLAS fp16->fp32 (torch.mm out_dtype) | {cublas:.3f} |" in seven
+    for _, _, calls in HOPPER_TIMING["methods"]:
+        for cublas, ms, ratio in calls:                    # the ratio is cuBLAS's time over the kernel's
+            assert abs(cublas / ms - ratio) <= 0.006, (cublas, ms, ratio)
+    (kg, kx), (cg, cx) = HOPPER_TIMING["host_ms"].values()
+    assert f"**{kx:.3f} ms** more than its {kg:.3f} ms, cuBLAS {cx:.3f} ms more than its {cg:.3f} ms" in \
+        " ".join(seven.split())
+    assert "0.81 (0.265 ms vs cuBLAS 0.216) and 0.76" in timing_method_table()

@@ -16,14 +16,44 @@ def _completions_before(kt, stages):
     return sum(1 for j in range(kt) if j % stages == kt % stages)
 
 
+def _cpp_advance(index, phase, count, n, stages):
+    """CUTLASS's PipelineState::advance, branch for branch (sm90_pipeline.hpp), as the oracle."""
+    if n < stages and index + n >= stages:
+        phase ^= 1
+    if n >= stages and ((index + n) // stages) % 2 == 1:
+        phase ^= 1
+    return (index + n) % stages, phase, count + n
+
+
+@pytest.mark.parametrize("stages", [1, 2, 3, 4, 7])
+def test_pipeline_state_is_cutlass(stages):
+    for index in range(stages):
+        for phase in (0, 1):
+            for n in range(3 * stages + 2):
+                s = P.PipelineState(stages, index, phase, 5).advance(n)
+                assert (s.index, s.phase, s.count) == _cpp_advance(index, phase, 5, n, stages)
+    one = P.PipelineState(stages)                  # ++state, n times, equals advance(n)
+    for n in range(1, 3 * stages):
+        one.advance()
+        assert one == P.PipelineState(stages).advance(n)
+    assert P.make_producer_start_state(stages) == P.PipelineState(stages, 0, 1, 0)   # CUTLASS: {0, 1, 0}
+    with pytest.raises(ValueError, match="PipelineState: index 7"):
+        P.PipelineState(stages, 7)
+    with pytest.raises(ValueError, match="phase must be 0 or 1"):
+        P.PipelineState(stages, 0, 2)
+    with pytest.raises(ValueError, match="advance: n must be at least 0"):
+        P.PipelineState(stages).advance(-1)
+
+
 @pytest.mark.parametrize("stages", [2, 3, 4, 7])
 def test_parities_from_counting(stages):
     for kt in range(40):
         uses = _completions_before(kt, stages)
         assert P.stage_of(kt, stages) == kt % stages
         assert P.full_parity(kt, stages) == uses % 2          # wait for completion number `uses`
-        if P.producer_waits(kt, stages):
-            assert P.empty_parity(kt, stages) == (uses - 1) % 2   # the previous use's release
+        # the producer waits for the release of the previous use: completion uses - 1 of empty[s]; before the
+        # first use that is "phase -1", parity 1, which a fresh barrier passes at once
+        assert P.empty_parity(kt, stages) == (uses - 1) % 2
         assert P.producer_waits(kt, stages) == (uses > 0)
 
 
@@ -34,35 +64,171 @@ def test_mbarrier_model():
     b.arrive()
     assert not b.try_wait(0)                              # bytes still pending
     assert b.complete_tx(10) and b.phase == 1 and b.try_wait(0) and not b.try_wait(1)
+    c = P.MBarrier("c", 1)                                # bytes may land before the arrival announces them
+    assert not c.complete_tx(8) and not c.try_wait(0)
+    assert c.arrive(expect_tx=8) and c.phase == 1
+    d = P.MBarrier("d", 1)
+    d.arrive(expect_tx=8)                                 # the phase waits for its bytes ...
+    with pytest.raises(RuntimeError, match="more arrivals than its count 1"):
+        d.arrive()                                        # ... and has no arrival left to give
+
+
+def test_wgmma_groups_follow_ptx():
+    """PTX: commit_group closes the open group; wait_group N waits until at most the N most recent committed
+    groups are pending and all prior ones are complete; uncommitted wgmmas are not waited on."""
+    g = P.WgmmaGroups()
+    for kt in range(3):
+        g.mma_async(kt)
+        g.commit_group()
+    g.mma_async(3)                                        # issued, not committed
+    assert g.wait_group(1) == [(0,), (1,)]                # groups 0 and 1 complete, group 2 may be pending
+    assert g.pending() == [(2,), (3,)] and g.may_read(2) and g.may_read(3) and not g.may_read(1)
+    assert g.wait_group(5) == []                          # fewer pending than 5: nothing to wait for
+    assert g.wait_group(0) == [(2,)] and g.pending() == [(3,)]   # the open group is not covered
+
+
+def test_consumer_ops_are_the_kernels_loop():
+    ops = P.consumer_ops(6, 4)
+    it = [str(o) for o in ops if o.ktile == 5]
+    assert it[0] == "mbarrier.try_wait.parity  full[1], 1"      # k-tile 5: stage 1, second fill
+    assert it[1] == "wgmma.fence" and it[6] == "wgmma.commit_group" and it[7].split() == ["wgmma.wait_group", "1"]
+    assert [o.arg for o in ops if o.ktile == 5 and o.kind == "mma"] == [0, 1, 2, 3]
+    assert it[8].startswith("mbarrier.arrive           empty[0]") and "k-tile 4" in it[8]
+    tail = [o for o in ops if o.ktile == 6]
+    assert [(o.kind, o.arg) for o in tail] == [("wait_group", 0), ("release", 5)]
+    assert [o.arg for o in ops if o.kind == "release"] == list(range(6))   # every stage use released once
+
+
+def _errors(run, words):
+    return [e for e in run.errors if words in e]
 
 
 @pytest.mark.parametrize("ktiles,stages,consumers,load,mma", [(8, 4, 2, 1.0, 1.0), (13, 3, 1, 0.4, 1.0),
                                                               (9, 2, 2, 2.0, 0.5), (1, 4, 2, 1.0, 1.0)])
 def test_simulation_is_correct(ktiles, stages, consumers, load, mma):
     run = P.simulate_pipeline(ktiles, stages, consumers, load, mma)
-    assert run.errors == []
+    assert run.errors == [] and run.marks == []
     assert sorted(kt for r, _, _, k, kt in run.intervals if k == "tma") == list(range(ktiles))
     for c in range(consumers):
-        assert [kt for r, _, _, k, kt in run.intervals if k == "mma" and r == c + 1] == list(range(ktiles))
+        assert sorted(kt for r, _, _, k, kt in run.intervals if k == "mma" and r == c + 1) == list(range(ktiles))
     for s in range(stages):
         fulls = [ph for _, name, ph in run.phases if name == f"full[{s}]"]
         assert fulls == list(range(1, len(range(s, ktiles, stages)) + 1))
-    # the tensor cores never run two wgmmas at once
-    mmas = sorted((a, b) for _, a, b, k, _ in run.intervals if k == "mma")
-    assert all(b1 <= a2 for (_, b1), (a2, _) in zip(mmas, mmas[1:]))
-    assert run.end == pytest.approx(max(b for _, _, b, k, _ in run.intervals if k == "mma"))
+    # the tensor cores run at full rate whenever a group is in flight: the time they are busy is the work
+    spans = sorted((a, b) for _, a, b, k, _ in run.intervals if k == "mma")
+    busy, reach = 0.0, 0.0
+    for a, b in spans:
+        busy += max(0.0, b - max(a, reach))
+        reach = max(reach, b)
+    assert busy == pytest.approx(ktiles * consumers * mma)
+    assert run.end == pytest.approx(reach)
+
+
+@pytest.mark.parametrize("stages", [2, 3, 4])
+@pytest.mark.parametrize("timing", [(0.6, 1.0, 0.0), (2.5, 1.0, 0.3), (0.3, 1.0, 0.7)])
+def test_release_rule_is_ptxs(stages, timing):
+    """After wgmma.wait_group N at iteration kt, PTX guarantees the groups of k-tiles <= kt - N: releasing the
+    stage of k-tile kt - L is safe exactly when L >= N. With L < N every in-loop release (k-tiles 0 ..
+    ktiles - L - 1) is a bug, for every consumer, whatever the timing; the drain after wait_group 0 is not.
+    L >= stages deadlocks: k-tile kt needs the release of k-tile kt - stages, which comes at iteration
+    kt - stages + L >= kt."""
+    load, mma, issue = timing
+    ktiles, consumers = 9, 2
+    for n in range(4):
+        for lag in range(stages + 1):
+            run = P.simulate_pipeline(ktiles, stages, consumers, load, mma, wait_group=n, release_lag=lag,
+                                      issue_time=issue)
+            assert bool(_errors(run, "deadlock")) == (lag >= stages), (n, lag)
+            if lag < stages:
+                early = _errors(run, "is not known to be complete")
+                assert len(early) == (consumers * (ktiles - lag) if lag < n else 0), (n, lag)
+            if n <= lag < stages:
+                assert run.errors == []
+
+
+def test_wait_group_0_is_correct_but_slower():
+    """With an issue latency i per group and loads faster than the math, one consumer keeping a group in
+    flight runs its groups back to back (the next enters while the last runs): load + i + K * mma. Waiting
+    for every group (N = 0) exposes i at every k-tile: load + K * (i + mma). Two consumers that both wait
+    for every group run in lockstep, each k-tile's two groups sharing the cores: load + K * (i + 2 mma)."""
+    K, load, mma, i = 12, 0.6, 1.0, 0.25
+    one = {n: P.simulate_pipeline(K, 4, 1, load, mma, wait_group=n, issue_time=i, release_lag=max(n, 1))
+           for n in (0, 1)}
+    assert one[1].end == pytest.approx(load + i + K * mma) and one[1].errors == []
+    assert one[0].end == pytest.approx(load + K * (i + mma)) and one[0].errors == []
+    two = {n: P.simulate_pipeline(K, 4, 2, load, mma, wait_group=n, issue_time=i) for n in (0, 1)}
+    assert two[1].end == pytest.approx(load + i + 2 * K * mma)
+    assert two[0].end == pytest.approx(load + K * (i + 2 * mma)) and two[0].errors == []
+
+
+def test_wait_group_2_races_in_time_too():
+    """Releasing k-tile kt - 1 while two groups stay in flight lets the TMA refill a stage whose group is still
+    running on the tensor cores: the model also sees the overlap in time."""
+    run = P.simulate_pipeline(12, 4, 2, 0.6, 1.0, wait_group=2)
+    assert _errors(run, "the TMA writes k-tile 4 into stage 0")
+    assert len(run.marks) == len(run.errors)
 
 
 def test_simulation_catches_wrong_parities():
-    bad_full = P.simulate_pipeline(8, 4, 2, 0.5, 1.0, full_parity=lambda kt, s: ((kt // s) + 1) & 1)
-    assert any("holds nothing" in e for e in bad_full.errors)
-    bad_empty = P.simulate_pipeline(8, 2, 2, 0.3, 1.0, empty_parity=lambda kt, s: (kt // s) & 1)
-    assert bad_empty.errors
+    bad_full = P.simulate_pipeline(8, 4, 2, 0.5, 1.0, consumer_phase=1)     # a fresh full[s] passes parity 1
+    assert _errors(bad_full, "k-tile 0 start at t=0, but stage 0 holds nothing")
+    bad_empty = P.simulate_pipeline(8, 2, 2, 0.3, 1.0, producer_phase=0)    # a fresh empty[s] blocks parity 0
+    assert _errors(bad_empty, "deadlock: producer (TMA) waits forever on empty[0] parity 0")
 
 
 def test_steady_state_is_mma_bound():
     run = P.simulate_pipeline(24, 4, 2, load_time=1.0, mma_time=1.0)
     assert run.end == pytest.approx(1.0 + 24 * 2 * 1.0)      # first load, then the tensor cores never idle
+    slow = P.simulate_pipeline(12, 4, 2, load_time=2.5, mma_time=1.0)
+    assert slow.end == pytest.approx(12 * 2.5 + 2 * 1.0)     # the last load, then its two groups
+
+
+def test_simulation_refuses_bad_arguments():
+    with pytest.raises(ValueError, match="simulate_pipeline: load_time must be a finite number > 0"):
+        P.simulate_pipeline(load_time=0)
+    with pytest.raises(ValueError, match="issue_time must be a finite number >= 0"):
+        P.simulate_pipeline(issue_time=-1)
+    with pytest.raises(TypeError, match="consumer_ops: wait_group must be an int"):
+        P.simulate_pipeline(wait_group=1.5)
+    with pytest.raises(ValueError, match="simulate_pipeline: stages must be from 1 to 64, got 0"):
+        P.simulate_pipeline(stages=0)
+
+
+def _nested(depth):
+    t = 2
+    for _ in range(depth):
+        t = (t,)
+    return t
+
+
+def test_bad_input_raises_only_type_or_value_errors():
+    """As tests/test_bad_input.py does for cutelite's __all__: each argument of each pipeline function
+    replaced by a wrong kind or an absurd value raises TypeError or ValueError with a short message, or
+    returns; nothing else escapes, and no absurd size (2^70 k-tiles) is attempted."""
+    from cutelite import Layout, Swizzle
+    bad = [None, "x", 1.5, True, -1, 0, 2 ** 70, _nested(60), [4, 8], (), Layout(4), (4, 8), object()]
+    calls = [(P.PipelineState, (4, 1, 0, 3)), (lambda n: P.PipelineState(4).advance(n), (3,)),
+             (P.make_producer_start_state, (4,)), (P.stage_of, (9, 4)), (P.full_parity, (9, 4)),
+             (P.empty_parity, (9, 4)), (P.producer_waits, (9, 4)), (P.empty_arrivals, (2, 4, (2, 1))),
+             (P.stage_alignment, (Swizzle(3, 4, 3),)), (P.desc_base_offset, (1024, Swizzle(3, 4, 3))),
+             (P.launch_register_cap, (384, 65536, 8)), (P.setmaxnreg_plan, ([("p", 1, 40), ("c", 2, 232)], 65536)),
+             (P.multicast_mask, ((2, 1), (0, 0), "A")), (P.MBarrier, ("b", 2)),
+             (lambda n: P.WgmmaGroups().wait_group(n), (1,)), (P.consumer_ops, (4, 2, 1, 1, 4, 0)),
+             (P.simulate_pipeline, (3, 2, 1, 1.0, 1.0, 49152, 1, 1, 0.0, 0, 1))]
+    escaped = []
+    for fn, args in calls:
+        fn(*args)
+        for i in range(len(args)):
+            for b in bad:
+                try:
+                    fn(*args[:i], b, *args[i + 1:])
+                except (TypeError, ValueError) as e:
+                    assert 0 < len(str(e)) <= 1000
+                except Exception as e:  # noqa: BLE001 - what the probe looks for
+                    escaped.append((getattr(fn, "__name__", fn), i, repr(b)[:30], type(e).__name__))
+    assert not escaped, escaped
+    with pytest.raises(ValueError, match=r"wgmma.wait_group: N must be from 0 to 7"):
+        P.WgmmaGroups().wait_group(8)
 
 
 def test_bytes():
@@ -71,6 +237,58 @@ def test_bytes():
     assert P.empty_arrivals(2) == 8
     with pytest.raises(ValueError):
         P.tma_box_bytes((3,), 4)
+
+
+def test_stage_alignment_and_base_offset():
+    """PTX ISA, matrix descriptor: the swizzle pattern repeats at 1024 (128B), 512 (64B), 256 (32B) bytes; a
+    tile on that boundary has base offset 0, else (address >> 7) & 7."""
+    from cutelite import Swizzle
+    for bits, period in ((3, 1024), (2, 512), (1, 256)):
+        sw = Swizzle(bits, 4, 3)
+        assert P.stage_alignment(sw) == period
+        assert all(sw(x + period) == sw(x) + period for x in range(4 * period))
+        assert any(sw(x + period // 2) != sw(x) + period // 2 for x in range(period))   # half a period is not
+    sw128 = Swizzle(3, 4, 3)
+    assert [P.desc_base_offset(a, sw128) for a in (0, 1024, 7 * 1024, 1024 + 32, 1024 + 128, 2048 + 896)] == \
+        [0, 0, 0, 0, 1, 7]
+    with pytest.raises(ValueError, match="desc_base_offset: address must be a non-negative multiple of 16"):
+        P.desc_base_offset(8, sw128)
+    with pytest.raises(TypeError, match="stage_alignment: expected a Swizzle"):
+        P.stage_alignment(3)
+
+
+def test_registers():
+    """The H100's register file holds 65536 32-bit registers an SM; a 384-thread block is capped at
+    65536 / 384 = 170.7, 168 rounded down to 8; setmaxnreg 40 for one warpgroup and 232 for two uses
+    128 * 40 + 256 * 232 = 64512, exactly what the 168 cap allotted (384 * 168)."""
+    assert P.launch_register_cap(384) == 168 and P.launch_register_cap(256) == 256 // 8 * 8
+    plan = P.setmaxnreg_plan([("producer", 1, 40), ("consumers", 2, 232)])
+    assert (plan["threads"], plan["launch_cap"], plan["total"], plan["free_at_launch"]) == \
+        (384, 168, 128 * 40 + 256 * 232, 65536 - 384 * 168)
+    assert plan["roles"] == [("producer", 1, 40, 128 * (168 - 40)), ("consumers", 2, 232, -256 * (232 - 168))]
+    for bad in (20, 44, 264):
+        with pytest.raises(ValueError, match="multiple of 8 from 24 to 256"):
+            P.setmaxnreg_plan([("producer", 1, bad)])
+    with pytest.raises(ValueError, match="more than the 65536"):
+        P.setmaxnreg_plan([("producer", 1, 40), ("consumers", 2, 240)])
+    # three consumers beside a 40-register producer: (65536 - 128 * 40) / 384 = 157.3, down to 152
+    assert P.setmaxnreg_room([("producer", 1, 40)], 3) == 152
+    assert P.setmaxnreg_room([("producer", 1, 40)], 2) == 232          # the kernel's two consumers: 236 -> 232
+    assert P.setmaxnreg_room([], 1) == 256                              # one warpgroup alone: setmaxnreg's top
+    with pytest.raises(ValueError, match="fewer than setmaxnreg's 24"):
+        P.setmaxnreg_room([("consumers", 4, 128)], 4)
+
+
+def test_cluster_multicast():
+    """A 2x1 cluster (two CTAs along M) shares B: each CTA multicasts to both (mask 0b11); A is its own.
+    Ranks are column-major over (M, N) as CuTe's Layout<ClusterShape>: (m, n) -> m + 2 n in a 2x2 cluster."""
+    assert [P.multicast_mask((2, 1), (m, 0), "B") for m in range(2)] == [0b11, 0b11]
+    assert [P.multicast_mask((2, 1), (m, 0), "A") for m in range(2)] == [0b01, 0b10]
+    assert P.multicast_mask((2, 2), (0, 0), "A") == 0b0101 and P.multicast_mask((2, 2), (1, 1), "B") == 0b1100
+    assert P.empty_arrivals(2, cluster_shape=(2, 1)) == 2 * 2 * 4      # both CTAs' consumers release a stage
+    assert P.empty_arrivals(2, cluster_shape=(2, 2)) == 3 * 2 * 4
+    with pytest.raises(ValueError, match="multicast_mask: CTA"):
+        P.multicast_mask((2, 1), (0, 1), "A")
 
 
 def _ptx_d(thread, i):
@@ -139,6 +357,11 @@ def test_draw_pipeline():
     ax = draw_pipeline(run)
     assert len(ax.patches) == len(run.intervals)
     assert [t.get_text() for t in ax.get_yticklabels()] == run.rows()
+    bad = P.simulate_pipeline(8, 4, 2, 0.6, 1.0, wait_group=2)
+    ax = draw_pipeline(bad)
+    crosses = [ln for ln in ax.lines if ln.get_marker() == "x"]
+    assert len(crosses) == len(bad.errors) > 0
+    assert {p.get_hatch() for p in ax.patches} >= {"...", None}        # wait_group bands and group bars
     matplotlib.pyplot.close("all")
 
 

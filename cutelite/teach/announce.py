@@ -62,11 +62,14 @@ def decode(v):
     return parse_layout(v["layout"]) if "layout" in v else ast.literal_eval(v["py"])
 
 
-def announce_exercise(checker, name, expected=None, hints=None, costs=None):
+def announce_exercise(checker, name, expected=None, hints=None, costs=None, params=None):
     """Announce an unanswered exercise check, so the page can give it an answer box: `checker` names the
-    check in cutelite.teach.live; a swizzle exercise sends its table of costs instead of an expected value.
-    Values that cannot be written as JSON (there are none in the book) leave the exercise without a box."""
+    check in cutelite.teach.live; a swizzle exercise sends its table of costs instead of an expected value;
+    `params` (a dict of numbers) are the checker's other arguments. Values that cannot be written as JSON
+    (there are none in the book) leave the exercise without a box."""
     spec = {"live": "exercise", "checker": checker, "name": name}
+    if params:
+        spec["params"] = dict(params)
     if costs is not None:
         spec["costs"] = costs
     else:

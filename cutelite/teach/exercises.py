@@ -23,7 +23,8 @@ __all__ = ["check_value", "check_layout_answer", "check_offsets_answer", "check_
            "check_coordinates_answer", "check_owner_answer", "layout_hint", "offsets_hint", "value_hint",
            "check_lbo_sbo_answer", "check_expect_tx_answer", "check_phase_answer", "plain_shape",
            "check_partition_shape_answer", "check_copy_atom_answer", "check_tiled_mma_answer",
-           "check_budget_answer", "check_wait_group_answer", "swizzle_costs", "SWIZZLE_RANGE"]
+           "check_budget_answer", "check_wait_group_answer", "check_wait_release_answer",
+           "check_setmaxnreg_answer", "swizzle_costs", "SWIZZLE_RANGE"]
 
 
 def _report(name, ok, hint=None):
@@ -381,14 +382,76 @@ def check_swizzle_answer(answer, cost, name="swizzle"):
 
 
 # ---- chapter 8 (Hopper): checkers with the likely mistakes spelled out as hints --------------------------
-def check_lbo_sbo_answer(answer, expected, name="(LBO, SBO)"):
-    """(leading, stride) byte offsets of a GMMA descriptor, in 16-byte units, as a pair. Hints for the pair
-    swapped, for bytes instead of 16-byte units, and for elements instead of 16-byte units."""
+def check_lbo_sbo_answer(answer, expected, name="(LBO, SBO)", lbo_used=True):
+    """(leading, stride) byte offsets of a GMMA descriptor, in 16-byte units, as a pair. With
+    `lbo_used=False` (a K-major swizzled tile: one wgmma's 16 K elements lie inside one swizzled row, and PTX
+    does not read the field) any LBO that fits the 14-bit field passes, as it does on the GPU, and the check
+    is SBO's. Hints for the pair swapped, for bytes, and for elements instead of 16-byte units."""
     lbo, sbo = expected
     hints = {(sbo, lbo): "swapped: LBO is the leading (K) direction, SBO the step between 8-row core-matrix groups",
              (16 * lbo, 16 * sbo): "those are bytes; the descriptor counts 16-byte units (bytes >> 4)",
              (8 * lbo, 8 * sbo): "those are 16-bit elements; the descriptor counts 16-byte units (8 halves)"}
-    return check_value(answer, tuple(expected), name, hints)
+    if lbo_used:
+        return check_value(answer, tuple(expected), name, hints)
+    if answer is None:
+        announce_exercise("lbo_sbo", name, tuple(expected), hints)
+    got = _answer(name, answer, tuple(expected))
+    if got is None:
+        return False
+    if not (isinstance(got, tuple) and len(got) == 2 and all(is_int(v) and not isinstance(v, bool) for v in got)):
+        return _report(name, False, f"expected a pair (LBO, SBO) of whole numbers; you have {shown(got)}")
+    got_lbo, got_sbo = got
+    if got_sbo == sbo and 0 <= got_lbo < 1 << 14:
+        print(f"PASS {name}: SBO = {sbo} units ({16 * sbo} bytes); LBO is not read for this layout, so any "
+              f"value passes (CuTe writes {lbo})")
+        return True
+    if got_sbo == sbo:
+        return _report(name, False, f"SBO is right; LBO is not read here, but {got_lbo} does not fit the "
+                                    "descriptor's 14-bit field")
+    hint = {16 * sbo: "SBO in bytes; the descriptor counts 16-byte units (bytes >> 4)",
+            8 * sbo: "SBO in 16-bit elements; the descriptor counts 16-byte units (8 halves)"}.get(got_sbo)
+    if hint is None and got_lbo == sbo:
+        hint = "swapped: LBO is the leading (K) direction, SBO the step between 8-row core-matrix groups"
+    return _report(name, False, hint or f"SBO {got_sbo} is not the step from one 8-row group to the next "
+                                        "(LBO is not read for this layout: only SBO matters)")
+
+
+def check_setmaxnreg_answer(answer, expected, launch_cap, name="registers a consumer thread can ask for"):
+    """The largest `setmaxnreg.inc` count for the consumers of a block, beside its producer's count. Hints
+    for the launch cap, for the count before rounding down to a multiple of 8, and for the next multiple of
+    8 up (which does not fit)."""
+    hints = {launch_cap: "that is the launch cap: setmaxnreg.inc can take what the producer's .dec gives back",
+             expected + 8: "one step too many: the block's registers would pass 65,536",
+             256: "setmaxnreg allows 256, but the register file does not have that many for every consumer"}
+    for exact in range(expected + 1, expected + 8):
+        hints.setdefault(exact, "setmaxnreg counts are multiples of 8: round down")
+    hints.pop(expected, None)
+    return check_value(answer, expected, name, hints)
+
+
+def check_wait_release_answer(answer, release_lag, stages=4, name="wgmma.wait_group count"):
+    """The largest N of `wgmma.wait_group N` after which a consumer may release the stage of k-tile
+    kt - release_lag: release_lag itself (the groups of k-tiles <= kt - N are then complete). The answer
+    runs in cutelite.pipeline's simulation: a larger N gets the first rule the model finds broken; a
+    smaller one is safe there but not the largest."""
+    from ..pipeline import simulate_pipeline
+    if answer is None:
+        announce_exercise("wait_release", name, release_lag, params={"release_lag": release_lag, "stages": stages})
+    got = _answer(name, answer, release_lag)
+    if got is None:
+        return False
+    if not (is_int(got) and not isinstance(got, bool) and 0 <= got <= 7):
+        return _report(name, False, f"expected N of wgmma.wait_group N, a whole number from 0 to 7; you have "
+                                    f"{shown(got)}")
+    run = simulate_pipeline(2 * stages, stages, 2, load_time=0.6, wait_group=got, release_lag=release_lag)
+    if run.errors:
+        return _report(name, False, f"the model reports: {run.errors[0]}")
+    if got < release_lag:
+        return _report(name, False, f"safe (the model finds nothing wrong), but not the largest: wait_group {got} "
+                                    f"also waits for groups the release of k-tile kt - {release_lag} does not need")
+    print(f"PASS {name}: with wait_group {got} the groups of k-tiles <= kt - {got} are complete, and the "
+          "model finds no broken rule")
+    return True
 
 
 def check_expect_tx_answer(answer, expected, box_a_bytes, name="expect_tx bytes"):

@@ -97,6 +97,10 @@ def _check(spec, text):
     name = spec["name"]
     if spec["checker"] == "swizzle":
         return exercises.check_swizzle_answer(text, _Cost(spec["costs"]), name)
+    if spec["checker"] == "lbo_sbo":
+        return exercises.check_lbo_sbo_answer(text, decode(spec["expected"]), name, lbo_used=False)
+    if spec["checker"] == "wait_release":
+        return exercises.check_wait_release_answer(text, name=name, **spec["params"])
     hints = {decode(k): h for k, h in spec["hints"]}
     return _CHECKERS[spec["checker"]](text, decode(spec["expected"]), name, hints)
 

@@ -1,11 +1,13 @@
 """What the chapters' timing cells measured on a GPU, kept so that a page built without one (in the
 simulator) still shows real numbers, labelled as recorded, and a reader can compare them with their own.
 
-Each table copies one of benchmarks/layouts/RESULTS.md (device, date, command and method are there);
-tests/test_measured.py checks that the two agree. A row is (kernel, [(ms, GB/s) of each run]).
+Each table of RECORDED copies one of benchmarks/layouts/RESULTS.md (device, date, command and method are
+there); a row is (kernel, [(ms, GB/s) of each run]). HOPPER_TIMING copies two runs of
+benchmarks/gemm/RESULTS_HOPPER.md: the same Hopper kernel timed two ways. tests/test_measured.py checks that
+each agrees with its file.
 """
 
-__all__ = ["RECORDED", "recorded_table"]
+__all__ = ["RECORDED", "recorded_table", "HOPPER_TIMING", "timing_method_table"]
 
 _H100 = "NVIDIA H100 80GB HBM3, 2026-11-25, benchmarks/layouts/RESULTS.md"
 
@@ -44,4 +46,31 @@ def recorded_table(name, width=30):
     for kernel, runs in table["rows"]:
         ms, gbs = [r[0] for r in runs], [r[1] for r in runs]
         lines.append(f"{kernel:{width}s} {_span(ms, '.3f'):>11s} ms  {_span(gbs, 'd'):>9s} GB/s")
+    return "\n".join(lines)
+
+
+HOPPER_TIMING = {
+    "source": "NVIDIA H100 80GB HBM3, benchmarks/gemm/RESULTS_HOPPER.md",
+    "kernel": "persistent BN256 st4 group8",
+    "size": 4096,
+    # (method, run, [(cuBLAS ms, kernel ms, ratio) of each call]): the same code, timed two ways
+    "methods": [("each launch alone, from an idle GPU: the host's launch cost counted", "run 6, 2026-11-24",
+                 [(0.216, 0.265, 0.81), (0.206, 0.271, 0.76)]),
+                ("GPU time: launches queued back to back (kernels.timing.gpu_time_ms)", "run 7, 2026-11-25",
+                 [(0.187, 0.197, 0.95), (0.184, 0.198, 0.93)])],
+    # what one lone call costs the host on top of its GPU time (kernels.timing.launch_overhead_ms), run 7
+    "host_ms": {"the Hopper kernel through Numba": (0.197, 0.135), "cuBLAS through torch.mm": (0.194, 0.050)},
+}
+
+
+def timing_method_table():
+    """HOPPER_TIMING as text: the kernel's ratio to cuBLAS under each timing method, then what a lone call
+    costs the host."""
+    t = HOPPER_TIMING
+    lines = [f"recorded on {t['source']}, {t['kernel']}, {t['size']}^3, fp16 in, fp32 out:"]
+    for method, run, calls in t["methods"]:
+        ratios = " and ".join(f"{ratio:.2f} ({ms:.3f} ms vs cuBLAS {cublas:.3f})" for cublas, ms, ratio in calls)
+        lines.append(f"  {method} [{run}]: {ratios}")
+    lines.append("a lone call, on top of its GPU time: " + "; ".join(
+        f"{who} {extra:.3f} ms more than its {gpu:.3f}" for who, (gpu, extra) in t["host_ms"].items()))
     return "\n".join(lines)

@@ -295,8 +295,11 @@ def draw_warp_access(offsets, elem_bytes=4, segment_bytes=32, ax=None, title=Non
 
 def draw_pipeline(run, ax=None, title=None):
     """Draw a PipelineRun (cutelite.pipeline.simulate_pipeline) as a timeline: one row for the producer's
-    TMA copies, one per consumer's wgmmas, each bar labelled with its k-tile and coloured by its stage;
-    waits are grey hatched bars, mbarrier phase completions ticks under the axis. Returns the axes.
+    TMA copies, one per consumer's wgmma groups (from the moment a group enters the tensor cores until it
+    is done; a consumer keeps up to wait_group + 1 in flight, drawn in as many lanes), each bar labelled
+    with its k-tile and coloured by its stage;
+    waits on an mbarrier are grey hatched bands, waits on `wgmma.wait_group` dotted ones, each broken rule a
+    red cross, and empty[s] phase completions ticks under the axis. Returns the axes.
     """
     from ..pipeline import PipelineRun
     if not isinstance(run, PipelineRun):
@@ -308,13 +311,18 @@ def draw_pipeline(run, ax=None, title=None):
     palette = _thread_colours(max(run.stages, 2))
     for row, start, end, kind, kt in run.intervals:
         y = len(rows) - 1 - row
-        if kind == "wait":
+        if kind in ("wait", "wait_group"):
             ax.add_patch(plt.Rectangle((start, y + 0.02), end - start, 0.2, facecolor="0.92", edgecolor="0.6",
-                                       hatch="///", linewidth=0.5))
+                                       hatch="///" if kind == "wait" else "...", linewidth=0.5))
             continue
-        ax.add_patch(plt.Rectangle((start, y + 0.28), end - start, 0.67, facecolor=palette[kt % run.stages],
+        lanes = run.wait_group + 1 if kind == "mma" else 1
+        h = 0.67 / lanes
+        y0 = y + 0.28 + h * (lanes - 1 - kt % lanes)
+        ax.add_patch(plt.Rectangle((start, y0), end - start, h, facecolor=palette[kt % run.stages],
                                    edgecolor="0.2", linewidth=0.6))
-        ax.text((start + end) / 2, y + 0.615, f"k{kt}", ha="center", va="center", fontsize=7)
+        ax.text((start + end) / 2, y0 + h / 2, f"k{kt}", ha="center", va="center", fontsize=7 if lanes < 3 else 6)
+    for row, t in run.marks:
+        ax.plot([t], [len(rows) - 1 - row + 0.6], marker="x", color="#d62728", markersize=9, markeredgewidth=2)
     for t, name, phase in run.phases:
         if name.startswith("empty"):
             ax.plot([t, t], [-0.35, -0.05], color="0.3", linewidth=0.8)
@@ -323,11 +331,12 @@ def draw_pipeline(run, ax=None, title=None):
     ax.set_ylim(-0.45, len(rows))
     ax.set_yticks([len(rows) - 1 - i + 0.5 for i in range(len(rows))])
     ax.set_yticklabels(rows, fontsize=8)
-    ax.set_xlabel("time (one unit = one k-tile's wgmmas of one consumer); ticks below: an empty[s] phase "
-                  "completes (a stage is free again)", fontsize=8)
+    ax.set_xlabel("time (one unit = one k-tile's wgmma group of one consumer, alone on the tensor cores); ticks "
+                  "below: an empty[s] phase completes (a stage is free again)", fontsize=8)
     ax.tick_params(labelsize=7)
-    ax.set_title(title or f"{run.stages} stages, {run.consumers} consumers, {run.ktiles} k-tiles: colour = "
-                 "stage, grey band = waiting on an mbarrier", fontsize=9)
+    ax.set_title(title or f"{run.stages} stages, {run.consumers} consumers, {run.ktiles} k-tiles, "
+                 f"wgmma.wait_group {run.wait_group}: colour = stage, hatched = waiting on an mbarrier, "
+                 "dotted = on wait_group", fontsize=9)
     return ax
 
 
