@@ -7,6 +7,7 @@ M = N = K = 4096, fp16 inputs, fp32 accumulation and output. Runs 7 on are GPU t
 runs 2-5 timed each launch alone from an idle GPU, host launch cost included. Runs 9 on are the kernels of
 kernels/hopper (written with the CuTe layer); earlier ones the hand-indexed kernels they replaced.
 
+RECORDED_RUNS[0] is the latest run of the whole ladder (steps 1-5), RECORDED_RUNS[1] the latest of step 6.
 SWEEPS: sizes other than 4096^3, with cuBLAS and the CuTe DSL's persistent example in the same process.
 """
 
@@ -22,6 +23,12 @@ RECORDED_RUNS = [
               ("persistent BN256 st4 group8", 0.199, 690.6, 0.95),
               ("persistent BN256 st4 group16", 0.198, 692.6, 0.95),
               ("persistent BN256 st4 group16 tma-store", 0.194, 708.5, 0.97)]},
+    {"date": "2026-11-25", "device": "NVIDIA H100 80GB HBM3 (sm_90)", "run": "run 13",
+     "command": "PYTHONUNBUFFERED=1 python3 -m kernels.hopper tma-store pingpong",
+     "rows": [("cuBLAS fp16->fp32 (torch.mm out_dtype)", 0.190, 725.0, 1.00),
+              ("persistent BN256 st4 group16 tma-store", 0.196, 702.5, 0.97),
+              ("pingpong 64x256 st4 group16", 0.221, 622.8, 0.86),
+              ("pingpong 128x128 st4 group16", 0.227, 604.5, 0.83)]},
     {"date": "2026-11-25", "device": "NVIDIA H100 80GB HBM3 (sm_90)", "run": "run 9",
      "command": "PYTHONUNBUFFERED=1 python3 -m kernels.hopper",
      "rows": [("cuBLAS fp16->fp32 (torch.mm out_dtype)", 0.195, 706.3, 1.00),

@@ -94,7 +94,6 @@ VARIANTS = {   # what main() checks and times, in this order
                                                    tma_store=True),
     "pingpong 64x256 st4 group16": dict(BM=64, BN=256, stages=4, regs=(40, 232), group=16, pingpong=True),
     "pingpong 128x128 st4 group16": dict(BM=128, BN=128, stages=4, regs=(40, 232), group=16, pingpong=True),
-    "pingpong 64x256 st5 group16": dict(BM=64, BN=256, stages=5, regs=(40, 232), group=16, pingpong=True),
 }
 
 # what matmul("auto") runs on sm_90 (RESULTS_HOPPER.md)
