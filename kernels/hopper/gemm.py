@@ -54,9 +54,15 @@ class HopperGemm:
     def __call__(self, a, bt, c, stream=0):
         M, K = a.shape
         N = bt.shape[0]
-        if M % self.BM or N % self.BN or K % BK or bt.shape[1] != K or c.shape != (M, N):
-            raise ValueError("HopperGemm: A %s, Bt %s, C %s: M, N, K must be multiples of %d, %d, %d"
-                             % (a.shape, bt.shape, c.shape, self.BM, self.BN, BK))
+        if bt.shape[1] != K or c.shape != (M, N):
+            raise ValueError("HopperGemm: A %s, Bt %s, C %s do not make a GEMM" % (a.shape, bt.shape, c.shape))
+        if self.tma_store:      # TMA loads fill outside the matrices with zeros, TMA stores clip: any shape
+            if K % 8 or N % 4:
+                raise ValueError("HopperGemm: a tensor map needs 16-byte rows: K a multiple of 8 and N of 4, "
+                                 "got M, N, K = %d, %d, %d" % (M, N, K))
+        elif M % self.BM or N % self.BN or K % BK:
+            raise ValueError("HopperGemm: A %s, Bt %s, C %s: M, N, K must be multiples of %d, %d, %d (any shape "
+                             "needs tma_store=True)" % (a.shape, bt.shape, c.shape, self.BM, self.BN, BK))
         if self.cp_async:
             return self.kernel.launch(a, bt, c, stream=stream)
         o = self.kernel.objects
@@ -105,8 +111,8 @@ def matmul_hopper(a, b, out=None, stream=0):
     """C = a @ b (float32) with the persistent Hopper kernel, or None where it does not apply: kernels.gemm's
     matmul(kernel="auto") asks this first on sm_90. Applies to float16 device-or-host arrays (uint16 views
     of f16 too) with A (M, K) row-major contiguous, B (K, N) column-major contiguous (both operands K-major),
-    M, N, K multiples of the tile (128 x 256 x 64), and an `out` that is None or a contiguous float32 (M, N)
-    device array."""
+    any M, N, K with 16-byte rows (K a multiple of 8, N of 4: the TMA fills and clips the edges), and an
+    `out` that is None or a contiguous float32 (M, N) device array."""
     from numba import cuda
     from ..arrays import device_view, transposed
     M, K = a.shape
@@ -115,7 +121,7 @@ def matmul_hopper(a, b, out=None, stream=0):
     if _MATMUL.get("cfg") != MATMUL_CONFIG:
         _MATMUL.update(cfg=dict(MATMUL_CONFIG), g=HopperGemm(**MATMUL_CONFIG))
     g = _MATMUL["g"]
-    if M % g.BM or N % g.BN or K % BK or M == 0 or N == 0 or K == 0:
+    if K % 8 or N % 4 or M == 0 or N == 0 or K == 0:
         return None
 
     def kmajor(x):
@@ -197,8 +203,9 @@ def time_vs_cublas(gemms, size=4096, reps=20):
 
 
 def main(argv=None):
-    """Check every variant on this GPU (NumPy reference, outputs poisoned with NaN first, three shapes),
-    then time it at 4096^3 against cuBLAS in the same process; print a table."""
+    """Check every variant on this GPU (NumPy reference, outputs poisoned with NaN first, three shapes, and
+    shapes that are not multiples of the tile for the TMA-store kernel), then time it at 4096^3 against
+    cuBLAS in the same process; print a table."""
     import kernels
     kernels.setup()
     from numba import cuda
@@ -215,7 +222,8 @@ def main(argv=None):
     for name, cfg in variants:
         g = HopperGemm(**cfg)
         ok, ms = True, float("nan")
-        for (M, N, K) in ((256, 512, 320), (384, 1024, 192), (S, S, S)):
+        ragged = [(1000, 1000, 1000), (129, 260, 72), (1, 4, 8)] if cfg.get("tma_store") else []
+        for (M, N, K) in [(256, 512, 320), (384, 1024, 192)] + ragged + [(S, S, S)]:
             if (M, N, K) == (S, S, S):
                 x, y, ref = da, dbt, ref_big
             else:
