@@ -255,10 +255,13 @@ class Kernel:
     def launch(self, *args, grid=None, stream=0):
         """Run on `grid` blocks (an int or tuple; by default self.grid(*args)) of `threads` threads, with the
         shared memory it needs, on `stream`. A second launch on the same arrays (addresses, shapes, strides),
-        grid and stream costs one driver call (runtime.prepared_launch)."""
+        grid and stream costs one driver call (runtime.prepared_launch); host (NumPy) arrays go through Numba,
+        which copies them to the GPU and back on every launch."""
         from ..runtime import allow_dynamic_shared, in_simulator, prepared_launch
         grid = self.grid(*args) if grid is None else grid
-        if in_simulator():
+        if in_simulator() or any(isinstance(a, np.ndarray) for a in args):   # host arrays: Numba copies them
+            if not in_simulator():
+                allow_dynamic_shared(self.numba, args, self.smem_bytes)
             return self.numba[grid, self.threads, stream, self.smem_bytes](*args)
         key = (grid, id(stream), tuple(_identity(a) for a in args))
         go = self._launches.get(key)
