@@ -1,0 +1,84 @@
+"""The "In the CuTe DSL" boxes: a snippet of examples.py and what the DSL printed for it, folded.
+
+The snippet's source is read from examples.py as text (no import: the box shows it where the DSL is not
+installed too). Its output comes from running it with the DSL when the DSL imports here, otherwise from
+recorded.py (the output of the same function, recorded with the DSL), labelled as recorded. In the book
+the box is an admonition with the dropdown class, folded like a solution; in a plain terminal it is text.
+"""
+
+import ast
+import html
+import os
+
+from . import host
+
+__all__ = ["ARGS", "source", "output", "box"]
+
+# The arguments each snippet is called with (the rest take none).
+ARGS = {"ch1_static_dynamic": (16,), "ch9_static_dynamic": (16, 8)}
+
+_EXAMPLES = os.path.join(os.path.dirname(__file__), "examples.py")
+
+
+def source(name):
+    """The source of examples.<name>, decorator included, as written in the file."""
+    with open(_EXAMPLES) as f:
+        text = f.read()
+    for node in ast.parse(text).body:
+        if isinstance(node, ast.FunctionDef) and node.name == name:
+            lines = text.splitlines()[node.decorator_list[0].lineno - 1 if node.decorator_list else node.lineno - 1:
+                                      node.end_lineno]
+            return "\n".join(lines)
+    raise ValueError(f"box: examples.py has no function {name!r}")
+
+
+def call(name):
+    """How the snippet is called, as a reader would type it."""
+    return f"{name}({', '.join(map(repr, ARGS.get(name, ())))})"
+
+
+def output(name):
+    """(what the snippet printed, where from): run here when the DSL imports, else the recorded text."""
+    why = host.missing()
+    if why is None:
+        from . import examples
+        return host.run(getattr(examples, name), *ARGS.get(name, ())), f"run here with nvidia-cutlass-dsl"
+    from .recorded import OUTPUT
+    if name not in OUTPUT:
+        raise ValueError(f"box: no recorded output for {name!r}; run python -m kernels.dsl.record where the DSL "
+                         "is installed")
+    return OUTPUT[name], f"RECORDED with nvidia-cutlass-dsl {host.VERSION}, not run here ({why})"
+
+
+def _code_html(code):
+    try:
+        from pygments import highlight
+        from pygments.formatters import HtmlFormatter
+        from pygments.lexers import PythonLexer
+        return highlight(code, PythonLexer(), HtmlFormatter(nowrap=True))
+    except ImportError:
+        return html.escape(code)
+
+
+class Box:
+    """A folded box: title, the snippet and its call, what it printed and where that comes from."""
+
+    def __init__(self, name, title):
+        self.name, self.title = name, title
+        self.code = source(name) + "\n\n" + call(name)
+        self.printed, self.origin = output(name)
+
+    def _repr_html_(self):
+        pre = '<div class="highlight"><pre>{}</pre></div>'
+        return (f'<div class="admonition dropdown dsl-box"><p class="admonition-title">{html.escape(self.title)}</p>'
+                + pre.format(_code_html(self.code))
+                + f"<p>prints ({html.escape(self.origin)}):</p>"
+                + pre.format(html.escape(self.printed)) + "</div>")
+
+    def __repr__(self):
+        return f"{self.title}\n\n{self.code}\n\nprints ({self.origin}):\n{self.printed}"
+
+
+def box(name, title="In the CuTe DSL"):
+    """The box for examples.<name>: display it as a cell's last expression."""
+    return Box(name, title)

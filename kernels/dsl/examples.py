@@ -1,0 +1,251 @@
+"""The book's objects written in the CuTe DSL: one `@cute.jit` function per "In the CuTe DSL" box of chapters
+1-6 (named chN_...) and per example of chapter 9 (ch9_...). Each builds the object its chapter builds with
+cutelite and prints it; none needs a GPU. The DSL reads a function's source to trace it, which is why they
+live in this file. Run one with kernels.dsl.run(fn, *args); kernels.dsl.box(name) shows one in a chapter.
+"""
+
+import cutlass
+import cutlass.cute as cute
+
+# ---- chapter 1: layouts ----------------------------------------------------------------------------------
+
+
+@cute.jit
+def ch1_layouts():
+    L = cute.make_layout((4, 8), stride=(1, 4))                  # the stride is a keyword
+    print("L =", L, "   L(2, 3) =", L((2, 3)))
+    print("LayoutLeft:", cute.make_layout((4, 8)), "  row-major:", cute.make_ordered_layout((4, 8), order=(1, 0)))
+    H = cute.make_layout((3, (2, 3)), stride=(3, (12, 1)))
+    print("size", cute.size(H), " cosize", cute.cosize(H), " rank", cute.rank(H), " depth", cute.depth(H))
+    print("get(H, mode=[1]):", cute.get(H, mode=[1]), "  H(16) =", H(16), "  H((1, (1, 2))) =", H((1, (1, 2))))
+
+
+@cute.jit
+def ch1_modes():
+    a = cute.make_layout((2, 3, 5, 7))
+    print("a               =", a)
+    print("select(a, [1, 3]) =", cute.select(a, mode=[1, 3]))
+    print("group_modes(a, 0, 2) =", cute.group_modes(a, 0, 2))
+    print("flatten(group)  =", cute.flatten(cute.group_modes(a, 0, 2)))
+    print("append(3:1, 4:3) =", cute.append(cute.make_layout(3), cute.make_layout(4, stride=3)))
+
+
+@cute.jit
+def ch1_static_dynamic(m: cutlass.Int32):
+    S = cute.make_layout((4, 8))
+    D = cute.make_layout((m, 8))                                  # m is a run-time value
+    print("traced:", S, "  ", D)                                  # what the DSL knows while tracing
+    cute.printf("ran:    {}   {}", S, D)                          # what the compiled code prints
+
+
+# ---- chapter 2: the algebra ------------------------------------------------------------------------------
+
+
+@cute.jit
+def ch2_algebra():
+    A = cute.make_layout((2, (1, 6)), stride=(1, (6, 2)))
+    print("coalesce:", cute.coalesce(A), "  by mode:", cute.coalesce(A, target_profile=(1, 1)))
+    B = cute.make_layout((10, 2), stride=(16, 4))
+    print("composition:", cute.composition(B, cute.make_layout((5, 4), stride=(1, 5))))
+    print("complement:", cute.complement(cute.make_layout((2, 2), stride=(1, 6)), 24))   # a cotarget is required
+    print("right_inverse:", cute.right_inverse(cute.make_layout((4, 8), stride=(8, 1))))
+
+
+@cute.jit
+def ch2_divide():
+    A = cute.make_layout((9, (4, 8)), stride=(59, (13, 1)))
+    T = (cute.make_layout(3, stride=3), cute.make_layout((2, 4), stride=(1, 8)))
+    print("logical_divide:", cute.logical_divide(A, T))
+    print("zipped_divide: ", cute.zipped_divide(A, T))
+    print("tiled_divide:  ", cute.tiled_divide(A, T))
+    print("flat_divide:   ", cute.flat_divide(A, T))
+
+
+@cute.jit
+def ch2_products():
+    print("logical_product:", cute.logical_product(cute.make_layout((2, 2), stride=(4, 1)), cute.make_layout(6)))
+    blk = cute.make_layout((2, 5), stride=(5, 1))
+    print("blocked_product:", cute.blocked_product(blk, cute.make_layout((3, 4))))
+    print("raked_product:  ", cute.raked_product(blk, cute.make_layout((3, 4))))
+    print("tiled_product by a tuple of layouts:")
+    cute.tiled_product(blk, (cute.make_layout(3), cute.make_layout(4)))     # refused by the DSL
+
+
+# ---- chapter 3: tensors --------------------------------------------------------------------------------------
+
+
+@cute.jit
+def ch3_tensors():
+    t = cute.make_rmem_tensor(cute.make_layout((8, 16), stride=(16, 1)), cutlass.Float32)
+    print("t:", t.layout)
+    print("column 3, t[None, 3]:", t[None, 3].layout)                    # None is C++'s _
+    print("local_tile(t, (4, 8), (1, None)):", cute.local_tile(t, (4, 8), (1, None)).layout)
+    print("local_partition(t, (2, 4):(4, 1), 5):", cute.local_partition(t, cute.make_layout((2, 4), stride=(4, 1)), 5).layout)
+
+
+@cute.jit
+def ch3_identity():
+    c = cute.make_identity_tensor((4, 6))
+    print("identity tensor:", c)
+    print("its tile (1, 0) of (2, 3):", cute.local_tile(c, (2, 3), (1, 0)))
+    for i in range(3):
+        print(f"  element {i}:", cute.local_tile(c, (2, 3), (1, 0))[i])
+
+
+# ---- chapter 4: swizzles ---------------------------------------------------------------------------------------
+
+
+@cute.jit
+def ch4_swizzle():
+    sw = cute.make_swizzle(3, 3, 3)
+    atom = cute.make_composed_layout(sw, 0, cute.make_layout((8, 64), stride=(64, 1)))
+    print("atom:", atom)
+    print("row 1, columns 0, 8, 16, ...:", [atom((1, c)) for c in range(0, 64, 8)])
+    print("tile_to_shape(atom, (128, 64, 3)):", cute.tile_to_shape(atom, (128, 64, 3), (0, 1, 2)))
+
+
+@cute.jit
+def ch4_recast():
+    half = cute.make_composed_layout(cute.make_swizzle(3, 3, 3), 0, cute.make_layout((8, 64), stride=(64, 1)))
+    print("on halves:", half)
+    print("on bytes: ", cute.recast_layout(8, 16, half))
+    print("on 128-bit words:", cute.recast_layout(128, 16, half))
+
+
+# ---- chapter 5: MMA atoms -------------------------------------------------------------------------------------------
+
+
+@cute.jit
+def ch5_mma_atom():
+    op = cute.nvgpu.warp.MmaF16BF16Op(cutlass.Float16, cutlass.Float32, (16, 8, 8))
+    print(op)
+    print(cute.make_mma_atom(op))
+
+
+@cute.jit
+def ch5_ldmatrix():
+    for transpose in (False, True):
+        print(cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x8x16bOp(transpose, 4), cutlass.Float16))
+
+
+# ---- chapter 6: TiledMMA and TiledCopy ----------------------------------------------------------------------------
+
+
+@cute.jit
+def ch6_tiled_mma():
+    op = cute.nvgpu.warp.MmaF16BF16Op(cutlass.Float16, cutlass.Float16, (16, 8, 16))
+    mma = cute.make_tiled_mma(op, (2, 2, 1), permutation_mnk=(32, 32, 16))
+    print(mma)
+    print("size", mma.size, "  tile", [mma.get_tile_size(i) for i in range(3)])
+
+
+@cute.jit
+def ch6_partition():
+    op = cute.nvgpu.warp.MmaF16BF16Op(cutlass.Float16, cutlass.Float16, (16, 8, 16))
+    mma = cute.make_tiled_mma(op, (2, 2, 1), permutation_mnk=(32, 32, 16))
+    sA = cute.make_rmem_tensor(cute.make_layout((128, 32), stride=(1, 128)), cutlass.Float16)
+    thr_mma = mma.get_slice(0)
+    tCsA = thr_mma.partition_A(sA)
+    tCrA = mma.make_fragment_A(tCsA)                      # C++: thr_mma.partition_fragment_A(sA)
+    print("tCsA:", tCsA.layout, "  tCrA:", tCrA.layout)
+    copy_A = cute.make_tiled_copy_A(cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x8x16bOp(True, 4), cutlass.Float16), mma)
+    print(copy_A)
+    thr_copy = copy_A.get_slice(0)
+    print("partition_S:", thr_copy.partition_S(sA).layout, "  retile:", thr_copy.retile(tCrA).layout)   # C++: retile_D
+
+
+@cute.jit
+def ch6_tiled_copy():
+    for bits, vals in ((128, 4), (32, 1)):
+        atom = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), cutlass.Float32, num_bits_per_copy=bits)
+        threads = cute.make_layout((128 // (64 // vals), 64 // vals), stride=(64 // vals, 1))
+        tc = cute.make_tiled_copy_tv(atom, threads, cute.make_layout((1, vals)))     # C++: make_tiled_copy
+        print(f"{bits}-bit: TV layout {tc.layout_tv_tiled}, tile {tc.tiler_mn}")
+
+
+# ---- chapter 9: the differences, one example each ---------------------------------------------------------------------
+
+
+@cute.jit
+def ch9_signatures():
+    L = cute.make_layout((4, 8), stride=(8, 1))
+    print("make_layout((4, 8), stride=(8, 1)) =", L)
+    X = cute.make_layout((2, (3, 4)))
+    print("size(X, mode=[1]) =", cute.size(X, mode=[1]), "  size(X, mode=[1, 0]) =", cute.size(X, mode=[1, 0]))
+    A = cute.make_layout((2, (1, 6)), stride=(1, (6, 2)))
+    print("coalesce(A, target_profile=(1, 1)) =", cute.coalesce(A, target_profile=(1, 1)))
+    print("append(L, 1:0, up_to_rank=4) =", cute.append(L, cute.make_layout(1, stride=0), up_to_rank=4))
+    print("group_modes((2,3,5,7), 1, 3) =", cute.group_modes(cute.make_layout((2, 3, 5, 7)), 1, 3))
+    print("slice_(L, (None, 3)) =", cute.slice_(L, (None, 3)))
+    print("make_layout((4, 8), (8, 1)):")
+    cute.make_layout((4, 8), (8, 1))
+
+
+@cute.jit
+def ch9_swizzle():
+    sw = cute.make_swizzle(2, 3, 3)
+    C = cute.make_composed_layout(sw, 0, cute.make_layout((8, 32), stride=(32, 1)))
+    print("make_swizzle(2, 3, 3) =", sw, "   composed:", C)
+    print("C.inner =", C.inner, "  C.outer =", C.outer)
+    print("recast_layout(8, 16, C) =", cute.recast_layout(8, 16, C))
+    print("composition(swizzle, layout):")
+    cute.composition(sw, cute.make_layout((8, 32), stride=(32, 1)))
+
+
+@cute.jit
+def ch9_tensor():
+    t = cute.make_rmem_tensor(cute.make_layout((2, 3), stride=(3, 1)), cutlass.Float32)
+    for i in range(6):
+        t[i] = cutlass.Float32(i)
+    print("traced:", t)
+    cute.print_tensor(t)                                  # runs in the compiled code
+
+
+@cute.jit
+def ch9_ops():
+    mma_op = cute.nvgpu.warp.MmaF16BF16Op(cutlass.Float16, cutlass.Float32, (16, 8, 16))
+    print(mma_op)
+    g2s = cute.nvgpu.cpasync.CopyG2SOp(cute.nvgpu.LoadCacheMode.GLOBAL)
+    print(g2s)
+    print(cute.make_copy_atom(g2s, cutlass.Float16, num_bits_per_copy=128))
+
+
+@cute.jit
+def ch9_tiled_copy_trap():
+    atom = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), cutlass.Float32, num_bits_per_copy=128)
+    thr, val = cute.make_layout((8, 16), stride=(16, 1)), cute.make_layout((1, 4))
+    tc = cute.make_tiled_copy_tv(atom, thr, val)
+    print("make_tiled_copy_tv:", tc.layout_tv_tiled, "tile", tc.tiler_mn)
+    again = cute.make_tiled_copy(atom, tc.layout_tv_tiled, tc.tiler_mn)
+    print("make_tiled_copy(atom, layout_tv, tiler):", again.layout_tv_tiled)
+    print("make_tiled_copy(atom, thr, val):")
+    cute.make_tiled_copy(atom, thr, val)
+
+
+@cute.jit
+def ch9_partition_names():
+    op = cute.nvgpu.warp.MmaF16BF16Op(cutlass.Float16, cutlass.Float32, (16, 8, 16))
+    mma = cute.make_tiled_mma(op, (2, 2, 1), permutation_mnk=(32, 32, 16))
+    print("tv_layout_A (the atom's):      ", mma.tv_layout_A)
+    print("tv_layout_A_tiled (the tile's):", mma.tv_layout_A_tiled)
+    thr = mma.get_slice(0)
+    sA = cute.make_rmem_tensor(cute.make_layout((64, 32), stride=(32, 1)), cutlass.Float16)
+    tCrA = mma.make_fragment_A(thr.partition_A(sA))
+    ldsm = cute.make_tiled_copy_A(cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x8x16bOp(False, 4), cutlass.Float16), mma)
+    print("make_fragment_A:", tCrA.layout, "  retile:", ldsm.get_slice(0).retile(tCrA).layout)
+    print("C++'s names:")
+    thr.partition_fragment_A(sA)
+
+
+@cute.jit
+def ch9_static_dynamic(n: cutlass.Int32, k: cutlass.Constexpr):
+    L = cute.make_layout((n, k))
+    print("traced: L =", L, "  size =", cute.size(L), "  k =", k)
+    cute.printf("ran:    L = {}  size = {}", L, cute.size(L))
+
+
+@cute.jit
+def ch9_regrouped():
+    print("raked_product((2,1):(1,0), (3,4)):", cute.raked_product(cute.make_layout((2, 1), stride=(1, 0)), cute.make_layout((3, 4))))
+    print("complement(4:2):")
+    cute.complement(cute.make_layout(4, stride=2))
