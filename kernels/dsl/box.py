@@ -12,7 +12,7 @@ import os
 
 from . import host
 
-__all__ = ["ARGS", "source", "output", "box"]
+__all__ = ["ARGS", "snippets", "source", "output", "box"]
 
 # The arguments each snippet is called with (the rest take none).
 ARGS = {"ch1_static_dynamic": (16,), "ch9_static_dynamic": (16, 8)}
@@ -20,16 +20,25 @@ ARGS = {"ch1_static_dynamic": (16,), "ch9_static_dynamic": (16, 8)}
 _EXAMPLES = os.path.join(os.path.dirname(__file__), "examples.py")
 
 
-def source(name):
-    """The source of examples.<name>, decorator included, as written in the file."""
+def _functions():
     with open(_EXAMPLES) as f:
         text = f.read()
-    for node in ast.parse(text).body:
-        if isinstance(node, ast.FunctionDef) and node.name == name:
-            lines = text.splitlines()[node.decorator_list[0].lineno - 1 if node.decorator_list else node.lineno - 1:
-                                      node.end_lineno]
-            return "\n".join(lines)
-    raise ValueError(f"box: examples.py has no function {name!r}")
+    return text, [node for node in ast.parse(text).body if isinstance(node, ast.FunctionDef)]
+
+
+def snippets():
+    """The names of the snippets in examples.py, in file order."""
+    return [node.name for node in _functions()[1]]
+
+
+def source(name):
+    """The source of examples.<name>, decorator included, as written in the file."""
+    text, nodes = _functions()
+    for node in nodes:
+        if node.name == name:
+            first = node.decorator_list[0].lineno if node.decorator_list else node.lineno
+            return "\n".join(text.splitlines()[first - 1:node.end_lineno])
+    raise ValueError(f"box: examples.py has no function {name!r}; it has {', '.join(snippets())}")
 
 
 def call(name):
@@ -42,12 +51,13 @@ def output(name):
     why = host.missing()
     if why is None:
         from . import examples
-        return host.run(getattr(examples, name), *ARGS.get(name, ())), f"run here with nvidia-cutlass-dsl"
+        return host.run(getattr(examples, name), *ARGS.get(name, ())), \
+            "printed by the CuTe DSL, run here"
     from .recorded import OUTPUT
     if name not in OUTPUT:
         raise ValueError(f"box: no recorded output for {name!r}; run python -m kernels.dsl.record where the DSL "
                          "is installed")
-    return OUTPUT[name], f"RECORDED with nvidia-cutlass-dsl {host.VERSION}, not run here ({why})"
+    return OUTPUT[name], f"RECORDED from nvidia-cutlass-dsl {host.VERSION}: the DSL does not run here"
 
 
 def _code_html(code):
@@ -72,11 +82,11 @@ class Box:
         pre = '<div class="highlight"><pre>{}</pre></div>'
         return (f'<div class="admonition dropdown dsl-box"><p class="admonition-title">{html.escape(self.title)}</p>'
                 + pre.format(_code_html(self.code))
-                + f"<p>prints ({html.escape(self.origin)}):</p>"
+                + f"<p>{html.escape(self.origin)}:</p>"
                 + pre.format(html.escape(self.printed)) + "</div>")
 
     def __repr__(self):
-        return f"{self.title}\n\n{self.code}\n\nprints ({self.origin}):\n{self.printed}"
+        return f"{self.title}\n\n{self.code}\n\n{self.origin}:\n{self.printed}"
 
 
 def box(name, title="In the CuTe DSL"):

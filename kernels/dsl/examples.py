@@ -76,20 +76,22 @@ def ch2_products():
 
 @cute.jit
 def ch3_tensors():
-    t = cute.make_rmem_tensor(cute.make_layout((8, 16), stride=(16, 1)), cutlass.Float32)
-    print("t:", t.layout)
-    print("column 3, t[None, 3]:", t[None, 3].layout)                    # None is C++'s _
-    print("local_tile(t, (4, 8), (1, None)):", cute.local_tile(t, (4, 8), (1, None)).layout)
-    print("local_partition(t, (2, 4):(4, 1), 5):", cute.local_partition(t, cute.make_layout((2, 4), stride=(4, 1)), 5).layout)
+    A = cute.make_rmem_tensor(cute.make_layout((8, 24)), cutlass.Float32)     # memory and a layout
+    print("A:", A)
+    print("row 1, A[1, None]:", A[1, None].layout)                            # None is C++'s _
+    print("zipped_divide(A, (4, 8)):", cute.zipped_divide(A, (4, 8)).layout)
+    print("local_tile(A, (4, 8), (1, 2)):", cute.local_tile(A, (4, 8), (1, 2)).layout)
+    p = cute.local_partition(A, cute.make_layout((4, 8)), cutlass.Int32(13))   # thread 13 of 4 x 8
+    print("local_partition(A, (4,8) threads, 13):", p.layout)
 
 
 @cute.jit
 def ch3_identity():
-    c = cute.make_identity_tensor((4, 6))
+    c = cute.make_identity_tensor((8, 24))                # a tensor of coordinates, no memory
     print("identity tensor:", c)
-    print("its tile (1, 0) of (2, 3):", cute.local_tile(c, (2, 3), (1, 0)))
-    for i in range(3):
-        print(f"  element {i}:", cute.local_tile(c, (2, 3), (1, 0))[i])
+    tile = cute.local_tile(c, (4, 8), (1, 2))
+    print("its tile (1, 2):", tile)
+    print("elements 0, 1, 4 of the tile:", [tile[i] for i in (0, 1, 4)])
 
 
 # ---- chapter 4: swizzles ---------------------------------------------------------------------------------------

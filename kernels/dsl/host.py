@@ -13,6 +13,7 @@ import ctypes
 import importlib
 import io
 import os
+import re
 import sys
 import tempfile
 
@@ -59,14 +60,15 @@ def _c_stdout():
 
 def run(fn, *args):
     """Call a DSL function; return what it printed: at trace time (print), then at run time (cute.printf).
-    An exception's type and first line are printed as the snippet's last line, as a reader would see it."""
+    An exception's type and first line are printed as the snippet's last line, as a reader would see it;
+    memory addresses are written 0x... (they change from run to run)."""
     trace = io.StringIO()
     with _c_stdout() as compiled, contextlib.redirect_stdout(trace):
         try:
             fn(*args)
         except Exception as e:
             print(f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}")
-    return trace.getvalue() + compiled[0]
+    return re.sub(r"0x[0-9a-f]{6,}", "0x...", trace.getvalue() + compiled[0])
 
 
 def trace(fn, *args):
