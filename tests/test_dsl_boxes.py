@@ -10,7 +10,7 @@ import re
 import pytest
 
 from kernels.dsl import box, host, source
-from kernels.dsl.box import ARGS, snippets
+from kernels.dsl.box import call, calls, snippets
 from kernels.dsl.recorded import OUTPUT, VERSION
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -31,7 +31,7 @@ def test_every_box_has_a_snippet_and_a_recording():
     assert {"01", "02", "03", "04", "05", "06", "09"} <= chapters, chapters
     missing = [n for n in shown if n not in snippets()]
     assert not missing, f"chapters show boxes with no snippet in examples.py: {missing}"
-    assert set(snippets()) == set(OUTPUT), "recorded.py and examples.py list different snippets: re-record"
+    assert [call(n, *a) for n, a in calls()] == list(OUTPUT), "recorded.py and examples.py differ: re-record"
     assert VERSION == host.VERSION
     assert all(OUTPUT[n].strip() for n in OUTPUT)
 
@@ -54,10 +54,10 @@ def test_source_is_the_function_as_written():
 
 
 @pytest.mark.skipif(host.missing() is not None, reason=f"{host.missing()}")
-@pytest.mark.parametrize("name", snippets())
-def test_recording_is_what_the_dsl_prints(name):
+@pytest.mark.parametrize("name, args", calls())
+def test_recording_is_what_the_dsl_prints(name, args):
     from kernels.dsl import examples
-    assert host.run(getattr(examples, name), *ARGS.get(name, ())) == OUTPUT[name]
+    assert host.run(getattr(examples, name), *args) == OUTPUT[call(name, *args)]
 
 
 def test_timing_table_says_what_is_not_measured():

@@ -3,9 +3,6 @@ tc_sm80.py): built from the same objects as the Numba kernels (compared as funct
 compiled by the DSL for sm_80 on this machine (no GPU needed) into the instructions their tiles call for.
 Running and timing them needs a GPU: python -m kernels.dsl.bench. Skipped where the DSL is not installed."""
 
-import re
-from collections import Counter
-
 import pytest
 
 from kernels.dsl import missing, trace
@@ -18,12 +15,11 @@ import kernels  # noqa: E402
 
 kernels.setup(verbose=False)
 
-import cutlass  # noqa: E402
 import cutlass.cute as cute  # noqa: E402
-from cutlass.cute.runtime import make_fake_compact_tensor, make_fake_stream  # noqa: E402
 
 from cutelite import size  # noqa: E402
 from kernels.dsl import gemm_tile, tc_sm80  # noqa: E402
+from kernels.dsl.build import compile_gemm, instruction_mix  # noqa: E402
 from kernels.gemm import tensorcore  # noqa: E402
 from kernels.gemm.tc_sm80 import BEST  # noqa: E402
 from kernels.tiled.mma import make_gemm_objects  # noqa: E402
@@ -75,18 +71,11 @@ def test_tc_sm80_is_built_from_chapter_7s_objects():
 
 
 @pytest.mark.parametrize("module, mma_per_ktile", [(gemm_tile, 4), (tc_sm80, 64)])
-def test_compiles_for_sm80_into_the_tiles_instructions(module, mma_per_ktile, tmp_path):
+def test_compiles_for_sm80_into_the_tiles_instructions(module, mma_per_ktile):
     """A thread's share of one k-tile: (warp tile M / 16) x (warp tile N / 8) x (BK / 16) mma.m16n8k16."""
-    M, N, K = (cute.sym_int32(divisibility=128) for _ in range(3))
-    A = make_fake_compact_tensor(cutlass.Float16, (M, K), stride_order=(1, 0), assumed_align=16)
-    B = make_fake_compact_tensor(cutlass.Float16, (K, N), stride_order=(1, 0), assumed_align=16)
-    C = make_fake_compact_tensor(cutlass.Float32, (M, N), stride_order=(1, 0), assumed_align=16)
-    compiled = cute.compile(module.host, A, B, C, make_fake_stream(),
-                         options=f"--gpu-arch sm_80 --keep-ptx --dump-dir {tmp_path}")
-    ptx = compiled.__ptx__
+    ptx = compile_gemm(module, arch="sm_80", keep_ptx=True).__ptx__
     assert ".target sm_80" in ptx and ".local" not in ptx           # no stack: nothing spilled
-    n = Counter(re.findall(r"\b(mma\.sync\.aligned\.m16n8k16\.row\.col\.f32\.f16\.f16\.f32|ldmatrix\S*x4\S*|"
-                           r"cp\.async\.cg\.shared\.global)", ptx))
+    n = instruction_mix(ptx)
     mmas = n["mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"]
     assert mmas and mmas % mma_per_ktile == 0
     assert n["ldmatrix.sync.aligned.m8n8.x4.shared.b16"] and n["ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"]

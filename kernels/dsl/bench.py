@@ -75,21 +75,11 @@ def tc_ours(A, B, C):
     return rung("tc sm80 128x128x32 4st").prepare(A, B, C)
 
 
-def _compile(module):
-    """module.host compiled once for any M, N, K multiples of 128 (fp16 A, B and fp32 C, row-major)."""
-    import cutlass
-    import cutlass.cute as cute
-    from cutlass.cute.runtime import make_fake_compact_tensor, make_fake_stream
-    M, N, K = (cute.sym_int32(divisibility=128) for _ in range(3))
-    fake = [make_fake_compact_tensor(t, s, stride_order=(1, 0), assumed_align=16)
-            for t, s in ((cutlass.Float16, (M, K)), (cutlass.Float16, (K, N)), (cutlass.Float32, (M, N)))]
-    return cute.compile(module.host, *fake, make_fake_stream())
-
-
 def _dsl(module, A, B, C):
     from cuda.bindings import driver
     from cutlass.cute.runtime import from_dlpack
-    compiled = _compile(module)
+    from .build import compile_gemm
+    compiled = compile_gemm(module)
     args = [from_dlpack(x, assumed_align=16) for x in (A, B, C)] + [driver.CUstream(0)]   # the legacy stream
     return lambda: compiled(*args)
 

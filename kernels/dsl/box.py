@@ -12,10 +12,11 @@ import os
 
 from . import host
 
-__all__ = ["ARGS", "snippets", "source", "output", "box"]
+__all__ = ["CALLS", "calls", "snippets", "source", "call", "output", "box"]
 
-# The arguments each snippet is called with (the rest take none).
-ARGS = {"ch1_static_dynamic": (16,), "ch9_static_dynamic": (16, 8)}
+# The argument tuples each snippet is called with in the book (the rest are called once, with none).
+CALLS = {"ch1_static_dynamic": [(16,)], "ch9_static_dynamic": [(16, 8)],
+         "ch9_compile": [("gemm_tile",), ("tc_sm80",)]}
 
 _EXAMPLES = os.path.join(os.path.dirname(__file__), "examples.py")
 
@@ -41,23 +42,27 @@ def source(name):
     raise ValueError(f"box: examples.py has no function {name!r}; it has {', '.join(snippets())}")
 
 
-def call(name):
-    """How the snippet is called, as a reader would type it."""
-    return f"{name}({', '.join(map(repr, ARGS.get(name, ())))})"
+def call(name, *args):
+    """How the snippet is called, as a reader would type it (the key of its recorded output)."""
+    return f"{name}({', '.join(map(repr, args))})"
 
 
-def output(name):
+def calls():
+    """Every (name, args) the book calls, in file order: what record.py records."""
+    return [(name, args) for name in snippets() for args in CALLS.get(name, [()])]
+
+
+def output(name, *args):
     """(what the snippet printed, where from): run here when the DSL imports, else the recorded text."""
     why = host.missing()
     if why is None:
         from . import examples
-        return host.run(getattr(examples, name), *ARGS.get(name, ())), \
-            "printed by the CuTe DSL, run here"
+        return host.run(getattr(examples, name), *args), "printed by the CuTe DSL, run here"
     from .recorded import OUTPUT
-    if name not in OUTPUT:
-        raise ValueError(f"box: no recorded output for {name!r}; run python -m kernels.dsl.record where the DSL "
-                         "is installed")
-    return OUTPUT[name], f"RECORDED from nvidia-cutlass-dsl {host.VERSION}: the DSL does not run here"
+    if call(name, *args) not in OUTPUT:
+        raise ValueError(f"box: no recorded output for {call(name, *args)}; run python -m kernels.dsl.record "
+                         "where the DSL is installed")
+    return OUTPUT[call(name, *args)], f"RECORDED from nvidia-cutlass-dsl {host.VERSION}: the DSL does not run here"
 
 
 def _code_html(code):
@@ -71,16 +76,18 @@ def _code_html(code):
 
 
 class Box:
-    """A folded box: title, the snippet and its call, what it printed and where that comes from."""
+    """A box: title, the snippet and its call, what it printed and where that comes from; folded (a
+    dropdown) unless folded=False."""
 
-    def __init__(self, name, title):
-        self.name, self.title = name, title
-        self.code = source(name) + "\n\n" + call(name)
-        self.printed, self.origin = output(name)
+    def __init__(self, name, args, title, folded):
+        self.title, self.folded = title, folded
+        self.code = source(name) + "\n\n" + call(name, *args)
+        self.printed, self.origin = output(name, *args)
 
     def _repr_html_(self):
         pre = '<div class="highlight"><pre>{}</pre></div>'
-        return (f'<div class="admonition dropdown dsl-box"><p class="admonition-title">{html.escape(self.title)}</p>'
+        kind = "admonition dropdown dsl-box" if self.folded else "admonition dsl-box"
+        return (f'<div class="{kind}"><p class="admonition-title">{html.escape(self.title)}</p>'
                 + pre.format(_code_html(self.code))
                 + f"<p>{html.escape(self.origin)}:</p>"
                 + pre.format(html.escape(self.printed)) + "</div>")
@@ -89,6 +96,6 @@ class Box:
         return f"{self.title}\n\n{self.code}\n\n{self.origin}:\n{self.printed}"
 
 
-def box(name, title="In the CuTe DSL"):
-    """The box for examples.<name>: display it as a cell's last expression."""
-    return Box(name, title)
+def box(name, *args, title="In the CuTe DSL", folded=True):
+    """The box for examples.<name>(*args): display it as a cell's last expression."""
+    return Box(name, args, title, folded)

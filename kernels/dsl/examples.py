@@ -251,3 +251,12 @@ def ch9_regrouped():
     print("raked_product((2,1):(1,0), (3,4)):", cute.raked_product(cute.make_layout((2, 1), stride=(1, 0)), cute.make_layout((3, 4))))
     print("complement(4:2):")
     cute.complement(cute.make_layout(4, stride=2))
+
+
+def ch9_compile(name):
+    from kernels.dsl import build, gemm_tile, tc_sm80
+    compiled = build.compile_gemm({"gemm_tile": gemm_tile, "tc_sm80": tc_sm80}[name], arch="sm_80", keep_ptx=True)
+    ptx = compiled.__ptx__
+    print(next(line for line in ptx.splitlines() if line.startswith(".target")), f"  {len(ptx.splitlines())} lines of PTX")
+    for instruction, n in sorted(build.instruction_mix(ptx).items()):
+        print(f"{n:4d}  {instruction}")

@@ -6,7 +6,7 @@ import os
 import pprint
 
 from . import examples, host
-from .box import ARGS, snippets
+from .box import call, calls
 
 HEADER = '''"""What nvidia-cutlass-dsl {version} printed for each snippet of examples.py (written by
 `python -m kernels.dsl.record`; tests/test_dsl_boxes.py checks it against the DSL where the DSL is installed).
@@ -22,7 +22,7 @@ def record():
     why = host.missing()
     if why:
         raise SystemExit(f"record: {why}")
-    output = {name: host.run(getattr(examples, name), *ARGS.get(name, ())) for name in snippets()}
+    output = {call(name, *args): host.run(getattr(examples, name), *args) for name, args in calls()}
     path = os.path.join(os.path.dirname(__file__), "recorded.py")
     with open(path, "w") as f:
         f.write(HEADER.format(version=host.VERSION, output=pprint.pformat(output, width=110, sort_dicts=False)))
