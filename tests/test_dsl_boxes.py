@@ -38,7 +38,7 @@ def test_every_box_has_a_snippet_and_a_recording():
 
 def test_box_is_a_folded_admonition_with_source_and_output(monkeypatch):
     monkeypatch.setattr(host, "missing", lambda: "not installed (test)")
-    b = box("ch1_static_dynamic")
+    b = box("ch1_static_dynamic", 16)
     page = b._repr_html_()
     assert page.startswith('<div class="admonition dropdown') and '<p class="admonition-title">In the CuTe DSL</p>' in page
     assert "ch1_static_dynamic(16)" in b.code and "printf" in page
