@@ -43,7 +43,7 @@ def test_box_is_a_folded_admonition_with_source_and_output(monkeypatch):
     assert page.startswith('<div class="admonition dropdown') and '<p class="admonition-title">In the CuTe DSL</p>' in page
     assert "ch1_static_dynamic(16)" in b.code and "printf" in page
     assert "RECORDED" in b.origin and "(?,8):(1,?)" in page
-    assert repr(b).splitlines()[0] == "In the CuTe DSL" and OUTPUT["ch1_static_dynamic"] in repr(b)
+    assert repr(b).splitlines()[0] == "In the CuTe DSL" and OUTPUT["ch1_static_dynamic(16)"] in repr(b)
 
 
 def test_source_is_the_function_as_written():
