@@ -12,34 +12,32 @@ import os
 
 from . import host
 
-__all__ = ["CALLS", "calls", "snippets", "source", "call", "output", "box"]
+__all__ = ["CALLS", "calls", "snippets", "source", "call", "output", "box", "side_by_side"]
 
 # The argument tuples each snippet is called with in the book (the rest are called once, with none).
 CALLS = {"ch1_static_dynamic": [(16,)], "ch9_static_dynamic": [(16, 8)],
          "ch9_compile": [("gemm_tile",), ("tc_sm80",)]}
 
-_EXAMPLES = os.path.join(os.path.dirname(__file__), "examples.py")
-
-
-def _functions():
-    with open(_EXAMPLES) as f:
+def _functions(module):
+    with open(os.path.join(os.path.dirname(__file__), f"{module}.py")) as f:
         text = f.read()
     return text, [node for node in ast.parse(text).body if isinstance(node, ast.FunctionDef)]
 
 
 def snippets():
     """The names of the snippets in examples.py, in file order."""
-    return [node.name for node in _functions()[1]]
+    return [node.name for node in _functions("examples")[1]]
 
 
-def source(name):
-    """The source of examples.<name>, decorator included, as written in the file."""
-    text, nodes = _functions()
+def source(name, module="examples"):
+    """The source of function `name` of kernels/dsl/<module>.py, decorator included, as written (read from
+    the file: the DSL need not be installed)."""
+    text, nodes = _functions(module)
     for node in nodes:
         if node.name == name:
             first = node.decorator_list[0].lineno if node.decorator_list else node.lineno
             return "\n".join(text.splitlines()[first - 1:node.end_lineno])
-    raise ValueError(f"box: examples.py has no function {name!r}; it has {', '.join(snippets())}")
+    raise ValueError(f"box: {module}.py has no function {name!r}; it has {', '.join(n.name for n in nodes)}")
 
 
 def call(name, *args):
@@ -99,3 +97,24 @@ class Box:
 def box(name, *args, title="In the CuTe DSL", folded=True):
     """The box for examples.<name>(*args): display it as a cell's last expression."""
     return Box(name, args, title, folded)
+
+
+class SideBySide:
+    """Two listings in two columns (one after the other as text)."""
+
+    def __init__(self, left, right):
+        self.left, self.right = left, right
+
+    def _repr_html_(self):
+        cell = ('<td style="vertical-align:top;text-align:left"><p><b>{}</b></p>'
+                '<div class="highlight"><pre>{}</pre></div></td>')
+        return ('<table class="dsl-side-by-side"><tr>' + "".join(cell.format(html.escape(t), _code_html(c))
+                                                                for t, c in (self.left, self.right)) + "</tr></table>")
+
+    def __repr__(self):
+        return "\n\n".join(f"{t}\n{c}" for t, c in (self.left, self.right))
+
+
+def side_by_side(left_title, left_code, right_title, right_code):
+    """Display two listings side by side (ours and the DSL's)."""
+    return SideBySide((left_title, left_code), (right_title, right_code))
