@@ -87,11 +87,13 @@ def ch3_tensors():
 
 @cute.jit
 def ch3_identity():
-    c = cute.make_identity_tensor((8, 24))                # a tensor of coordinates, no memory
+    c = cute.make_identity_tensor((18, 29))               # a tensor of coordinates, no memory
     print("identity tensor:", c)
-    tile = cute.local_tile(c, (4, 8), (1, 2))
-    print("its tile (1, 2):", tile)
-    print("elements 0, 1, 4 of the tile:", [tile[i] for i in (0, 1, 4)])
+    corner = cute.local_tile(c, (4, 8), (4, 3))           # the corner tile of the 5 x 4 grid of 4 x 8 tiles
+    print("corner tile:", corner)
+    print("its column 4:", [corner[(m, 4)] for m in range(4)])
+    inside = [cute.elem_less(corner[(m, 4)], (18, 29)) for m in range(4)]   # known when the code runs
+    cute.printf("inside (18, 29): {} {} {} {}", *inside)
 
 
 # ---- chapter 4: swizzles ---------------------------------------------------------------------------------------
@@ -103,7 +105,7 @@ def ch4_swizzle():
     atom = cute.make_composed_layout(sw, 0, cute.make_layout((8, 64), stride=(64, 1)))
     print("atom:", atom)
     print("row 1, columns 0, 8, 16, ...:", [atom((1, c)) for c in range(0, 64, 8)])
-    print("tile_to_shape(atom, (128, 64, 3)):", cute.tile_to_shape(atom, (128, 64, 3), (0, 1, 2)))
+    print("tile_to_shape(atom, (128, 64)):", cute.tile_to_shape(atom, (128, 64), (0, 1)))
 
 
 @cute.jit
@@ -119,15 +121,17 @@ def ch4_recast():
 
 @cute.jit
 def ch5_mma_atom():
-    op = cute.nvgpu.warp.MmaF16BF16Op(cutlass.Float16, cutlass.Float32, (16, 8, 8))
-    print(op)
-    print(cute.make_mma_atom(op))
+    op16 = cute.nvgpu.warp.MmaF16BF16Op(cutlass.Float16, cutlass.Float16, (16, 8, 16))   # SM80_16x8x16_F16F16F16F16_TN
+    print(op16)
+    print(cute.make_mma_atom(op16))
+    op8 = cute.nvgpu.warp.MmaF16BF16Op(cutlass.Float16, cutlass.Float32, (16, 8, 8))     # mma.m16n8k8, f32 accumulators
+    print("m16n8k8, TV layout A:", cute.make_mma_atom(op8).tv_layout_A)
 
 
 @cute.jit
 def ch5_ldmatrix():
-    for transpose in (False, True):
-        print(cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x8x16bOp(transpose, 4), cutlass.Float16))
+    for transpose, matrices in ((False, 2), (True, 1)):      # the chapter's ldmatrix.x2 and ldmatrix.x1.trans
+        print(cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x8x16bOp(transpose, matrices), cutlass.Float16))
 
 
 # ---- chapter 6: TiledMMA and TiledCopy ----------------------------------------------------------------------------
