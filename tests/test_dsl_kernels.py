@@ -17,7 +17,8 @@ kernels.setup(verbose=False)
 
 import cutlass.cute as cute  # noqa: E402
 
-from cutelite import size  # noqa: E402
+from cutelite import downcast, size  # noqa: E402
+from cutelite.dsl import pretty_str as cute_pretty  # noqa: E402
 from kernels.dsl import gemm_tile, tc_sm80  # noqa: E402
 from kernels.dsl.build import compile_gemm, instruction_mix  # noqa: E402
 from kernels.gemm import tensorcore  # noqa: E402
@@ -34,13 +35,13 @@ def _size(x):
 
 
 def _dsl_objects(module):
-    """What module.objects() builds, as plain data: TV layouts, tilers and shared-memory offsets."""
+    """What module.objects() builds, as plain data: TV layouts, tilers, shared-memory offsets and the
+    swizzles (which the DSL puts on the shared-memory pointer: they act on byte addresses)."""
     def work():
         mma, g2s_A, g2s_B, s2r_A, s2r_B, sA, sB, *swizzles = module.objects()
-        if swizzles:
-            sA, sB = (cute.make_composed_layout(sw, 0, s) for sw, s in zip(swizzles, (sA, sB)))
-        out = {f"mma {x}": _offsets(getattr(mma, f"tv_layout_{x}_tiled"), cute.size(getattr(mma, f"tv_layout_{x}_tiled")))
-               for x in "ABC"}
+        out = {"swizzles": [str(sw) for sw in swizzles]}
+        out.update({f"mma {x}": _offsets(getattr(mma, f"tv_layout_{x}_tiled"), cute.size(getattr(mma, f"tv_layout_{x}_tiled")))
+                    for x in "ABC"})
         for name, tc in (("g2s_A", g2s_A), ("g2s_B", g2s_B), ("s2r_A", s2r_A), ("s2r_B", s2r_B)):
             out[name] = (_offsets(tc.layout_tv_tiled, cute.size(tc.layout_tv_tiled)), tuple(cute.size(t) for t in tc.tiler_mn))
         out["sA"], out["sB"] = _offsets(sA, cute.size(sA)), _offsets(sB, cute.size(sB))
@@ -49,12 +50,16 @@ def _dsl_objects(module):
 
 
 def _our_objects(o):
-    out = {f"mma {x}": _offsets(getattr(o.mma, f"get_layout{x}_TV")(), _size(getattr(o.mma, f"get_layout{x}_TV")()))
-           for x in "ABC"}
+    """The same of cutelite's objects; a swizzled layout's swizzle on byte addresses is its downcast to
+    bytes (2-byte halves: M one larger, chapter 4)."""
+    out = {"swizzles": [cute_pretty(downcast(s, 2).layout_a) for s in (o.sA, o.sB) if hasattr(s, "layout_a")]}
+    out.update({f"mma {x}": _offsets(getattr(o.mma, f"get_layout{x}_TV")(), _size(getattr(o.mma, f"get_layout{x}_TV")()))
+                for x in "ABC"})
     for name in ("g2s_A", "g2s_B", "s2r_A", "s2r_B"):
         tc = getattr(o, name)
         out[name] = (_offsets(tc.layout_tv, _size(tc.layout_tv)), tuple(_size(t) for t in tc.tiler))
-    out["sA"], out["sB"] = _offsets(o.sA, _size(o.sA)), _offsets(o.sB, _size(o.sB))
+    sA, sB = (getattr(s, "layout_b", s) for s in (o.sA, o.sB))
+    out["sA"], out["sB"] = _offsets(sA, _size(sA)), _offsets(sB, _size(sB))
     return out
 
 

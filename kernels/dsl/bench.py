@@ -2,6 +2,7 @@
 objects) and the CuTe DSL's (kernels/dsl), timed against cuBLAS in one process on the same data.
 
     python -m kernels.dsl.bench [--sizes 4096 8192] [--out DIR]
+    python -m kernels.dsl.bench --check [--sizes 256 1024]      # correctness only, no timing
 
 Needs an sm_80+ GPU, PyTorch (for cuBLAS and the arrays) and nvidia-cutlass-dsl. The data are Gaussian
 fp16 A (M, K) and B (K, N), row-major; C is fp32. Every kernel's C is poisoned (NaN) and checked against
@@ -76,11 +77,11 @@ def tc_ours(A, B, C):
 
 
 def _dsl(module, A, B, C):
+    import cutlass.cute as cute
     from cuda.bindings import driver
-    from cutlass.cute.runtime import from_dlpack
-    from .build import compile_gemm
-    compiled = compile_gemm(module)
-    args = [from_dlpack(x, assumed_align=16) for x in (A, B, C)] + [driver.CUstream(0)]   # the legacy stream
+    from .build import runtime_tensor
+    args = [runtime_tensor(x) for x in (A, B, C)] + [driver.CUstream(0)]   # stream 0: the legacy stream
+    compiled = cute.compile(module.host, *args)                            # for run-time sizes, as ours
     return lambda: compiled(*args)
 
 
@@ -95,9 +96,10 @@ def tc_dsl(A, B, C):
 
 
 # ---- measuring ------------------------------------------------------------------------------------------------
-def measure(size, seed=0):
+def measure(size, seed=0, timed=True):
     """{row name: TFLOP/s} at size^3, every kernel in this process on the same Gaussian fp16 inputs, each
-    checked against cuBLAS first (max |C - cuBLAS| / max |cuBLAS| < 1e-3, or RuntimeError)."""
+    checked against cuBLAS first (max |C - cuBLAS| / max |cuBLAS| < 1e-3, or RuntimeError). timed=False:
+    {row name: that error}, nothing timed."""
     import torch
     from kernels.timing import gpu_time_ms
     gen = torch.Generator(device="cuda").manual_seed(seed)
@@ -113,7 +115,7 @@ def measure(size, seed=0):
         err = ((C - want).abs().max() / want.abs().max()).item()
         if not err < 1e-3:          # NaN (a value never written) fails too
             raise RuntimeError(f"bench: {name} at {size}^3 is wrong: max relative error {err}")
-        out[name] = 2.0 * size ** 3 / gpu_time_ms(run) / 1e9
+        out[name] = 2.0 * size ** 3 / gpu_time_ms(run) / 1e9 if timed else err
     return out
 
 
@@ -134,14 +136,21 @@ def table(results, device):
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--sizes", type=int, nargs="+", default=[4096, 8192])
+    p.add_argument("--sizes", type=int, nargs="+", default=None, help="M = N = K (multiples of 128)")
     p.add_argument("--out", help="a folder for RESULTS.md and timings.py")
+    p.add_argument("--check", action="store_true", help="check every kernel against cuBLAS, time nothing")
     args = p.parse_args(argv)
     import kernels
     info = kernels.setup()
     why = why_not(info)
     if why:
         raise SystemExit(f"bench: {why}")
+    if args.check:
+        for size in args.sizes or [256, 1024]:
+            for name, err in measure(size, timed=False).items():
+                print(f"PASS {name}, {size}^3: max |C - cuBLAS| / max |cuBLAS| = {err:.1e}")
+        return
+    args.sizes = args.sizes or [4096, 8192]
     import torch
     import cutlass
     results = {s: measure(s) for s in args.sizes}

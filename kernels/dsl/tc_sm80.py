@@ -5,8 +5,9 @@ two CTAs per SM. A (M, K) and B (K, N) f16 row-major, C (M, N) f32; M, N multipl
 
 `objects` builds the objects exactly as kernels.gemm.tensorcore.objects builds them with cutelite; the
 kernel body is tc_sm80's, line for line. One difference of idiom: the DSL allocates shared memory with
-the swizzle on its pointer (`allocate_tensor(..., swizzle=...)`), where cutelite composes it into the
-layout (Sw<B,M,S> o _0 o layout); the addresses are the same.
+the swizzle on its pointer (`allocate_tensor(..., swizzle=...)`), where it acts on byte addresses, while
+cutelite composes it into the layout, on element offsets (Sw<2,3,3> o _0 o layout on halves is Sw<2,4,3> on
+bytes); the addresses are the same.
 """
 
 import cutlass
@@ -95,11 +96,12 @@ def objects():
                                    cutlass.Float16, num_bits_per_copy=128)
     s2r_A = cute.make_tiled_copy_A(cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x8x16bOp(False, 4), cutlass.Float16), mma)
     s2r_B = cute.make_tiled_copy_B(cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x8x16bOp(True, 4), cutlass.Float16), mma)
-    # tensorcore.swizzle_atom: K-major rows of 32 halves are Sw<2,3,3>; N-major 64 x 8 blocks are Sw<3,3,3>
+    # tensorcore.swizzle_atom: K-major rows of 32 halves are Sw<2,3,3>, N-major 64 x 8 blocks Sw<3,3,3>, on
+    # element offsets; on the pointer the swizzle acts on byte addresses: Sw<2,4,3> and Sw<3,4,3> (chapter 4)
     sA_layout = cute.tile_to_shape(cute.make_layout((8, BK), stride=(BK, 1)), (BM, BK, STAGES), (0, 1, 2))
     sB_layout = cute.tile_to_shape(cute.make_layout((64, 8), stride=(1, 64)), (BN, BK, STAGES), (0, 1, 2))
     return (mma, _g2s(cp_async, BM, True), _g2s(cp_async, BN, False), s2r_A, s2r_B, sA_layout, sB_layout,
-            cute.make_swizzle(2, 3, 3), cute.make_swizzle(3, 3, 3))
+            cute.make_swizzle(2, 4, 3), cute.make_swizzle(3, 4, 3))
 
 
 @cute.jit
