@@ -467,6 +467,8 @@ def recast_layout(new_type_bits, old_type_bits, src_layout):
 
 
 def crd2idx(coord, layout):
+    """The offset of coord in layout (a Layout or ComposedLayout)."""
+    L._need_layout(layout, "crd2idx", composed=True)
     return layout(coord)
 
 
@@ -660,14 +662,26 @@ def _unwrap(x, kind, op, what):
     return x
 
 
+_MMA_OPS = (MmaF16BF16Op, MmaTF32Op, MmaFP8Op, MmaUniversalOp)
+_COPY_OPS = (CopyUniversalOp, CopyG2SOp, LdMatrix8x8x16bOp, StMatrix8x8x16bOp)
+
+
+def _need_op(op, kinds, fn, what):
+    if not isinstance(op, kinds):
+        raise TypeError(f"{fn}: {what} must be one of cute.nvgpu's {', '.join(k.__name__ for k in kinds)}, "
+                        f"got {op!r}")
+    return op
+
+
 def make_mma_atom(op):
-    return MmaAtom(_mma_atom(op.cpp()))
+    return MmaAtom(_mma_atom(_need_op(op, _MMA_OPS, "make_mma_atom", "op").cpp()))
 
 
 def make_tiled_mma(op_or_atom, atom_layout_mnk=(1, 1, 1), permutation_mnk=None):
     """A TiledMma of the op (or atom) over atom_layout_mnk (a shape or a Layout); permutation_mnk entries
     are ints, Layouts or None (the atoms' own extent)."""
-    atom = op_or_atom.cutelite if isinstance(op_or_atom, MmaAtom) else _mma_atom(op_or_atom.cpp())
+    atom = op_or_atom.cutelite if isinstance(op_or_atom, MmaAtom) else \
+        _mma_atom(_need_op(op_or_atom, _MMA_OPS, "make_tiled_mma", "op_or_atom").cpp())
     perm = None if permutation_mnk is None else _proj(permutation_mnk)
     return TiledMma(tiled.make_tiled_mma(atom, atom_layout_mnk, perm))
 
@@ -676,7 +690,7 @@ def make_copy_atom(op, copy_internal_type, *, num_bits_per_copy=None):
     """A copy atom of the op for elements of copy_internal_type; num_bits_per_copy sets the access width
     (CopyUniversalOp, CopyG2SOp)."""
     t = _need_numeric(copy_internal_type, "make_copy_atom", "copy_internal_type")
-    return CopyAtom(_copy_atom(op.cpp(t, num_bits_per_copy), t.cpp))
+    return CopyAtom(_copy_atom(_need_op(op, _COPY_OPS, "make_copy_atom", "op").cpp(t, num_bits_per_copy), t.cpp))
 
 
 def make_tiled_copy_tv(atom, thr_layout, val_layout):

@@ -43,6 +43,19 @@ def test_the_dsls_refusals_are_mirrored(call, message):
         call()
 
 
+@pytest.mark.parametrize("call, message", [
+    (lambda: cute.make_mma_atom("SM80_16x8x16_F32F16F16F32_TN"), "make_mma_atom: op must be one of"),
+    (lambda: cute.make_tiled_mma("SM80_16x8x16_F32F16F16F32_TN", (2, 2, 1)), "make_tiled_mma: op_or_atom"),
+    (lambda: cute.make_copy_atom("SM75_U32x4_LDSM_N", cute.Float16), "make_copy_atom: op must be one of"),
+    (lambda: cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), "float"), "make_copy_atom: copy_internal_type"),
+    (lambda: cute.size(cute.make_layout(4), mode="0"), "size: mode must be"),
+    (lambda: cute.crd2idx(1, (4, 8)), "crd2idx"),
+])
+def test_wrong_kinds_name_the_function(call, message):
+    with pytest.raises(TypeError, match=message):
+        call()
+
+
 @pytest.mark.parametrize("op, cpp", [
     (cute.nvgpu.warp.MmaF16BF16Op(cute.Float16, cute.Float32, (16, 8, 16)), "SM80_16x8x16_F32F16F16F32_TN"),
     (cute.nvgpu.warp.MmaF16BF16Op(cute.Float16, cute.Float16, (16, 8, 8)), "SM80_16x8x8_F16F16F16F16_TN"),
