@@ -373,7 +373,6 @@ def test_recorded_sweeps_are_in_results():
         assert sweep["date"] in text and sweep["command"] in text
         for (M, N, K), rows in sweep["sizes"].items():
             for name, (ms, ratio, lo, hi) in rows.items():
-                want = "| %dx%dx%d | %s | %.3f |" % (M, N, K, name, ms)
-                line = next((ln for ln in text.splitlines() if ln.startswith(want)), None)
-                assert line is not None, want
-                assert line.endswith("| %.2f | %.2f - %.2f |" % (ratio, lo, hi)), line
+                head = "| %dx%dx%d | %s | %.3f |" % (M, N, K, name, ms)
+                tail = "| %.2f | %.2f - %.2f |" % (ratio, lo, hi)
+                assert any(ln.startswith(head) and ln.endswith(tail) for ln in text.splitlines()), head + tail
