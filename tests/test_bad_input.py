@@ -44,6 +44,15 @@ COPY = cl.make_copy_atom("UniversalCopy<uint32_t>", "half_t")
 TILED_COPY = cl.make_tiled_copy(COPY, cl.Layout((8, 4), (4, 1)), cl.Layout((1, 2)))
 GMMA = cl.make_gmma_atom("SM90_64x8x16_F16F16F16_SS")
 SMEM = cl.tile_to_smem(gmma.Layout_K_SW32_Atom("half_t"), (64, 16))
+TMA_G = cl.Layout((cl.dyn(256), cl.dyn(128)), (cl.dyn(128), 1))         # (M, K) K-major, run-time extents
+TMA_S = cl.tile_to_smem(gmma.Layout_K_SW128_Atom("half_t"), (128, 64))
+TMA = cl.make_tma_atom("SM90_TMA_LOAD", TMA_G, TMA_S, (128, 64), value_type="half_t")
+
+
+def _tma_tiles():
+    """The TMA coordinate tensor of TMA_G cut into (128, 64) tiles, the tile's modes grouped first."""
+    tiles = cl.local_tile(TMA.get_tma_tensor(TMA_G.shape), (128, 64), (cl._, cl._))
+    return tiles.view(cl.group(tiles.layout, 0, 2))
 TV = cl.Layout((8, 4), (4, 1))
 
 
@@ -150,6 +159,12 @@ CALLS = {
     "tile_to_smem": (cl.tile_to_smem, (gmma.Layout_K_SW32_Atom("half_t"), (64, 16))),
     "make_gmma_desc": (cl.make_gmma_desc, ("K", SMEM, 0, None, 0)),
     "gmma_desc_blocks": (cl.gmma_desc_blocks, ("K", SMEM, (64, 16), 0)),
+    "make_tma_atom": (cl.make_tma_atom, ("SM90_TMA_LOAD", TMA_G, TMA_S, (128, 64), 1, "half_t")),
+    "make_tma_copy": (cl.make_tma_copy, ("SM90_TMA_LOAD", TMA_G, TMA_S, (128, 64), 1, "half_t")),
+    "tensor_map_params": (cl.tensor_map_params, (TMA, (256, 128), (256, 2), "128B", "none")),
+    "tma_partition": (cl.tma_partition, (TMA, 0, cl.Layout(1), TMA_S.with_inner(cl.group(TMA_S.layout_b, 0, 2)),
+                                         _tma_tiles())),
+    "multicast_mask": (cl.multicast_mask, (cl.Layout((2, 1)), (1, 0), 0)),
     # tiled atoms
     "make_tiled_mma": (cl.make_tiled_mma, (ATOM, cl.Layout((2, 1, 1)), (32, 8, 8))),
     "TiledMMA.get_slice": (MMA.get_slice, (1,)), "ThrMMA.partition_A": (_thr_mma, (_tensor(),)),
@@ -247,7 +262,8 @@ def test_every_public_function_is_probed():
     names = {getattr(fn, "__name__", None) for fn, _ in CALLS.values()}
     not_probed = [n for n in cl.__all__ if callable(getattr(cl, n)) and getattr(cl, n) not in probed
                   and n not in names and n not in ("OutOfRange", "Underscore", "LayoutLeft", "LayoutRight",
-                                                   "MMA_Atom", "GMMA_Atom", "Copy_Atom", "TiledMMA", "ThrMMA",
+                                                   "MMA_Atom", "GMMA_Atom", "Copy_Atom", "TMA_Atom",
+                                                   "TensorMapParams", "TiledMMA", "ThrMMA",
                                                    "TiledCopy", "ThrCopy", "ArithmeticTuple",
                                                    "ArithmeticTupleIterator")]
     assert not not_probed

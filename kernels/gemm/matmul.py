@@ -253,13 +253,13 @@ def matmul(A, B, out=None, kernel="auto"):
     st = _stream(A, B, out)
     info = device_info()
     which = _choose(kernel, ta, None if info.simulator else info.cc)
-    # Registration of the Hopper kernel (kernels/hopper, RESULTS_HOPPER.md): on sm_90,
-    # "auto" with f16 inputs first asks matmul_hopper, which runs the persistent TMA + wgmma kernel when the
-    # shapes and majorness fit it (A row-major, B column-major, M % 128, N % 256, K % 64) and returns None
-    # otherwise; the ladder's kernels below then run as before.
-    if kernel == "auto" and ta == "f16" and not info.simulator and info.cc == (9, 0):
+    # Registration of the Hopper kernel (kernels/hopper, RESULTS_HOPPER.md): on sm_90, "auto" with f16 or
+    # bf16 inputs first asks matmul_hopper, which runs the persistent TMA + wgmma kernel when the majorness
+    # fits it (A row-major, B column-major) with 16-byte rows (K % 8, N % 4), and returns None otherwise;
+    # the ladder's kernels below then run as before.
+    if kernel == "auto" and ta in ("f16", "bf16") and not info.simulator and info.cc == (9, 0):
         from ..hopper import matmul_hopper
-        C = matmul_hopper(a, b, o, st)
+        C = matmul_hopper(a, b, o, st, dtype="bfloat16" if ta == "bf16" else "float16")
         if C is not None:
             return out if out is not None else (C if (dev_a or dev_b) else C.copy_to_host())
     if which in ("simt", "simt_warptile") and ta != "f32":       # exact upcast, then the fp32 kernel

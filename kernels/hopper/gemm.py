@@ -107,10 +107,10 @@ MATMUL_CONFIG = dict(BN=256, stages=4, regs=(40, 232), group=16, persistent=True
 _MATMUL = {}
 
 
-def matmul_hopper(a, b, out=None, stream=0):
+def matmul_hopper(a, b, out=None, stream=0, dtype="float16"):
     """C = a @ b (float32) with the persistent Hopper kernel, or None where it does not apply: kernels.gemm's
-    matmul(kernel="auto") asks this first on sm_90. Applies to float16 device-or-host arrays (uint16 views
-    of f16 too) with A (M, K) row-major contiguous, B (K, N) column-major contiguous (both operands K-major),
+    matmul(kernel="auto") asks this first on sm_90. Applies to 16-bit device-or-host arrays (`dtype`
+    "float16" or "bfloat16", uint16 views of either) with A (M, K) row-major contiguous, B (K, N) column-major contiguous (both operands K-major),
     any M, N, K with 16-byte rows (K a multiple of 8, N of 4: the TMA fills and clips the edges), and an
     `out` that is None or a contiguous float32 (M, N) device array."""
     from numba import cuda
@@ -118,9 +118,10 @@ def matmul_hopper(a, b, out=None, stream=0):
     M, K = a.shape
     N = b.shape[1]
     bt = transposed(b)
-    if _MATMUL.get("cfg") != MATMUL_CONFIG:
-        _MATMUL.update(cfg=dict(MATMUL_CONFIG), g=HopperGemm(**MATMUL_CONFIG))
-    g = _MATMUL["g"]
+    key = (dtype, tuple(sorted(MATMUL_CONFIG.items())))
+    if key not in _MATMUL:
+        _MATMUL[key] = HopperGemm(dtype=dtype, **MATMUL_CONFIG)
+    g = _MATMUL[key]
     if K % 8 or N % 4 or M == 0 or N == 0 or K == 0:
         return None
 
