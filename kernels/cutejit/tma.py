@@ -17,7 +17,7 @@ import ctypes
 
 import numpy as np
 
-from cutelite import size
+from cutelite import rank, size
 from cutelite.tma import TMA_Atom, tensor_map_params
 
 from .expr import src
@@ -31,25 +31,40 @@ _DTYPES = {"half_t": "float16", "bfloat16_t": "bfloat16", "float": "float32"}
 
 
 class TensorMap:
-    """A kernel argument: a 2-D matrix seen through the tensor map of `atom` (a cutelite TMA atom whose tile
-    is one box: one instruction a tile, no multicast)."""
+    """A kernel argument: a 2-D matrix seen through the tensor map of `atom` (a cutelite TMA atom, no
+    multicast). A tile may take several boxes (atom.num_tma): each lands on a contiguous run of the tile's
+    shared memory, in order."""
 
     def __init__(self, atom):
         if not isinstance(atom, TMA_Atom):
             raise TypeError("cutejit: TensorMap takes a TMA atom (cutelite.make_tma_atom), got %r" % (atom,))
-        if atom.num_tma != 1 or atom.multicast != 1 or len(atom.box) != 2:
-            raise ValueError("cutejit: TensorMap: %r moves a tile in %d instructions of a %d-D box (multicast %d); "
-                             "the kernels copy a tile in one 2-D box" % (atom, atom.num_tma, len(atom.box),
-                                                                         atom.multicast))
+        if atom.multicast != 1 or len(atom.box) != 2 or rank(atom.gmem_layout) != 2:
+            raise ValueError("cutejit: TensorMap: %r is a %d-D box of a rank-%d matrix, multicast %d; the kernels "
+                             "copy 2-D boxes of matrices to one block" % (atom, len(atom.box), rank(atom.gmem_layout),
+                                                                           atom.multicast))
         self.atom, self.dtype = atom, _DTYPES.get(atom.value_type, atom.value_type)
-        self.cols, self.rows = atom.box                     # innermost first: the contiguous mode's extent first
-        self.bytes = atom.transaction_bytes                 # what one load delivers (expect_tx)
+        strides = atom.gmem_layout.stride
+        self.inner = next(m for m in (0, 1) if strides[m] == 1)      # the matrix mode a box's rows run along
+        self.bytes = atom.transaction_bytes                          # what a tile's loads deliver (expect_tx)
+        self.boxes = _boxes(atom)
 
     def bind(self, name, trace):
         return TmaTensor(name, self)
 
     def __repr__(self):
-        return "TensorMap(%s, box %d x %d, swizzle %d)" % (self.atom.op, self.rows, self.cols, self.atom.swizzle_mode)
+        return "TensorMap(%s, box %s, %d a tile, swizzle %d)" % (self.atom.op, self.atom.box, len(self.boxes),
+                                                                self.atom.swizzle_mode)
+
+
+def _boxes(atom):
+    """[(tile coordinate of the box's first element, its element offset in the tile's shared memory)] for the
+    atom's num_tma boxes: box j fills the tile's shared memory from offset j x (box elements)."""
+    tile = atom.smem_layout
+    inner = getattr(tile, "layout_b", tile)
+    rows, cols = size(inner, 0), size(inner, 1)
+    where = {inner(r, c): (r, c) for c in range(cols) for r in range(rows)}
+    step = size(inner) // atom.num_tma
+    return [(where[j * step], j * step) for j in range(atom.num_tma)]
 
 
 class TmaTensor:
@@ -74,28 +89,29 @@ def _check(tma, coord, smem, what):
         raise TypeError("cutejit: %s: the box is named by a tile of an identity tensor (its coordinates), got %r"
                         % (what, coord))
     if not isinstance(smem, STensor):
-        raise TypeError("cutejit: %s: the shared side is a whole box (a slice of the stages), got %r" % (what, smem))
-    if size(smem.layout) != tma.spec.rows * tma.spec.cols:
-        raise ValueError("cutejit: %s: %r holds %d elements, a box of %r %d" % (
-            what, smem, size(smem.layout), tma.spec, tma.spec.rows * tma.spec.cols))
-    row, col = coord.coord(0)
-    return src(col), src(row)
+        raise TypeError("cutejit: %s: the shared side is a whole tile (a slice of the stages), got %r" % (what, smem))
+    if size(smem.layout) != size(tma.spec.atom.smem_layout):
+        raise ValueError("cutejit: %s: %r holds %d elements, a tile of %r %d" % (
+            what, smem, size(smem.layout), tma.spec, size(tma.spec.atom.smem_layout)))
+    origin, start, inner = coord.coord(0), smem.start(), tma.spec.inner
+    for (dr, dc), off in tma.spec.boxes:        # each box: its matrix coordinates innermost first, its smem start
+        c = (origin[0] + dr, origin[1] + dc)
+        yield src(start + off), src(c[inner]), src(c[1 - inner])
 
 
 def tma_load(tma, coord, smem, barrier, index):
-    """Load the box whose first element has the coordinates of `coord` (an identity tile) into `smem`,
-    completing its bytes on mbarrier barrier[index]."""
-    c0, c1 = _check(tma, coord, smem, "tma_load")
+    """Load the tile whose first element has the coordinates of `coord` (an identity tile) into `smem`, one
+    TMA instruction a box, completing their bytes on mbarrier barrier[index]."""
     fn = _intrinsic("tma_load_2d")
-    current().emit("%s(%s, %s, %s, %s, %s, %s, %s)" % (fn, smem.mem, src(smem.start()), tma.name, barrier, src(index),
-                                                       c0, c1))
+    for dst, c0, c1 in _check(tma, coord, smem, "tma_load"):
+        current().emit("%s(%s, %s, %s, %s, %s, %s, %s)" % (fn, smem.mem, dst, tma.name, barrier, src(index), c0, c1))
 
 
 def tma_store(tma, smem, coord):
-    """Store the box in `smem` to the matrix at the coordinates of `coord` (out-of-bounds parts clipped)."""
-    c0, c1 = _check(tma, coord, smem, "tma_store")
+    """Store the tile in `smem` to the matrix at the coordinates of `coord` (out-of-bounds parts clipped)."""
     fn = _intrinsic("tma_store_2d")
-    current().emit("%s(%s, %s, %s, %s, %s)" % (fn, tma.name, smem.mem, src(smem.start()), c0, c1))
+    for start, c0, c1 in _check(tma, coord, smem, "tma_store"):
+        current().emit("%s(%s, %s, %s, %s, %s)" % (fn, tma.name, smem.mem, start, c0, c1))
 
 
 def tma_store_commit():

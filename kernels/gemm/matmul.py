@@ -1,9 +1,10 @@
 """matmul(A, B, out=None, kernel="auto"): C = A @ B on the GPU (or in the simulator) with the ladder's
 best kernels.
 
-  * f32 inputs -> SIMT fp32 (simt_unrolled); f16 / bf16 inputs -> f32 through tensor cores
-    (tc_sm80_prefetch on sm_80+, tc_sm75 on a T4; bf16 on sm_75 runs the SIMT kernel on exact f32
-    copies). kernel="tc_sm80" / "tc_sm75" / "simt_warptile" pick a rung by name.
+  * f32 inputs -> SIMT fp32 (simt_unrolled); f16 / bf16 inputs -> f32 through tensor cores: on an H100
+    (sm_90), chapter 8's persistent TMA + wgmma kernel (kernels/hopper, 0.88-0.91 of cuBLAS at 4096^3 with
+    either majorness of B), else tc_sm80_prefetch on sm_80+, tc_sm75 on a T4 (bf16 on sm_75 runs the SIMT
+    kernel on exact f32 copies). kernel="tc_sm80" / "tc_sm75" / "simt_warptile" pick a rung by name.
   * Any M, N, K. The tensor-core kernels read A and B in place, row- or column-major (ldmatrix or
     ldmatrix.trans), and predicate the copies at the matrix edges, as long as each operand's contiguous
     rows are 16-byte aligned (a multiple of 8 halves long) and C's rows hold an even number of floats;

@@ -23,10 +23,13 @@ class HopperGemm:
     """One step of the ladder, built for one configuration (see VARIANTS); M, N, K multiples of the tile."""
 
     def __init__(self, BN=256, stages=4, consumers=2, regs=None, group=1, persistent=False, tma_store=False,
-                 cp_async=False, pingpong=False, BM=None, dtype="float16"):
+                 cp_async=False, pingpong=False, BM=None, dtype="float16", majors=("K", "K")):
         if cp_async and (persistent or tma_store or regs or pingpong):
             raise ValueError("HopperGemm: cp_async=True is step 1 (every thread loads, no TMA): it takes BN, "
                              "stages, consumers and dtype only")
+        if tuple(majors) != ("K", "K") and (cp_async or pingpong):
+            raise ValueError("HopperGemm: MN-major operands are an option of steps 2-5 (the TMA kernels), got %r"
+                             % (majors,))
         if pingpong and (tma_store or consumers != 2):
             raise ValueError("HopperGemm: pingpong=True is step 6 (two consumers, st.global epilogue): it takes BM, "
                              "BN, stages, regs, group and dtype")
@@ -38,13 +41,14 @@ class HopperGemm:
         elif pingpong:
             self.kernel = pingpong_.make(BM or 64, BN, stages, regs or (40, 232), group, dtype)
         else:
-            self.kernel = warp_specialized.make(BN, stages, consumers, regs, group, persistent, tma_store, dtype)
+            self.kernel = warp_specialized.make(BN, stages, consumers, regs, group, persistent, tma_store, dtype,
+                                                tuple(majors))
         self.BM, self.BN = self.kernel.tile[0], self.kernel.tile[1]
         self.cp_async, self.tma_store = cp_async, tma_store
         self._maps = {}
 
     def _map(self, x, spec):
-        key = (x.__cuda_array_interface__["data"][0], x.shape, x.strides, spec.rows, spec.cols, spec.dtype)
+        key = (x.__cuda_array_interface__["data"][0], x.shape, x.strides, spec.atom.op, spec.atom.box, spec.dtype)
         if key not in self._maps:       # a tensor map holds the address, extents and pitch: key on them
             if len(self._maps) > 64:
                 self._maps.clear()
@@ -110,36 +114,42 @@ _MATMUL = {}
 def matmul_hopper(a, b, out=None, stream=0, dtype="float16"):
     """C = a @ b (float32) with the persistent Hopper kernel, or None where it does not apply: kernels.gemm's
     matmul(kernel="auto") asks this first on sm_90. Applies to 16-bit device-or-host arrays (`dtype`
-    "float16" or "bfloat16", uint16 views of either) with A (M, K) row-major contiguous, B (K, N) column-major contiguous (both operands K-major),
-    any M, N, K with 16-byte rows (K a multiple of 8, N of 4: the TMA fills and clips the edges), and an
-    `out` that is None or a contiguous float32 (M, N) device array."""
+    "float16" or "bfloat16", uint16 views of either), A (M, K) and B (K, N) each contiguous in either order
+    (a row-major B is an MN-major operand, read through the MN-major GMMA layout), any M, N, K whose
+    contiguous rows are 16-byte multiples (8 elements; N % 4 for C: the TMA fills and clips the edges), and
+    an `out` that is None or a contiguous float32 (M, N) device array. One kernel per (dtype, majorness)."""
     from numba import cuda
     from ..arrays import device_view, transposed
     M, K = a.shape
     N = b.shape[1]
     bt = transposed(b)
-    key = (dtype, tuple(sorted(MATMUL_CONFIG.items())))
-    if key not in _MATMUL:
-        _MATMUL[key] = HopperGemm(dtype=dtype, **MATMUL_CONFIG)
-    g = _MATMUL[key]
-    if K % 8 or N % 4 or M == 0 or N == 0 or K == 0:
+    majors = (_major(a), _major(bt))
+    if None in majors or M == 0 or N == 0 or K == 0 or N % 4:
         return None
-
-    def kmajor(x):
-        st = x.strides
-        return st[1] == x.dtype.itemsize and st[0] == x.shape[1] * x.dtype.itemsize
-
-    if not (kmajor(a) and kmajor(bt)):
+    if any((K if m == "K" else rows) % 8 for m, rows in zip(majors, (M, N))):
         return None
     if out is not None and (isinstance(out, np.ndarray) or not hasattr(out, "__cuda_array_interface__")):
         return None
-    da = cuda.to_device(np.ascontiguousarray(a)) if isinstance(a, np.ndarray) else device_view(a)
-    dbt = cuda.to_device(np.ascontiguousarray(bt)) if isinstance(bt, np.ndarray) else device_view(bt)
     c = device_view(out) if out is not None else cuda.device_array((M, N), np.float32)
     if c.shape != (M, N) or np.dtype(c.dtype) != np.float32 or not c.is_c_contiguous():
         return None
-    g(da, dbt, c, stream)
+    key = (dtype, majors, tuple(sorted(MATMUL_CONFIG.items())))
+    if key not in _MATMUL:
+        _MATMUL[key] = HopperGemm(dtype=dtype, majors=majors, **MATMUL_CONFIG)
+    da, dbt = (cuda.to_device(x) if isinstance(x, np.ndarray) else device_view(x) for x in (a, bt))
+    _MATMUL[key](da, dbt, c, stream)
     return c
+
+
+def _major(x):
+    """"K" if the (rows, K) array x is contiguous along K (row-major), "MN" if along its rows, else None."""
+    item = x.dtype.itemsize
+    rows, cols = x.shape
+    if x.strides == (cols * item, item) or cols == 1 and x.strides[0] == item:
+        return "K"
+    if x.strides == (item, rows * item) or rows == 1 and x.strides[1] == item:
+        return "MN"
+    return None
 
 
 def _cublas(a, bt, reps):

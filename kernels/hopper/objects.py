@@ -8,18 +8,19 @@
     o.sC         its staging buffers, two per consumer warpgroup
     o.g2s        step 1's TiledCopy: cp.async, 16 bytes a thread and call, into the same swizzled stages
 
-Both operands are K-major (A (M, K) and B^T (N, K) row-major), the layout wgmma reads without transposing.
+A (M, K) and B^T (N, K) are K-major (row-major) by default; either may be MN-major instead (`majors`): wgmma
+reads an MN-major operand transposed, through the MN-major GMMA layout and its descriptor.
 """
 
 from dataclasses import dataclass
 
 from cutelite import Layout, dyn, make_tiled_mma, make_tma_atom, size
-from cutelite.gmma import Layout_K_SW128_Atom, make_gmma_atom, tile_to_smem
+from cutelite.gmma import Layout_K_SW128_Atom, Layout_MN_SW128_Atom, make_gmma_atom, tile_to_smem
 
 from ..cutejit import Matrix, TensorMap
 from ..gemm.tensorcore import g2s_copy
 
-__all__ = ["BK", "EPI_BOX", "Hopper", "objects", "operand_matrices", "tma_atom", "finish"]
+__all__ = ["BK", "EPI_BOX", "Hopper", "objects", "operand_matrices", "stage_layouts", "tma_atom", "finish"]
 
 BK = 64                 # K per stage: 64 halves = 128 bytes, one 128-byte swizzle row
 EPI_BOX = (64, 32)      # the TMA-store epilogue's box of C: 64 rows x 32 float32 (128 bytes a row)
@@ -43,10 +44,11 @@ class Hopper:
     dtype: str
 
 
-def objects(BM=128, BN=256, stages=4, consumers=2, dtype="float16", pingpong=False):
+def objects(BM=128, BN=256, stages=4, consumers=2, dtype="float16", pingpong=False, majors=("K", "K")):
     """The objects of one configuration. Cooperative consumers split a tile's rows, 64 each (BM = 64 x
     consumers); ping-pong consumers take whole tiles in turn, so the TiledMMA is one warpgroup's and BM is
-    64 or 128 (at most 128 fp32 accumulators a thread: BM x BN <= 128 x 128 x 2)."""
+    64 or 128 (at most 128 fp32 accumulators a thread: BM x BN <= 128 x 128 x 2). `majors`: which mode of A
+    (M, K) and of B^T (N, K) is contiguous, "K" or "MN" (wgmma reads either through its descriptors)."""
     if dtype not in _TYPES:
         raise ValueError("objects: dtype must be one of %s, got %r" % (", ".join(_TYPES), dtype))
     if pingpong and (BM not in (64, 128) or BM * BN > 2 * 128 * 128):
@@ -54,33 +56,45 @@ def objects(BM=128, BN=256, stages=4, consumers=2, dtype="float16", pingpong=Fal
                          "accumulators), got %d x %d" % (BM, BN))
     if not pingpong and BM != 64 * consumers:
         raise ValueError("objects: BM = %d, but %d consumer warpgroups compute 64 rows each" % (BM, consumers))
+    if len(majors) != 2 or any(m not in ("K", "MN") for m in majors):
+        raise ValueError("objects: majors must be two of 'K' or 'MN' (A's, then B's), got %r" % (majors,))
     types, elem = _TYPES[dtype]
-    atom = make_gmma_atom("SM90_64x%dx16_%s_SS" % (BN, types))
-    layout = Layout_K_SW128_Atom(elem)
-    tma_a = tma_atom("SM90_TMA_LOAD", elem, tile_to_smem(layout, (BM, BK)))
-    tma_b = tma_atom("SM90_TMA_LOAD", elem, tile_to_smem(layout, (BN, BK)))
-    tma_c = tma_atom("SM90_TMA_STORE", "float", tile_to_smem(Layout_K_SW128_Atom("float"), EPI_BOX))
+    atom = make_gmma_atom("SM90::GMMA::MMA_64x%dx16_%s_SS<GMMA::Major::%s, GMMA::Major::%s>" % ((BN, types) + tuple(majors)))
+    (sA, boxA), (sB, boxB) = (stage_layouts(elem, rows, stages, major) for rows, major in zip((BM, BN), majors))
+    tma_a, tma_b = (tma_atom("SM90_TMA_LOAD", elem, box, major) for box, major in zip((boxA, boxB), majors))
+    tma_c = tma_atom("SM90_TMA_STORE", "float", tile_to_smem(Layout_K_SW128_Atom("float"), EPI_BOX), "K")
     return Hopper(
         mma=make_tiled_mma(atom, Layout((1 if pingpong else consumers, 1, 1))),
-        sA=tile_to_smem(layout, (BM, BK, stages)), sB=tile_to_smem(layout, (BN, BK, stages)),
-        tmA=TensorMap(tma_a), tmB=TensorMap(tma_b), tmC=TensorMap(tma_c),
+        sA=sA, sB=sB, tmA=TensorMap(tma_a), tmB=TensorMap(tma_b), tmC=TensorMap(tma_c),
         sC=tile_to_smem(Layout_K_SW128_Atom("float"), EPI_BOX + (2 * consumers,)),
         g2s=g2s_copy("SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>", BN, BK, 128 * consumers, True, elem),
         tile=(BM, BN, BK), stages=stages, consumers=consumers,
         tx_bytes=tma_a.transaction_bytes + tma_b.transaction_bytes, dtype=dtype)
 
 
-def tma_atom(op, elem, tile):
-    """The TMA atom of a row-major matrix (run-time extents and row stride) copying one `tile` (its
-    shared-memory layout) per instruction."""
+def stage_layouts(elem, rows, stages, major):
+    """(the stages, one stage) of a (rows, BK) operand tile, 128-byte swizzled. K-major: rows of 64 halves.
+    MN-major: 64 x 8 atoms along MN, walked K first (order (1, 0, 2)), so that each 64 x 64 TMA box (the
+    widest a 128-byte swizzle allows along MN) is 8 KB of contiguous shared memory."""
+    if major == "K":
+        layout = Layout_K_SW128_Atom(elem)
+        return tile_to_smem(layout, (rows, BK, stages)), tile_to_smem(layout, (rows, BK))
+    layout = Layout_MN_SW128_Atom(elem)
+    return tile_to_smem(layout, (rows, BK, stages), (1, 0, 2)), tile_to_smem(layout, (rows, BK), (1, 0))
+
+
+def tma_atom(op, elem, tile, major):
+    """The TMA atom of a matrix (run-time extents and stride) whose `major` mode is contiguous ("K": mode 1,
+    row-major; "MN": mode 0), copying one `tile` (its shared-memory layout)."""
     rows, cols = size(tile, 0), size(tile, 1)     # a placeholder matrix of one tile: the launch gives the real one
-    return make_tma_atom(op, Layout((dyn(rows), dyn(cols)), (dyn(cols), 1)), tile, (rows, cols),
-                         value_type=elem)
+    stride = (dyn(cols), 1) if major == "K" else (1, dyn(rows))
+    return make_tma_atom(op, Layout((dyn(rows), dyn(cols)), stride), tile, (rows, cols), value_type=elem)
 
 
-def operand_matrices(dtype):
-    """A (M, K) and B^T (N, K) row-major, C (M, N) float32 row-major."""
-    return Matrix(dtype, unit=1), Matrix(dtype, unit=1), Matrix("float32", unit=1)
+def operand_matrices(dtype, majors=("K", "K")):
+    """A (M, K) and B^T (N, K), each with its `major` mode contiguous, C (M, N) float32 row-major."""
+    a, b = (Matrix(dtype, unit=1 if m == "K" else 0) for m in majors)
+    return a, b, Matrix("float32", unit=1)
 
 
 def finish(kernel, o, **config):
