@@ -259,3 +259,17 @@ def test_misuse_is_refused_by_name():
     with pytest.raises(TypeError, match="accumulator of partition_fragment_C"):
         not_acc.build(3, threads=128)
     assert Accumulator
+
+
+def test_mn_major_operands_take_a_box_per_64_rows():
+    """B^T (N, K) MN-major (B row-major): the stage is 64 x 8 atoms walked K first, so the (256, 64) tile is
+    four 8 KB runs of shared memory, one 64 x 64 TMA box each, at N = 0, 64, 128, 192 (TMA coordinates:
+    N first, it is the contiguous mode); wgmma reads B transposed (its trans-b bit, 2)."""
+    k = warp_specialized.make(BN=256, regs=(40, 232), group=16, persistent=True, tma_store=True, majors=("K", "MN"))
+    loads = [ln.strip() for ln in k.source.splitlines() if ln.strip().startswith("tma_load_2d(") and "tmB" in ln]
+    assert len(loads) == 4
+    for j, ln in enumerate(loads):
+        args = [a.strip() for a in re.match(r"tma_load_2d\((.*)\)$", ln).group(1).split(", ")]
+        assert args[1] == "((stage0 * 16384) + %d)" % (32768 + 4096 * j)     # A's 4 stages (32768), then box j
+        assert args[5] == ("(bn0 * 256)" if j == 0 else "((bn0 * 256) + %d)" % (64 * j)) and args[6] == "(i1 * 64)"
+    assert all(ln.rstrip().endswith("'f32.f16.f16', 2)") for ln in k.source.splitlines() if "wgmma(" in ln)

@@ -173,17 +173,20 @@ def _gemm_ptx(kernel):
 @pytest.mark.parametrize("cfg", [dict(BN=128), dict(BN=256, regs=(40, 232), group=8),
                                  dict(BN=256, regs=(40, 232), group=8, persistent=True),
                                  dict(BN=256, regs=(40, 232), group=16, persistent=True, tma_store=True),
-                                 dict(BM=64, BN=256, pingpong=True), dict(BM=128, BN=128, pingpong=True)])
+                                 dict(BM=64, BN=256, pingpong=True), dict(BM=128, BN=128, pingpong=True),
+                                 dict(BN=256, regs=(40, 232), group=16, persistent=True, tma_store=True,
+                                      majors=("MN", "MN"))])
 def test_gemm_assembles_without_serialized_wgmma(cfg):
-    """Every TMA step: 4 wgmma a k-tile and 64-row atom (BK 64 = 4 x k16), two TMA loads (and, for the
-    TMA-store epilogue, one store per 64 x 32 box of a warpgroup's 64 x BN accumulator, unrolled); ptxas keeps
+    """Every TMA step: 4 wgmma a k-tile and 64-row atom (BK 64 = 4 x k16), one TMA load a K-major tile (an
+    MN-major one takes a 64 x 64 box per 64 rows: 2 for A's 128, 4 for B's 256), and, for the TMA-store epilogue, one store per 64 x 32 box of a warpgroup's 64 x BN accumulator, unrolled); ptxas keeps
     the wgmma pipeline (no C7515 "serialized"), honours setmaxnreg, spills nothing."""
     from kernels.hopper import pingpong, warp_specialized
     cfg = dict(cfg)
     k = pingpong.make(**cfg) if cfg.pop("pingpong", False) else warp_specialized.make(**cfg)
     ptx = _gemm_ptx(k)
     assert ptx.count("wgmma.mma_async") == 4 * cfg.get("BM", 64) // 64
-    assert ptx.count("cp.async.bulk.tensor") == 2 + (cfg["BN"] // 32 if cfg.get("tma_store") else 0)
+    boxes = (2 if cfg.get("majors", "K")[0] == "MN" else 1) + (4 if cfg.get("majors", "KK")[1] == "MN" else 1)
+    assert ptx.count("cp.async.bulk.tensor") == boxes + (cfg["BN"] // 32 if cfg.get("tma_store") else 0)
     extra = ["-maxrregcount=%d" % ((65536 // k.threads) // 8 * 8)] if k.config.get("regs") else []
     rc, err = _ptxas(ptx, extra)
     assert rc == 0, err
