@@ -252,17 +252,15 @@ class Kernel:
 
     grid = None   # a kernel built for a job sets grid(*args) -> its grid
 
-    def launch(self, *args, grid=None, stream=0):
-        """Run on `grid` blocks (an int or tuple; by default self.grid(*args)) of `threads` threads, with the
-        shared memory it needs, on `stream`. A second launch on the same arrays (addresses, shapes, strides),
-        grid and stream costs one driver call (runtime.prepared_launch); host (NumPy) arrays go through Numba,
-        which copies them to the GPU and back on every launch."""
+    def prepare(self, *args, grid=None, stream=0):
+        """A zero-argument callable that launches the kernel on these arrays, grid and stream (device arrays:
+        one driver call, runtime.prepared_launch; host arrays: Numba's launch, which copies them)."""
         from ..runtime import allow_dynamic_shared, in_simulator, prepared_launch
         grid = self.grid(*args) if grid is None else grid
-        if in_simulator() or any(isinstance(a, np.ndarray) for a in args):   # host arrays: Numba copies them
+        if in_simulator() or any(isinstance(a, np.ndarray) for a in args):
             if not in_simulator():
                 allow_dynamic_shared(self.numba, args, self.smem_bytes)
-            return self.numba[grid, self.threads, stream, self.smem_bytes](*args)
+            return lambda: self.numba[grid, self.threads, stream, self.smem_bytes](*args)
         key = (grid, id(stream), tuple(_identity(a) for a in args))
         go = self._launches.get(key)
         if go is None:
@@ -273,7 +271,13 @@ class Kernel:
                 allow_dynamic_shared(self.numba, args, self.smem_bytes)
                 go = lambda: self.numba[grid, self.threads, stream, self.smem_bytes](*args)  # noqa: E731
             self._launches[key] = go
-        go()
+        return go
+
+    def launch(self, *args, grid=None, stream=0):
+        """Run on `grid` blocks (an int or tuple; by default self.grid(*args)) of `threads` threads, with the
+        shared memory it needs, on `stream`. A second launch on the same device arrays (addresses, shapes,
+        strides), grid and stream costs one driver call (prepare)."""
+        self.prepare(*args, grid=grid, stream=stream)()
 
 
 def _identity(a):

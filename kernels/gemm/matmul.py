@@ -16,10 +16,10 @@ best kernels.
     or CuPy's current stream), in order with the caller's own work and without making the host wait.
   * NumPy's semantics where they matter: an `out` that overlaps A or B gets the product as if computed into a
     temporary (it is); an empty K gives zeros; f16 inputs to the SIMT kernel are converted exactly to f32.
-  * A call costs the host time besides the GPU's: on the H100 machine 0.1-0.2 ms from Numba device
-    arrays (Numba's launch alone is 0.05-0.1 ms) and 0.25-0.45 ms from PyTorch tensors (each is converted
-    to a Numba array first; benchmarks/gemm/launch_cost.py). To call matmul in a loop on the same PyTorch or CuPy arrays,
-    convert them once with numba.cuda.as_cuda_array and pass those.
+  * A call costs the host time besides the GPU's (benchmarks/gemm/launch_cost.py): the first call on a
+    set of arrays converts them, picks and prepares the kernel. On an H100, a call on the same device
+    arrays, `out` and stream as an earlier Hopper-path call is that call's launch again (its arguments
+    converted once, one driver call).
 """
 
 import numpy as np
@@ -231,8 +231,42 @@ def _ceil(x, m):
     return (x + m - 1) // m * m
 
 
+_PREPARED = {}     # (what A, B, out and the stream are) -> the launch that computed that call
+
+
+def _identity(x):
+    """What a prepared call depends on for a device array: address, shape, strides, dtype (None otherwise)."""
+    if type(x).__module__.startswith("torch"):
+        return (x.data_ptr(), tuple(x.shape), tuple(x.stride()), str(x.dtype)) if x.is_cuda else None
+    cai = getattr(x, "__cuda_array_interface__", None)
+    return None if cai is None else (cai["data"][0], cai["shape"], cai["strides"], cai["typestr"])
+
+
+def _call_key(A, B, out, kernel):
+    """The key of a call that can be prepared (device A, B and out), or None."""
+    if out is None:
+        return None
+    ids = (_identity(A), _identity(B), _identity(out))
+    if None in ids:
+        return None
+    return ids + (kernel, _stream_of(A))
+
+
+def _remember(A, B, out, kernel, run):
+    key = _call_key(A, B, out, kernel)
+    if key is not None:
+        if len(_PREPARED) > 64:
+            _PREPARED.clear()
+        _PREPARED[key] = run
+
+
 def matmul(A, B, out=None, kernel="auto"):
     """C = A @ B: A (M, K), B (K, N) -> C (M, N) float32. See the module docstring."""
+    key = _call_key(A, B, out, kernel) if _PREPARED else None
+    run = _PREPARED.get(key) if key is not None else None
+    if run is not None:              # the same arrays and stream as a call before: its launch again
+        run()
+        return out
     a, ta, dev_a = _as_operand(A, "A")
     b, tb, dev_b = _as_operand(B, "B")
     if ta != tb:
@@ -260,9 +294,23 @@ def matmul(A, B, out=None, kernel="auto"):
     # the ladder's kernels below then run as before.
     if kernel == "auto" and ta in ("f16", "bf16") and not info.simulator and info.cc == (9, 0):
         from ..hopper import matmul_hopper
-        C = matmul_hopper(a, b, o, st, dtype="bfloat16" if ta == "bf16" else "float16")
-        if C is not None:
-            return out if out is not None else (C if (dev_a or dev_b) else C.copy_to_host())
+        direct = out is not None and not isinstance(out, np.ndarray) and not _overlaps(o, a, b)
+        C = o if direct else cuda.device_array((M, N), np.float32)
+        run = matmul_hopper(_dev(a), _dev(b), C, st, dtype="bfloat16" if ta == "bf16" else "float16")
+        if run is not None:
+            run()
+            if direct:
+                _remember(A, B, out, kernel, run)
+                return out
+            if out is None:
+                return C if (dev_a or dev_b) else C.copy_to_host()
+            if isinstance(out, np.ndarray):
+                if st:
+                    st.synchronize()
+                out[...] = C.copy_to_host()
+            else:                               # out overlaps A or B: the product went to a temporary
+                _launch2(_copy_crop, (M, N), C, o, stream=st)
+            return out
     if which in ("simt", "simt_warptile") and ta != "f32":       # exact upcast, then the fp32 kernel
         a32, b32 = cuda.device_array((M, K), np.float32), cuda.device_array((K, N), np.float32)
         up = _bf16_to_f32 if ta == "bf16" else _f16_to_f32

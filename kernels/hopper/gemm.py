@@ -56,6 +56,11 @@ class HopperGemm:
         return self._maps[key]
 
     def __call__(self, a, bt, c, stream=0):
+        self.prepare(a, bt, c, stream)()
+
+    def prepare(self, a, bt, c, stream=0):
+        """A zero-argument callable that computes C = A @ Bt.T on these arrays and stream (the tensor maps
+        encoded and the launch prepared once)."""
         M, K = a.shape
         N = bt.shape[0]
         if bt.shape[1] != K or c.shape != (M, N):
@@ -68,13 +73,13 @@ class HopperGemm:
             raise ValueError("HopperGemm: A %s, Bt %s, C %s: M, N, K must be multiples of %d, %d, %d (any shape "
                              "needs tma_store=True)" % (a.shape, bt.shape, c.shape, self.BM, self.BN, BK))
         if self.cp_async:
-            return self.kernel.launch(a, bt, c, stream=stream)
+            return self.kernel.prepare(a, bt, c, stream=stream)
         o = self.kernel.objects
         ma, mb = self._map(a, o.tmA), self._map(bt, o.tmB)
         if self.kernel.config.get("pingpong"):
-            return self.kernel.launch(a, bt, c, ma, mb, stream=stream)
+            return self.kernel.prepare(a, bt, c, ma, mb, stream=stream)
         mc = self._map(c, o.tmC) if self.tma_store else ma
-        self.kernel.launch(a, bt, c, ma, mb, mc, stream=stream)
+        return self.kernel.prepare(a, bt, c, ma, mb, mc, stream=stream)
 
     def sass_counts(self):
         """Counts of HGMMA / UTMALDG / local-memory instructions in the compiled SASS (needs nvdisasm)."""
@@ -111,15 +116,14 @@ MATMUL_CONFIG = dict(BN=256, stages=4, regs=(40, 232), group=16, persistent=True
 _MATMUL = {}
 
 
-def matmul_hopper(a, b, out=None, stream=0, dtype="float16"):
-    """C = a @ b (float32) with the persistent Hopper kernel, or None where it does not apply: kernels.gemm's
-    matmul(kernel="auto") asks this first on sm_90. Applies to 16-bit device-or-host arrays (`dtype`
-    "float16" or "bfloat16", uint16 views of either), A (M, K) and B (K, N) each contiguous in either order
-    (a row-major B is an MN-major operand, read through the MN-major GMMA layout), any M, N, K whose
-    contiguous rows are 16-byte multiples (8 elements; N % 4 for C: the TMA fills and clips the edges), and
-    an `out` that is None or a contiguous float32 (M, N) device array. One kernel per (dtype, majorness)."""
-    from numba import cuda
-    from ..arrays import device_view, transposed
+def matmul_hopper(a, b, c, stream=0, dtype="float16"):
+    """A zero-argument callable that computes c = a @ b (float32) with the persistent Hopper kernel, or None
+    where it does not apply: kernels.gemm's matmul(kernel="auto") asks this first on sm_90. Applies to 16-bit
+    device arrays (`dtype` "float16" or "bfloat16", uint16 views of either), A (M, K) and B (K, N) each
+    contiguous in either order (a row-major B is an MN-major operand, read through the MN-major GMMA layout),
+    any M, N, K whose contiguous rows are multiples of 8 elements (N % 4 for C: the TMA fills and clips the
+    edges), and c a contiguous float32 (M, N) device array. One kernel per (dtype, majorness)."""
+    from ..arrays import transposed
     M, K = a.shape
     N = b.shape[1]
     bt = transposed(b)
@@ -128,17 +132,12 @@ def matmul_hopper(a, b, out=None, stream=0, dtype="float16"):
         return None
     if any((K if m == "K" else rows) % 8 for m, rows in zip(majors, (M, N))):
         return None
-    if out is not None and (isinstance(out, np.ndarray) or not hasattr(out, "__cuda_array_interface__")):
-        return None
-    c = device_view(out) if out is not None else cuda.device_array((M, N), np.float32)
     if c.shape != (M, N) or np.dtype(c.dtype) != np.float32 or not c.is_c_contiguous():
         return None
     key = (dtype, majors, tuple(sorted(MATMUL_CONFIG.items())))
     if key not in _MATMUL:
         _MATMUL[key] = HopperGemm(dtype=dtype, majors=majors, **MATMUL_CONFIG)
-    da, dbt = (cuda.to_device(x) if isinstance(x, np.ndarray) else device_view(x) for x in (a, bt))
-    _MATMUL[key](da, dbt, c, stream)
-    return c
+    return _MATMUL[key].prepare(a, bt, c, stream)
 
 
 def _major(x):
