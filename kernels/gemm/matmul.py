@@ -296,7 +296,7 @@ def matmul(A, B, out=None, kernel="auto"):
         from ..hopper import matmul_hopper
         direct = out is not None and not isinstance(out, np.ndarray) and not _overlaps(o, a, b)
         C = o if direct else cuda.device_array((M, N), np.float32)
-        run = matmul_hopper(_dev(a), _dev(b), C, st, dtype="bfloat16" if ta == "bf16" else "float16")
+        run = matmul_hopper(_dev(a), _dev(b), C, st, "bfloat16" if ta == "bf16" else "float16")
         if run is not None:
             run()
             if direct:

@@ -66,9 +66,10 @@ class HopperGemm:
         if bt.shape[1] != K or c.shape != (M, N):
             raise ValueError("HopperGemm: A %s, Bt %s, C %s do not make a GEMM" % (a.shape, bt.shape, c.shape))
         if self.tma_store:      # TMA loads fill outside the matrices with zeros, TMA stores clip: any shape
-            if K % 8 or N % 4:
-                raise ValueError("HopperGemm: a tensor map needs 16-byte rows: K a multiple of 8 and N of 4, "
-                                 "got M, N, K = %d, %d, %d" % (M, N, K))
+            if not pitches_fit(M, N, K, self.kernel.config["majors"]):
+                raise ValueError("HopperGemm: a tensor map needs 16-byte rows: the contiguous extent of A and Bt "
+                                 "(K, or M / N for an MN-major one) a multiple of 8, N of 4; got M, N, K = %d, %d, %d, "
+                                 "majors %s" % (M, N, K, self.kernel.config["majors"]))
         elif M % self.BM or N % self.BN or K % BK:
             raise ValueError("HopperGemm: A %s, Bt %s, C %s: M, N, K must be multiples of %d, %d, %d (any shape "
                              "needs tma_store=True)" % (a.shape, bt.shape, c.shape, self.BM, self.BN, BK))
@@ -128,9 +129,7 @@ def matmul_hopper(a, b, c, stream=0, dtype="float16"):
     N = b.shape[1]
     bt = transposed(b)
     majors = (_major(a), _major(bt))
-    if None in majors or M == 0 or N == 0 or K == 0 or N % 4:
-        return None
-    if any((K if m == "K" else rows) % 8 for m, rows in zip(majors, (M, N))):
+    if None in majors or M == 0 or N == 0 or K == 0 or not pitches_fit(M, N, K, majors):
         return None
     if c.shape != (M, N) or np.dtype(c.dtype) != np.float32 or not c.is_c_contiguous():
         return None
@@ -138,6 +137,12 @@ def matmul_hopper(a, b, c, stream=0, dtype="float16"):
     if key not in _MATMUL:
         _MATMUL[key] = HopperGemm(dtype=dtype, majors=majors, **MATMUL_CONFIG)
     return _MATMUL[key].prepare(a, bt, c, stream)
+
+
+def pitches_fit(M, N, K, majors):
+    """Whether every tensor map's rows are 16-byte multiples: A's and Bt's contiguous extents (K for a K-major
+    operand, M or N for an MN-major one) multiples of 8 elements, C's N a multiple of 4 floats."""
+    return N % 4 == 0 and all((K if m == "K" else rows) % 8 == 0 for m, rows in zip(majors, (M, N)))
 
 
 def _major(x):
