@@ -261,7 +261,7 @@ class Kernel:
             if not in_simulator():
                 allow_dynamic_shared(self.numba, args, self.smem_bytes)
             return lambda: self.numba[grid, self.threads, stream, self.smem_bytes](*args)
-        key = (grid, id(stream), tuple(_identity(a) for a in args))
+        key = (grid, _stream_key(stream), tuple(_identity(a) for a in args))
         go = self._launches.get(key)
         if go is None:
             if len(self._launches) > 64:
@@ -278,6 +278,18 @@ class Kernel:
         shared memory it needs, on `stream`. A second launch on the same device arrays (addresses, shapes,
         strides), grid and stream costs one driver call (prepare)."""
         self.prepare(*args, grid=grid, stream=stream)()
+
+
+def _stream_key(stream):
+    """A stream by its handle (0: the default stream). Not by id(): a Numba stream object made for a
+    framework's stream (cuda.external_stream) lives for one call, and a later object, for another stream,
+    may get the same id."""
+    if not stream:
+        return 0
+    try:
+        return int(stream.handle)
+    except (TypeError, ValueError, AttributeError):
+        return int(getattr(stream.handle, "value", None) or 0) or object()    # unknown: a key no call repeats
 
 
 def _identity(a):
