@@ -273,3 +273,35 @@ def test_mn_major_operands_take_a_box_per_64_rows():
         assert args[1] == "((stage0 * 16384) + %d)" % (32768 + 4096 * j)     # A's 4 stages (32768), then box j
         assert args[5] == ("(bn0 * 256)" if j == 0 else "((bn0 * 256) + %d)" % (64 * j)) and args[6] == "(i1 * 64)"
     assert all(ln.rstrip().endswith("'f32.f16.f16', 2)") for ln in k.source.splitlines() if "wgmma(" in ln)
+
+
+def test_which_operands_the_hopper_path_takes():
+    """matmul_hopper's rules, from the tensor maps' (driver API): a matrix contiguous along K is K-major, along
+    its rows MN-major, neither is refused; every map's rows (the contiguous extent) must be 16-byte multiples:
+    K for a K-major operand, M or N for an MN-major one, and N floats for C."""
+    from kernels.hopper.gemm import _major, pitches_fit
+    a = np.zeros((6, 10), np.float16)
+    assert _major(a) == "K" and _major(np.asfortranarray(a)) == "MN" and _major(a[:, ::2]) is None
+    assert _major(np.zeros((1, 8), np.float16)) == "K" and _major(np.zeros((8, 1), np.float16)) == "K"
+    assert pitches_fit(1000, 1000, 1000, ("K", "K")) and not pitches_fit(1000, 1000, 1001, ("K", "K"))
+    assert pitches_fit(4000, 3000, 2500, ("MN", "MN")) and not pitches_fit(4000, 3000, 2500, ("K", "MN"))
+    assert not pitches_fit(4000, 3002, 2504, ("K", "K"))          # C's rows: 3002 floats, not 16-byte multiples
+    assert not pitches_fit(4004, 3000, 2504, ("MN", "K"))         # A MN-major: 4004 halves a column
+
+
+def test_matmul_prepares_only_device_calls_with_out():
+    """A call is replayed only when A, B and out are device arrays (their addresses, shapes, strides and
+    dtypes are the key); NumPy operands or no `out` give no key."""
+    import importlib
+    M = importlib.import_module("kernels.gemm.matmul")      # the module (kernels.gemm.matmul is also the function)
+    a, b, c = np.zeros((8, 8), np.float16), np.zeros((8, 8), np.float16), np.zeros((8, 8), np.float32)
+    assert M._call_key(a, b, c, "auto") is None
+    class Dev:      # what a device array shows the key: its __cuda_array_interface__
+        def __init__(self, ptr, shape, typestr):
+            self.__cuda_array_interface__ = {"data": (ptr, False), "shape": shape, "strides": None,
+                                             "typestr": typestr, "version": 3}
+
+    da, db, dc = Dev(1 << 20, (8, 8), "<f2"), Dev(2 << 20, (8, 8), "<f2"), Dev(3 << 20, (8, 8), "<f4")
+    assert M._call_key(da, db, None, "auto") is None
+    key = M._call_key(da, db, dc, "auto")
+    assert key is not None and key == M._call_key(da, db, dc, "auto") and key != M._call_key(db, da, dc, "auto")
