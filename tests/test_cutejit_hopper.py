@@ -305,3 +305,5 @@ def test_matmul_prepares_only_device_calls_with_out():
     assert M._call_key(da, db, None, "auto") is None
     key = M._call_key(da, db, dc, "auto")
     assert key is not None and key == M._call_key(da, db, dc, "auto") and key != M._call_key(db, da, dc, "auto")
+    dc.__cuda_array_interface__["stream"] = 7       # out on another stream: matmul synchronizes, no replay
+    assert M._call_key(da, db, dc, "auto") is None

@@ -243,13 +243,20 @@ def _identity(x):
 
 
 def _call_key(A, B, out, kernel):
-    """The key of a call that can be prepared (device A, B and out), or None."""
+    """The key of a call that can be prepared (device A, B and out, queued on one stream), or None."""
     if out is None:
         return None
     ids = (_identity(A), _identity(B), _identity(out))
     if None in ids:
         return None
-    return ids + (kernel, _stream_of(A))
+    if all(type(x).__module__.startswith("torch") for x in (A, B, out)) and A.device == B.device == out.device:
+        stream = _stream_of(A)                # one device: one current stream
+    else:
+        streams = {_stream_of(x) for x in (A, B, out)}
+        if len(streams) != 1:                 # operands of several streams: matmul synchronizes them each time
+            return None
+        stream = streams.pop()
+    return ids + (kernel, stream)
 
 
 def _remember(A, B, out, kernel, run):
