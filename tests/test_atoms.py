@@ -2,33 +2,19 @@
 (tests/fixtures/mma_atoms_cpp.txt, made by gen_mma_atoms.sh), and the PTX ISA's fragment formulas
 ("Matrix Fragments for mma.m8n8k4 / m16n8k8 / m16n8k16"), written out again here from the ISA's text."""
 
-import os
 import time
 
 import numpy as np
 import pytest
+
+import cpp_fixture
 
 from cutelite.teach.widgets import fragment_html
 from cutelite.atoms import (MMA_ATOMS, fragment_grids, fragment_of, gather_fragments,
                             make_mma_atom, mma_reference, owner_of, print_atom, quadpair_lanes,
                             scatter_fragments)
 
-FIXTURE = os.path.join(os.path.dirname(__file__), "fixtures", "mma_atoms_cpp.txt")
-
-
-def cpp_prints():
-    blocks, name = {}, None
-    with open(FIXTURE) as f:
-        for line in f:
-            if line.startswith("== "):
-                name = line[3:].strip()
-                blocks[name] = ""
-            else:
-                blocks[name] += line
-    return blocks
-
-
-CPP = cpp_prints()
+CPP = cpp_fixture.blocks("mma_atoms_cpp.txt")
 
 
 def test_fixture_covers_every_atom():

@@ -11,6 +11,8 @@ import os
 import numpy as np
 import pytest
 
+import cpp_fixture
+
 from cutelite import Layout, _, dyn, make_copy_atom, make_tiled_copy, zipped_divide
 from cutelite.teach import gemm as tg
 from cutelite.teach.exercises import check_budget_answer, check_wait_group_answer
@@ -18,7 +20,6 @@ from kernels._testing import numba_mode, run_in_subprocess
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BENCH = os.path.join(ROOT, "benchmarks", "gemm")
-FIXTURE = os.path.join(ROOT, "tests", "fixtures", "seed003_cpp.txt")
 
 
 def _recorded_module():
@@ -57,14 +58,7 @@ def test_recorded_stalls_are_well_formed():
 
 
 def _fixture_blocks():
-    blocks, key = {}, None
-    for ln in open(FIXTURE).read().splitlines():
-        if ln.startswith("== "):
-            key = ln[3:]
-            blocks[key] = []
-        else:
-            blocks[key].append(ln)
-    return blocks
+    return {key: text.splitlines() for key, text in cpp_fixture.blocks("seed003_cpp.txt").items()}
 
 
 def test_article_printouts_are_the_fixture_and_cutelite_agrees():

@@ -1,10 +1,11 @@
 """cutelite.gmma against compiled C++ CuTe (tests/fixtures/gmma_cpp.txt, made by gen_gmma.sh):
 GMMA atoms and TiledMMAs print the same, layout atoms (and their tilings) print the same, descriptors
 are bit-exact, and the layouts C++ refuses are refused here with C++'s static_assert text."""
-import os
 import re
 
 import pytest
+
+import cpp_fixture
 
 from cutelite import Layout, make_tiled_mma, size
 from cutelite.gmma import (
@@ -13,21 +14,7 @@ from cutelite.gmma import (
 )
 from cutelite.swizzle import Swizzle
 
-FIXTURE = os.path.join(os.path.dirname(__file__), "fixtures", "gmma_cpp.txt")
-
-
-def _blocks():
-    out, key = {}, None
-    for line in open(FIXTURE).read().splitlines(keepends=True):
-        if line.startswith("== "):
-            key = line[3:].rstrip("\n")
-            out[key] = ""
-        else:
-            out[key] += line
-    return out
-
-
-BLOCKS = _blocks()
+BLOCKS = cpp_fixture.blocks("gmma_cpp.txt")
 ATOMS = [k[len("atom "):] for k in BLOCKS if k.startswith("atom ")]
 LAYOUTS = [k[len("layout "):] for k in BLOCKS if k.startswith("layout ")]
 TILES = [k[len("tile "):] for k in BLOCKS if k.startswith("tile ")]

@@ -3,11 +3,12 @@
 element offsets (the byte swizzle applied), every register fragment's layout, and every descriptor
 fragment's print and descriptors, for each case and thread the fixture records."""
 import functools
-import os
 import re
 
 import numpy as np
 import pytest
+
+import cpp_fixture
 
 from cutelite import Layout, _, make_tiled_mma, size
 from cutelite.gmma import (
@@ -17,20 +18,17 @@ from cutelite.gmma import (
 from cutelite.identity import make_identity_tensor
 from cutelite.tensor import Tensor, local_tile, make_tensor
 
-FIXTURE = os.path.join(os.path.dirname(__file__), "fixtures", "gmma_partitions_cpp.txt")
 
 
 def _blocks():
-    out, key = {}, None
-    for line in open(FIXTURE).read().splitlines():
-        if line.startswith("== "):
-            key = line[3:]
-            out[key] = {}
-        elif key.startswith("smem_"):
-            out[key] = line
+    """{key: its one line (an smem_ layout) or {word: the rest of its line}} of the fixture."""
+    out = {}
+    for key, text in cpp_fixture.blocks("gmma_partitions_cpp.txt").items():
+        lines = text.splitlines()
+        if key.startswith("smem_"):
+            out[key] = lines[-1] if lines else {}
         else:
-            word, _, rest = line.partition(" ")
-            out[key][word] = rest
+            out[key] = dict(line.partition(" ")[::2] for line in lines)
     return out
 
 

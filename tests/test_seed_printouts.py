@@ -12,15 +12,12 @@ mma.m8n8k4 .f32 (it passes 8 f32, as its own asm's "f" constraints say), and 001
 `tid > 16` (lane 16 belongs with lanes 16-19; see test_001_store_loop_tid_gt_16).
 """
 
-import os
-
 import pytest
 
 from cutelite import (Layout, Swizzle, composition, dyn, format_layout, make_layout, make_mma_atom, make_tensor,
                       make_tiled_mma, size, cosize, tile_size, thr_size, fragment_of, quadpair_lanes)
+import cpp_fixture
 import ptx_fragments as ptx
-
-FIXTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "seeds_cpp.txt")
 
 RM8 = Layout((8, 8), (8, 1))
 RM16 = Layout((8, 16), (16, 1))
@@ -32,19 +29,7 @@ def norm(text):
     return " ".join(text.split())
 
 
-def _blocks():
-    blocks, name = {}, None
-    with open(FIXTURE) as f:
-        for line in f:
-            if line.startswith("== "):
-                name = line[3:].rstrip("\n")
-                blocks[name] = ""
-            else:
-                blocks[name] += line
-    return blocks
-
-
-CPP = _blocks()
+CPP = cpp_fixture.blocks("seeds_cpp.txt")
 
 
 def row_patterns(L, unit):

@@ -4,10 +4,11 @@ tma_partition's parts and create_tma_multicast_mask; inputs C++ refuses are refu
 C++ builds a map that the driver refuses, the source is the CUDA driver API's documentation of
 cuTensorMapEncodeTiled; where a box lands in shared memory, the PTX ISA's tensor copy (the box is written
 densely, dimension 0 fastest, before the swizzle)."""
-import os
 import re
 
 import pytest
+
+import cpp_fixture
 
 from cutelite import Layout, _, dyn, group, local_tile, make_tensor, size
 from cutelite.gmma import GmmaSmemLayout, Layout_K_SW128_Atom, make_gmma_layout_atom, tile_to_smem
@@ -16,21 +17,7 @@ from cutelite.parse import parse_layout
 from cutelite.swizzle import Swizzle
 from cutelite.tma import TMA_Atom, make_tma_atom, make_tma_copy, multicast_mask, tensor_map_params, tma_partition
 
-FIXTURE = os.path.join(os.path.dirname(__file__), "fixtures", "tma_cpp.txt")
-
-
-def _blocks():
-    out, key = {}, None
-    for line in open(FIXTURE).read().splitlines(keepends=True):
-        if line.startswith("== "):
-            key = line[3:].rstrip("\n")
-            out[key] = ""
-        else:
-            out[key] += line
-    return out
-
-
-BLOCKS = _blocks()
+BLOCKS = cpp_fixture.blocks("tma_cpp.txt")
 CASES = [k[:-len(" | params")] for k in BLOCKS if k.endswith(" | params")]
 MASKS = [k for k in BLOCKS if k.startswith("mask ")]
 REJECTS = [k[len("reject "):] for k in BLOCKS if k.startswith("reject ")]
