@@ -35,7 +35,7 @@ def main():
     args = ap.parse_args()
     gemms = {name: HopperGemm(**VARIANTS[name]) for name in KERNELS}
     rng = np.random.default_rng(5)
-    rows, raw = [], {}
+    raw = {}
     for (M, N, K) in SIZES:
         a = (rng.standard_normal((M, K)) * 0.5).astype(np.float16)
         bt = (rng.standard_normal((N, K)) * 0.5).astype(np.float16)
@@ -58,23 +58,30 @@ def main():
             for name, fn in runs.items():
                 times[name].append(gpu_time_ms(fn, args.reps))
         raw["%dx%dx%d" % (M, N, K)] = times
-        flops = 2.0 * M * N * K
-        for name in runs:
-            ratios = [b / t for b, t in zip(times["cuBLAS"], times[name])]
-            ms = float(np.median(times[name]))
-            rows.append(((M, N, K), name, ms, flops / ms / 1e9, float(np.median(ratios)), min(ratios), max(ratios)))
+    report(raw, "cuBLAS", args, "hopper_sweep.json")
+
+
+def report(raw, base, args, filename):
+    """Print, and write to args.out/filename with the raw times, a Markdown table of raw ({"MxNxK": {kernel:
+    [ms per round]}}): each kernel's median time and TFLOP/s, its median ratio to kernel `base` over the
+    rounds, and the ratio's range."""
     dev = cuda.get_current_device().name
     dev = dev.decode() if isinstance(dev, bytes) else dev
     lines = ["%s, %s, torch %s, GPU time, %d rounds x median of %d" % (time.strftime("%Y-%m-%d"), dev,
                                                                        torch.__version__, args.rounds, args.reps),
              "", "| M x N x K | kernel | ms | TFLOP/s | / cuBLAS (median) | min - max over rounds |",
              "|---|---|---|---|---|---|"]
-    for (M, N, K), name, ms, tf, r, lo, hi in rows:
-        lines.append("| %dx%dx%d | %s | %.3f | %.1f | %.2f | %.2f - %.2f |" % (M, N, K, name, ms, tf, r, lo, hi))
+    for size, times in raw.items():
+        M, N, K = (int(x) for x in size.split("x"))
+        for name, ts in times.items():
+            ratios = [b / t for b, t in zip(times[base], ts)]
+            ms = float(np.median(ts))
+            lines.append("| %s | %s | %.3f | %.1f | %.2f | %.2f - %.2f |" % (
+                size, name, ms, 2.0 * M * N * K / ms / 1e9, float(np.median(ratios)), min(ratios), max(ratios)))
     print("\n".join(lines))
     if args.out:
         os.makedirs(args.out, exist_ok=True)
-        with open(os.path.join(args.out, "hopper_sweep.json"), "w") as f:
+        with open(os.path.join(args.out, filename), "w") as f:
             json.dump({"table": lines, "raw_ms": raw}, f, indent=1)
 
 

@@ -11,9 +11,6 @@ events are recorded. Each kernel's C is checked against cuBLAS's first.
 """
 import argparse
 import importlib.util
-import json
-import os
-import time
 
 import numpy as np
 
@@ -25,6 +22,7 @@ import torch  # noqa: E402
 
 from kernels.hopper import HopperGemm, VARIANTS  # noqa: E402
 from kernels.timing import gpu_time_ms  # noqa: E402
+from hopper_sweep import report  # noqa: E402  (this folder: the same table)
 
 SIZES = [(4096, 4096, 4096), (8192, 8192, 8192), (4096, 14336, 4096), (2048, 2048, 2048)]
 OURS = "persistent BN256 st4 group16 tma-store"
@@ -61,7 +59,7 @@ def main():
     ours = HopperGemm(**VARIANTS[OURS])
     dsl = {"CuTe DSL persistent, cluster %dx%d" % c: dsl_gemm(args.dsl_example, c) for c in ((2, 1), (1, 1))}
     rng = np.random.default_rng(21)
-    rows, raw = [], {}
+    raw = {}
     for (M, N, K) in SIZES:
         a = (rng.standard_normal((M, K)) * 0.5).astype(np.float16)
         bt = (rng.standard_normal((N, K)) * 0.5).astype(np.float16)
@@ -86,25 +84,7 @@ def main():
             for name, fn in runs.items():
                 times[name].append(gpu_time_ms(fn, args.reps))
         raw["%dx%dx%d" % (M, N, K)] = times
-        base = times["cuBLAS fp16->fp32"]
-        for name in runs:
-            ratios = [b / t for b, t in zip(base, times[name])]
-            ms = float(np.median(times[name]))
-            rows.append(((M, N, K), name, ms, 2.0 * M * N * K / ms / 1e9, float(np.median(ratios)), min(ratios),
-                         max(ratios)))
-    dev = cuda.get_current_device().name
-    dev = dev.decode() if isinstance(dev, bytes) else dev
-    lines = ["%s, %s, torch %s, GPU time, %d rounds x median of %d" % (time.strftime("%Y-%m-%d"), dev,
-                                                                       torch.__version__, args.rounds, args.reps),
-             "", "| M x N x K | kernel | ms | TFLOP/s | / cuBLAS (median) | min - max over rounds |",
-             "|---|---|---|---|---|---|"]
-    for (M, N, K), name, ms, tf, r, lo, hi in rows:
-        lines.append("| %dx%dx%d | %s | %.3f | %.1f | %.2f | %.2f - %.2f |" % (M, N, K, name, ms, tf, r, lo, hi))
-    print("\n".join(lines))
-    if args.out:
-        os.makedirs(args.out, exist_ok=True)
-        with open(os.path.join(args.out, "hopper_vs_dsl.json"), "w") as f:
-            json.dump({"table": lines, "raw_ms": raw}, f, indent=1)
+    report(raw, "cuBLAS fp16->fp32", args, "hopper_vs_dsl.json")
 
 
 if __name__ == "__main__":
