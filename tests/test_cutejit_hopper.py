@@ -276,17 +276,40 @@ def test_mn_major_operands_take_a_box_per_64_rows():
 
 
 def test_which_operands_the_hopper_path_takes():
-    """matmul_hopper's rules, from the tensor maps' (driver API): a matrix contiguous along K is K-major, along
-    its rows MN-major, neither is refused; every map's rows (the contiguous extent) must be 16-byte multiples:
-    K for a K-major operand, M or N for an MN-major one, and N floats for C."""
-    from kernels.hopper.gemm import _major, pitches_fit
+    """matmul_hopper's rules, from the tensor maps' (cuTensorMapEncodeTiled): a matrix with unit stride along K
+    is K-major, along its rows MN-major, neither is refused; the other stride (the pitch) must be a multiple
+    of 16 bytes, whatever the extents: a view of the real shape into a wider buffer is readable."""
+    from kernels.hopper import operand_major, tma_readable
     a = np.zeros((6, 10), np.float16)
-    assert _major(a) == "K" and _major(np.asfortranarray(a)) == "MN" and _major(a[:, ::2]) is None
-    assert _major(np.zeros((1, 8), np.float16)) == "K" and _major(np.zeros((8, 1), np.float16)) == "K"
-    assert pitches_fit(1000, 1000, 1000, ("K", "K")) and not pitches_fit(1000, 1000, 1001, ("K", "K"))
-    assert pitches_fit(4000, 3000, 2500, ("MN", "MN")) and not pitches_fit(4000, 3000, 2500, ("K", "MN"))
-    assert not pitches_fit(4000, 3002, 2504, ("K", "K"))          # C's rows: 3002 floats, not 16-byte multiples
-    assert not pitches_fit(4004, 3000, 2504, ("MN", "K"))         # A MN-major: 4004 halves a column
+    assert operand_major(a) == "K" and operand_major(np.asfortranarray(a)) == "MN" and operand_major(a[:, ::2]) is None
+    assert operand_major(np.zeros((1, 8), np.float16)) == "K" and operand_major(np.zeros((8, 1), np.float16)) == "K"
+    assert not tma_readable(a) and tma_readable(np.zeros((6, 16), np.float16))      # 20-byte rows, 32-byte rows
+    assert tma_readable(np.zeros((6, 16), np.float16)[:, :10])                      # K = 10 in 32-byte rows
+    assert not tma_readable(np.asfortranarray(a)) and tma_readable(np.zeros((8, 10), np.float16, order="F"))
+    assert tma_readable(np.zeros((2500, 40), np.float16).T) and not tma_readable(np.zeros((40, 2500), np.float16))
+    assert not tma_readable(np.zeros((4, 3002), np.float32)) and tma_readable(np.zeros((4, 3004), np.float32))
+    assert not tma_readable(np.zeros((8, 1), np.float16))       # a column read as K-major: 2-byte rows
+
+
+def test_matmul_stages_what_a_tensor_map_cannot_read():
+    """An operand with rows that are not 16-byte multiples is copied into a buffer whose rows are, in the same
+    order (row- or column-major), and the kernel reads the view of its real shape; a readable one is used as is."""
+    import importlib
+    from numba import cuda
+    from kernels.hopper import operand_major, tma_readable
+    from kernels.arrays import transposed
+    M = importlib.import_module("kernels.gemm.matmul")
+    x = np.arange(5 * 13, dtype=np.uint16).reshape(5, 13)
+    for d, major in ((cuda.to_device(x), "K"), (cuda.to_device(np.asfortranarray(x)), "MN")):
+        v, copy = M._tma_view(d, 0)
+        copy()
+        assert v.shape == (5, 13) and operand_major(v) == major and tma_readable(v)
+        host = (v if major == "K" else transposed(v)).copy_to_host()
+        assert np.array_equal(host if major == "K" else host.T, x)
+    ok = cuda.to_device(np.zeros((4, 16), np.uint16))
+    assert M._tma_view(ok, 0) == (ok, None)
+    c, copy = M._tma_view(cuda.device_array((4, 3), np.float32), 0, fresh=False)
+    assert copy is None and c.shape == (4, 3) and c.strides == (128, 4)
 
 
 def test_matmul_prepares_only_device_calls_with_out():

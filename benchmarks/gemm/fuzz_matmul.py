@@ -18,7 +18,11 @@ from numba import cuda  # noqa: E402
 from kernels.gemm import matmul  # noqa: E402
 
 DTYPES = (torch.float32, torch.float16, torch.bfloat16)
-LIBS = ("torch", "numpy", "numba")
+try:
+    import cupy
+    LIBS = ("torch", "numpy", "numba", "cupy")
+except ImportError:
+    LIBS = ("torch", "numpy", "numba")
 
 
 def operand(x, major, lib):
@@ -29,6 +33,8 @@ def operand(x, major, lib):
         return x.cpu().numpy()
     if lib == "numba":
         return cuda.as_cuda_array(x)
+    if lib == "cupy":
+        return cupy.asarray(x)          # the same memory, through __cuda_array_interface__
     return x
 
 
@@ -37,23 +43,32 @@ def case(rng, n):
     dt = DTYPES[rng.integers(len(DTYPES))]
     lib = LIBS[rng.integers(len(LIBS))]
     if lib != "torch" and dt == torch.bfloat16:
-        lib = "torch"                   # NumPy and Numba hold no bfloat16
+        lib = "torch"                   # NumPy, Numba and CuPy hold no bfloat16
     am, bm = ("row", "col")[rng.integers(2)], ("row", "col")[rng.integers(2)]
     with_out = bool(rng.integers(2))
-    alias = dt == torch.float32 and M == K == N and bool(rng.integers(4) == 0)
+    alias = bool(rng.integers(6) == 0)  # out's memory holds A: f32 A is out itself, 16-bit A a view of out's bytes
+    if alias:
+        lib, am = "torch", "row"
+        if dt == torch.float32:
+            N = K
+        else:
+            K = min(K, 2 * N)
     A = torch.randn(M, K, device="cuda").to(dt)
     B = torch.randn(K, N, device="cuda").to(dt)
     ref = A.double() @ B.double()
     a, b = operand(A, am, lib), operand(B, bm, lib)
     errs = []
+    shared = torch.empty(M, N, device="cuda")
     for _ in range(2):
-        if alias:                       # out is A itself: NumPy computes as if into a temporary
-            Aa = A.clone()
-            C = matmul(Aa, B, out=Aa)
-            got = Aa
+        if alias:                       # NumPy computes as if into a temporary
+            Aa = shared if dt == torch.float32 else shared.view(dt)[:, :K]
+            Aa.copy_(A)
+            C = matmul(Aa, b, out=shared)
+            got = shared
         elif with_out:
             out = torch.full((M, N), float("nan"), device="cuda")
-            o = cuda.as_cuda_array(out) if lib == "numba" else (out.cpu().numpy() if lib == "numpy" else out)
+            o = {"numba": cuda.as_cuda_array, "numpy": lambda t: t.cpu().numpy(),
+                 "cupy": lambda t: cupy.asarray(t)}.get(lib, lambda t: t)(out)
             C = matmul(a, b, out=o)
             got = torch.as_tensor(o, device="cuda") if lib == "numpy" else out
         else:

@@ -4,13 +4,16 @@ For every size, dtype (f16, bf16) and majorness of A and B (row- or column-major
 PyTorch tensors, `matmul(a, b, out=c)` checked against cuBLAS's product (output poisoned with NaN first),
 then GPU time (kernels.timing.gpu_time_ms, back-to-back calls, the host's per-call work included in the
 queue) of matmul, cuBLAS (`torch.mm(a, b, out_dtype=torch.float32, out=c)`) and the Triton kernel below,
-all reading the same tensors and writing fp32. Prints a Markdown table (ratios to cuBLAS) and writes it
-to --out.
+all reading the same tensors and writing fp32, in --rounds interleaved rounds (clock drift hits all three
+alike; the table gives the median ratio). Prints a Markdown table (ratios to cuBLAS) and writes it, the raw
+times (JSON) and a plot (PNG, where matplotlib is installed) to --out.
 
-    PYTHONPATH=. python3 benchmarks/gemm/matmul_sweep.py [--sizes ...] [--out DIR]
+    PYTHONPATH=. python3 benchmarks/gemm/matmul_sweep.py [--sizes ...] [--rounds 3] [--out DIR]
 """
 import argparse
+import json
 import os
+import statistics
 import time
 
 import kernels
@@ -21,6 +24,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from kernels.gemm.matmul import matmul  # noqa: E402
+from plot_matmul_sweep import plot  # noqa: E402  (beside this script)
 from kernels.timing import gpu_time_ms  # noqa: E402
 
 SIZES = [(1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192), (4096, 14336, 4096),
@@ -65,12 +69,14 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", nargs="*", default=None, help="MxNxK ...")
     ap.add_argument("--reps", type=int, default=10)
+    ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
     sizes = [tuple(int(x) for x in s.split("x")) for s in args.sizes] if args.sizes else SIZES
     lines = ["| M x N x K | dtype | A, B | matmul / cuBLAS | Triton / cuBLAS | cuBLAS TFLOP/s | matmul rel. err |",
              "|---|---|---|---|---|---|---|"]
     torch.manual_seed(0)
+    raw = []
     for (M, N, K) in sizes:
         for dt in (torch.float16, torch.bfloat16):
             a0 = torch.randn(M, K, device="cuda").to(dt)
@@ -84,21 +90,32 @@ def main():
                     c.fill_(float("nan"))
                     matmul(a, b, out=c)
                     err = rel(c, ref)
-                    t_cu = gpu_time_ms(lambda: torch.mm(a, b, out_dtype=torch.float32, out=c), args.reps)
-                    t_mm = gpu_time_ms(lambda: matmul(a, b, out=c), args.reps)
-                    triton_mm(a, b, c)
-                    t_tr = gpu_time_ms(lambda: triton_mm(a, b, c), args.reps)
+                    triton_mm(a, b, c)              # autotuned here, outside the timing
+                    calls = {"cuBLAS": lambda: torch.mm(a, b, out_dtype=torch.float32, out=c),
+                             "matmul": lambda: matmul(a, b, out=c), "Triton": lambda: triton_mm(a, b, c)}
+                    t = {name: [] for name in calls}
+                    for _ in range(args.rounds):
+                        for name, fn in calls.items():
+                            t[name].append(gpu_time_ms(fn, args.reps))
+                    ratio = {name: statistics.median(cu / x for cu, x in zip(t["cuBLAS"], t[name])) for name in t}
+                    cell = dict(M=M, N=N, K=K, dtype=str(dt)[6:], A=am, B=bm, ms=t, err=err)
+                    raw.append(cell)
                     line = "| %dx%dx%d | %s | %s, %s | %.2f | %.2f | %.0f | %.1e |" % (
-                        M, N, K, str(dt)[6:], am, bm, t_cu / t_mm, t_cu / t_tr, 2e-9 * M * N * K / t_cu, err)
+                        M, N, K, str(dt)[6:], am, bm, ratio["matmul"], ratio["Triton"],
+                        2e-9 * M * N * K / statistics.median(t["cuBLAS"]), err)
                     print(line, flush=True)
                     lines.append(line)
     head = "%s, %s, torch %s, triton %s, GPU time of back-to-back calls (median of %d)" % (
         time.strftime("%Y-%m-%d"), torch.cuda.get_device_name(), torch.__version__, triton.__version__, args.reps)
+    head += ", median ratio of %d interleaved rounds" % args.rounds
     print("\n" + head + "\n\n" + "\n".join(lines))
     if args.out:
         os.makedirs(args.out, exist_ok=True)
         with open(os.path.join(args.out, "matmul_sweep.md"), "w") as f:
             f.write(head + "\n\n" + "\n".join(lines) + "\n")
+        with open(os.path.join(args.out, "matmul_sweep.json"), "w") as f:
+            json.dump(dict(head=head, cells=raw), f, indent=1)
+        plot(raw, os.path.join(args.out, "matmul_sweep.png"), head)
 
 
 if __name__ == "__main__":

@@ -2,25 +2,29 @@
 best kernels.
 
   * f32 inputs -> SIMT fp32 (simt_unrolled); f16 / bf16 inputs -> f32 through tensor cores: on an H100
-    (sm_90), chapter 8's persistent TMA + wgmma kernel (kernels/hopper, 0.88-0.91 of cuBLAS at 4096^3 with
-    either majorness of B), else tc_sm80_prefetch on sm_80+, tc_sm75 on a T4 (bf16 on sm_75 runs the SIMT
-    kernel on exact f32 copies). kernel="tc_sm80" / "tc_sm75" / "simt_warptile" pick a rung by name.
-  * Any M, N, K. The tensor-core kernels read A and B in place, row- or column-major (ldmatrix or
-    ldmatrix.trans), and predicate the copies at the matrix edges, as long as each operand's contiguous
-    rows are 16-byte aligned (a multiple of 8 halves long) and C's rows hold an even number of floats;
-    otherwise, and for the SIMT kernel, the operands are padded (zeros) into device copies and the result
-    is cropped.
+    (sm_90), chapter 8's persistent TMA + wgmma kernel (kernels/hopper; 0.90-1.0 of cuBLAS from 4096^3 up,
+    benchmarks/gemm/RESULTS.md), else tc_sm80_prefetch on sm_80+, tc_sm75 on a T4 (bf16 on sm_75 runs the
+    SIMT kernel on exact f32 copies). kernel="tc_sm80" / "tc_sm75" / "simt_warptile" pick a rung by name.
+  * Any M, N, K, A and B each row- or column-major. On sm_90 the tensor maps read the operands in place
+    wherever their rows (along the unit stride) are 16-byte multiples at 16-byte-aligned addresses; an
+    operand that is not so is copied first into a buffer whose rows are (a pass over that operand, on
+    every call), and the TMA fills the tile edges with zeros and clips the stores. The sm_80 / sm_75 kernels
+    read both orders in place (ldmatrix or ldmatrix.trans) under the same 16-byte rule and predicate the
+    edges; otherwise, and for the SIMT kernel, the operands are padded into copies and the result cropped.
   * NumPy arrays are copied to the device and the result comes back as NumPy; device arrays (Numba,
     CuPy, PyTorch: anything with __cuda_array_interface__) are used in place and a Numba device array
     is returned (or `out`, when given). The work is queued on the stream the device arrays name (PyTorch's
     or CuPy's current stream), in order with the caller's own work and without making the host wait.
   * NumPy's semantics where they matter: an `out` that overlaps A or B gets the product as if computed into a
     temporary (it is); an empty K gives zeros; f16 inputs to the SIMT kernel are converted exactly to f32.
-  * A call costs the host time besides the GPU's (benchmarks/gemm/launch_cost.py): the first call on a
-    set of arrays converts them, picks and prepares the kernel. On an H100, a call on the same device
-    arrays, `out` and stream as an earlier Hopper-path call is that call's launch again (its arguments
-    converted once, one driver call).
+  * What a call costs the host besides the GPU's work (benchmarks/gemm/launch_cost.py, matmul_replay.py):
+    the first call on a set of arrays converts them, picks the kernel, encodes its tensor maps and prepares
+    the launch (the first call of a kernel in a process also compiles it: seconds). On an H100 a later call
+    on the same device A, B, `out` and stream is that launch again: 16-18 us of host time from PyTorch
+    tensors, against 42 us for torch.mm.
 """
+
+import warnings
 
 import numpy as np
 from numba import cuda
@@ -231,6 +235,92 @@ def _ceil(x, m):
     return (x + m - 1) // m * m
 
 
+def _tma_view(x, stream, fresh=True, copy=False):
+    """(x as the Hopper kernel's tensor maps can read it, the copy that refreshes it or None). x itself where
+    it is tma_readable (and copy is False); else a buffer whose rows (along x's unit stride, or along K) are
+    padded to 128 bytes, viewed at x's shape. fresh=False: a buffer to write into (C), no copy."""
+    from ..arrays import transposed
+    from ..hopper import operand_major, tma_readable
+    if tma_readable(x) and not copy:
+        return x, None
+    rows, cols = x.shape
+    per_128_bytes = 128 // x.dtype.itemsize      # 128-byte rows: the kernel reads them 30 % faster than 16-byte ones
+    if operand_major(x) == "MN":                 # keep x's order: a column-major buffer
+        buf = cuda.device_array((cols, _ceil(rows, per_128_bytes)), x.dtype)
+        view = transposed(buf[:, :rows])
+        src, dst = transposed(x), buf[:, :rows]  # copied along the contiguous mode
+    else:
+        buf = cuda.device_array((rows, _ceil(cols, per_128_bytes)), x.dtype)
+        view = src = x
+        dst = view = buf[:, :cols]
+    if not fresh:
+        return view, None
+    src, dst = _widened(src), _widened(dst)
+    return view, lambda: _launch2(_copy_crop, dst.shape, src, dst, stream=stream)
+
+
+def _pitch(x):
+    """The stride, in bytes, between the rows of x's contiguous mode."""
+    return x.strides[0] if x.strides[1] == x.dtype.itemsize else x.strides[1]
+
+
+def _widened(x):
+    """The row-major device array x seen as 8- or 4-byte words where its rows, pitch and address allow (a
+    copy then moves 4x or 2x fewer elements); else x."""
+    if in_simulator():
+        return x
+    from numba.cuda.cudadrv.devicearray import DeviceNDArray
+    rows, cols = x.shape
+    row_bytes, pitch = cols * x.dtype.itemsize, x.strides[0]
+    address = x.__cuda_array_interface__["data"][0]
+    for word in (np.uint64, np.uint32):
+        size = np.dtype(word).itemsize
+        if x.strides[1] == x.dtype.itemsize and row_bytes % size == 0 and pitch % size == 0 and address % size == 0:
+            return DeviceNDArray((rows, row_bytes // size), (pitch, size), np.dtype(word), gpu_data=x.gpu_data)
+    return x
+
+
+def _hopper_call(a, b, o, stream, tag):
+    """A zero-argument callable that computes a @ b (16-bit device arrays) with the Hopper kernel and returns
+    C: `o` (a float32 (M, N) device array) or, with o None, a new array; None where the kernel does not
+    apply. An operand the tensor maps cannot read in place (_tma_view) is copied on every call; a C they
+    cannot write, or one that overlaps A or B, is a temporary copied into o (NumPy's rule for overlap)."""
+    from ..arrays import transposed
+    from ..hopper import matmul_hopper
+    M, N = a.shape[0], b.shape[1]
+    (av, copy_a), (btv, copy_b) = _tma_view(a, stream), _tma_view(transposed(b), stream)
+    if copy_a is None and copy_b is None and _pitch(av) % 128 and _pitch(btv) % 128 and M * N * a.shape[1] >= 2**32:
+        # both read in place from rows that are not 128-byte multiples: the kernel ran 30 % slower at
+        # 4000x3000x2500 (benchmarks/gemm/odd_shape_probe.py), and copying the smaller operand cost less than
+        # that (0.66 -> 0.84 of cuBLAS); small products, bound by latency, skip the copy's extra launch
+        if a.size <= b.size:
+            av, copy_a = _tma_view(a, stream, copy=True)
+        else:
+            btv, copy_b = _tma_view(transposed(b), stream, copy=True)
+    target = o if o is not None and not _overlaps(o, a, b) else cuda.device_array((M, N), np.float32)
+    cv, _ = _tma_view(target, stream, fresh=False)
+    run = matmul_hopper(av, transposed(btv), cv, stream, "bfloat16" if tag == "bf16" else "float16")
+    if run is None:
+        return None
+    copies = [c for c in (copy_a, copy_b) if c is not None]
+    if cv is not target:            # C's rows are not 16-byte multiples: computed padded, then copied
+        copies_out = [lambda: _launch2(_copy_crop, (M, N), cv, target, stream=stream)]
+    else:
+        copies_out = []
+    if target is not o and o is not None:
+        copies_out.append(lambda: _launch2(_copy_crop, (M, N), target, o, stream=stream))
+
+    def call():
+        for copy in copies:
+            copy()
+        run()
+        for copy in copies_out:
+            copy()
+        return target if o is None else o
+    call.arrays = (av, btv, cv, target)     # the buffers live as long as the launch that reads them
+    return call
+
+
 _PREPARED = {}     # (what A, B, out and the stream are) -> the launch that computed that call
 
 
@@ -274,6 +364,12 @@ def matmul(A, B, out=None, kernel="auto"):
     if run is not None:              # the same arrays and stream as a call before: its launch again
         run()
         return out
+    with warnings.catch_warnings():  # small grids are small matrices here, not a mistake to warn about
+        warnings.filterwarnings("ignore", message=".*GPU under-utilization")
+        return _matmul(A, B, out, kernel)
+
+
+def _matmul(A, B, out, kernel):
     a, ta, dev_a = _as_operand(A, "A")
     b, tb, dev_b = _as_operand(B, "B")
     if ta != tb:
@@ -295,28 +391,22 @@ def matmul(A, B, out=None, kernel="auto"):
     st = _stream(A, B, out)
     info = device_info()
     which = _choose(kernel, ta, None if info.simulator else info.cc)
-    # Registration of the Hopper kernel (kernels/hopper, RESULTS_HOPPER.md): on sm_90, "auto" with f16 or
-    # bf16 inputs first asks matmul_hopper, which runs the persistent TMA + wgmma kernel when the majorness
-    # fits it (A row-major, B column-major) with 16-byte rows (K % 8, N % 4), and returns None otherwise;
-    # the ladder's kernels below then run as before.
     if kernel == "auto" and ta in ("f16", "bf16") and not info.simulator and info.cc == (9, 0):
-        from ..hopper import matmul_hopper
-        direct = out is not None and not isinstance(out, np.ndarray) and not _overlaps(o, a, b)
-        C = o if direct else cuda.device_array((M, N), np.float32)
-        run = matmul_hopper(_dev(a), _dev(b), C, st, "bfloat16" if ta == "bf16" else "float16")
-        if run is not None:
-            run()
-            if direct:
-                _remember(A, B, out, kernel, run)
+        # the persistent TMA + wgmma kernel of chapter 8 (kernels/hopper, RESULTS_HOPPER.md)
+        device_out = out is not None and not isinstance(out, np.ndarray)
+        call = _hopper_call(_dev(a), _dev(b), o if device_out else None, st, ta)
+        if call is not None:
+            C = call()
+            if device_out:
+                _remember(A, B, out, kernel, call)
                 return out
+            if out is None and (dev_a or dev_b):
+                return C
+            if st:
+                st.synchronize()
             if out is None:
-                return C if (dev_a or dev_b) else C.copy_to_host()
-            if isinstance(out, np.ndarray):
-                if st:
-                    st.synchronize()
-                out[...] = C.copy_to_host()
-            else:                               # out overlaps A or B: the product went to a temporary
-                _launch2(_copy_crop, (M, N), C, o, stream=st)
+                return C.copy_to_host()
+            out[...] = C.copy_to_host()
             return out
     if which in ("simt", "simt_warptile") and ta != "f32":       # exact upcast, then the fp32 kernel
         a32, b32 = cuda.device_array((M, K), np.float32), cuda.device_array((K, N), np.float32)

@@ -16,7 +16,7 @@ from . import pingpong as pingpong_
 from . import warp_specialized, wgmma_cp_async
 from .objects import BK
 
-__all__ = ["HopperGemm", "LADDER", "VARIANTS", "MATMUL_CONFIG", "matmul_hopper", "time_vs_cublas", "main"]
+__all__ = ["HopperGemm", "LADDER", "VARIANTS", "MATMUL_CONFIG", "matmul_hopper", "operand_major", "tma_readable", "time_vs_cublas", "main"]
 
 
 class HopperGemm:
@@ -66,10 +66,12 @@ class HopperGemm:
         if bt.shape[1] != K or c.shape != (M, N):
             raise ValueError("HopperGemm: A %s, Bt %s, C %s do not make a GEMM" % (a.shape, bt.shape, c.shape))
         if self.tma_store:      # TMA loads fill outside the matrices with zeros, TMA stores clip: any shape
-            if not pitches_fit(M, N, K, self.kernel.config["majors"]):
-                raise ValueError("HopperGemm: a tensor map needs 16-byte rows: the contiguous extent of A and Bt "
-                                 "(K, or M / N for an MN-major one) a multiple of 8, N of 4; got M, N, K = %d, %d, %d, "
-                                 "majors %s" % (M, N, K, self.kernel.config["majors"]))
+            majors = self.kernel.config["majors"]
+            if (operand_major(a), operand_major(bt), operand_major(c)) != tuple(majors) + ("K",) or not all(
+                    map(tma_readable, (a, bt, c))):
+                raise ValueError("HopperGemm: this kernel reads A and Bt %s-major and writes C row-major, each with "
+                                 "rows of 16-byte multiples at 16-byte-aligned addresses (tma_readable); got strides "
+                                 "%s, %s, %s" % ("-major and ".join(majors), a.strides, bt.strides, c.strides))
         elif M % self.BM or N % self.BN or K % BK:
             raise ValueError("HopperGemm: A %s, Bt %s, C %s: M, N, K must be multiples of %d, %d, %d (any shape "
                              "needs tma_store=True)" % (a.shape, bt.shape, c.shape, self.BM, self.BN, BK))
@@ -120,18 +122,18 @@ _MATMUL = {}
 def matmul_hopper(a, b, c, stream=0, dtype="float16"):
     """A zero-argument callable that computes c = a @ b (float32) with the persistent Hopper kernel, or None
     where it does not apply: kernels.gemm's matmul(kernel="auto") asks this first on sm_90. Applies to 16-bit
-    device arrays (`dtype` "float16" or "bfloat16", uint16 views of either), A (M, K) and B (K, N) each
-    contiguous in either order (a row-major B is an MN-major operand, read through the MN-major GMMA layout),
-    any M, N, K whose contiguous rows are multiples of 8 elements (N % 4 for C: the TMA fills and clips the
-    edges), and c a contiguous float32 (M, N) device array. One kernel per (dtype, majorness)."""
+    device arrays (`dtype` "float16" or "bfloat16", uint16 views of either), A (M, K) and B (K, N) each with
+    a unit stride along either mode (a row-major B is an MN-major operand, read through the MN-major GMMA
+    layout), and c a float32 (M, N) device array with unit stride along N; every array tma_readable. Any M,
+    N, K: the TMA fills the edges with zeros and clips the stores. One kernel per (dtype, majorness)."""
     from ..arrays import transposed
     M, K = a.shape
     N = b.shape[1]
     bt = transposed(b)
-    majors = (_major(a), _major(bt))
-    if None in majors or M == 0 or N == 0 or K == 0 or not pitches_fit(M, N, K, majors):
+    majors = (operand_major(a), operand_major(bt))
+    if None in majors or M == 0 or N == 0 or K == 0 or not all(map(tma_readable, (a, bt, c))):
         return None
-    if c.shape != (M, N) or np.dtype(c.dtype) != np.float32 or not c.is_c_contiguous():
+    if c.shape != (M, N) or np.dtype(c.dtype) != np.float32 or operand_major(c) != "K":
         return None
     key = (dtype, majors, tuple(sorted(MATMUL_CONFIG.items())))
     if key not in _MATMUL:
@@ -139,21 +141,28 @@ def matmul_hopper(a, b, c, stream=0, dtype="float16"):
     return _MATMUL[key].prepare(a, bt, c, stream)
 
 
-def pitches_fit(M, N, K, majors):
-    """Whether every tensor map's rows are 16-byte multiples: A's and Bt's contiguous extents (K for a K-major
-    operand, M or N for an MN-major one) multiples of 8 elements, C's N a multiple of 4 floats."""
-    return N % 4 == 0 and all((K if m == "K" else rows) % 8 == 0 for m, rows in zip(majors, (M, N)))
-
-
-def _major(x):
-    """"K" if the (rows, K) array x is contiguous along K (row-major), "MN" if along its rows, else None."""
+def operand_major(x):
+    """"K" if the 2-D array x (rows, K) has unit stride along K, "MN" if along its rows, else None (a single
+    row or column counts as "K" when its elements are adjacent)."""
     item = x.dtype.itemsize
     rows, cols = x.shape
-    if x.strides == (cols * item, item) or cols == 1 and x.strides[0] == item:
+    if x.strides[1] == item and (rows == 1 or x.strides[0] >= cols * item):
         return "K"
-    if x.strides == (item, rows * item) or rows == 1 and x.strides[1] == item:
-        return "MN"
+    if x.strides[0] == item and (cols == 1 or x.strides[1] >= rows * item):
+        return "K" if cols == 1 else "MN"
     return None
+
+
+def tma_readable(x):
+    """Whether a tensor map can describe the 2-D device array x (cuTensorMapEncodeTiled's rules): a unit
+    stride, the other stride (the pitch between rows of the contiguous mode) a multiple of 16 bytes, and a
+    16-byte-aligned address."""
+    major = operand_major(x)
+    if major is None:
+        return False
+    pitch = x.strides[0] if major == "K" else x.strides[1]
+    address = x.__cuda_array_interface__["data"][0] if hasattr(x, "__cuda_array_interface__") else 0
+    return pitch % 16 == 0 and address % 16 == 0
 
 
 def _cublas(a, bt, reps):

@@ -1,0 +1,80 @@
+"""Which configuration of the persistent Hopper kernel should `matmul` run for a shape? Each configuration
+below, cuBLAS and (where given) nothing else, on the same Gaussian PyTorch tensors, GPU time of prepared
+launches in --rounds interleaved rounds; every output checked against cuBLAS first (poisoned with NaN).
+
+    PYTHONPATH=. python3 benchmarks/gemm/matmul_configs.py [--sizes MxNxK ...] [--majors K,MN ...]
+"""
+import argparse
+import statistics
+
+import kernels
+
+kernels.setup()
+import torch  # noqa: E402
+from numba import cuda  # noqa: E402
+
+from kernels.arrays import transposed  # noqa: E402
+from kernels.hopper import MATMUL_CONFIG, HopperGemm  # noqa: E402
+from kernels.timing import gpu_time_ms  # noqa: E402
+
+CONFIGS = {
+    "matmul (group 16)": MATMUL_CONFIG,
+    "group 8": dict(MATMUL_CONFIG, group=8),
+    "group 32": dict(MATMUL_CONFIG, group=32),
+    "BN128": dict(MATMUL_CONFIG, BN=128, stages=6),
+}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", nargs="*", default=["8192x8192x8192", "4096x14336x4096", "4000x3000x2504"])
+    ap.add_argument("--majors", nargs="*", default=["K,MN", "K,K"])
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--reps", type=int, default=10)
+    args = ap.parse_args()
+    torch.manual_seed(0)
+    rows = []
+    for size in args.sizes:
+        M, N, K = (int(x) for x in size.split("x"))
+        for majors in args.majors:
+            am, bm = majors.split(",")          # B's majorness as Bt (N, K) sees it: "K" = B column-major
+            a = torch.randn(M, K, device="cuda").half()
+            b = torch.randn(K, N, device="cuda").half()
+            if am == "MN":
+                a = a.T.contiguous().T
+            if bm == "K":
+                b = b.T.contiguous().T
+            c = torch.empty(M, N, device="cuda")
+            ref = torch.mm(a, b, out_dtype=torch.float32)
+            da, dbt, dc = (cuda.as_cuda_array(x) for x in (a.view(torch.int16), b.view(torch.int16), c))
+            dbt = transposed(dbt)
+            calls = {"cuBLAS": lambda: torch.mm(a, b, out_dtype=torch.float32, out=c)}
+            for name, cfg in CONFIGS.items():
+                try:
+                    g = HopperGemm(majors=(am, bm), **cfg)
+                    run = g.prepare(da, dbt, dc)
+                except Exception as e:  # noqa: BLE001  (a configuration that does not build: say so, go on)
+                    print("%s: %s" % (name, str(e)[:120]), flush=True)
+                    continue
+                c.fill_(float("nan"))
+                run()
+                err = float(torch.nan_to_num(c - ref, nan=1e30).norm() / ref.norm())
+                if not err < 1e-5:
+                    print("FAIL %s %s %s: rel err %.1e" % (name, size, majors, err), flush=True)
+                    continue
+                calls[name] = run
+            t = {name: [] for name in calls}
+            for _ in range(args.rounds):
+                for name, fn in calls.items():
+                    t[name].append(gpu_time_ms(fn, args.reps))
+            for name in calls:
+                if name != "cuBLAS":
+                    r = statistics.median(cu / x for cu, x in zip(t["cuBLAS"], t[name]))
+                    rows.append("| %s | %s | %s | %.3f | %.2f |" % (size, majors, name, statistics.median(t[name]), r))
+                    print(rows[-1], flush=True)
+    print("\n| M x N x K | A, Bt major | configuration | ms | / cuBLAS |\n|---|---|---|---|---|")
+    print("\n".join(rows))
+
+
+if __name__ == "__main__":
+    main()
