@@ -289,6 +289,10 @@ def test_which_operands_the_hopper_path_takes():
     assert tma_readable(np.zeros((2500, 40), np.float16).T) and not tma_readable(np.zeros((40, 2500), np.float16))
     assert not tma_readable(np.zeros((4, 3002), np.float32)) and tma_readable(np.zeros((4, 3004), np.float32))
     assert not tma_readable(np.zeros((8, 1), np.float16))       # a column read as K-major: 2-byte rows
+    for bad in (None, 3, "x", np.zeros(4, np.float16), np.zeros((2, 2, 2), np.float16)):
+        for fn in (operand_major, tma_readable):
+            with pytest.raises(TypeError, match=fn.__name__):
+                fn(bad)
 
 
 def test_matmul_stages_what_a_tensor_map_cannot_read():

@@ -1,14 +1,21 @@
-"""matmul(A, B, out=None, kernel="auto"): C = A @ B on the GPU (or in the simulator) with the ladder's
-best kernels.
+"""matmul(A, B, out=None, kernel="auto"): C = A @ B on the GPU (or in the simulator) with the book's own
+kernels.
+
+What it is for: a float32 product of f16 / bf16 (or f32) matrices from NumPy, PyTorch, CuPy or Numba
+arrays, at cuBLAS's speed on an H100 for sizes from about 2048 up (measured 0.92-1.05 of cuBLAS at 2048^3
+and up, every majorness; benchmarks/gemm/RESULTS.md). It has no batch mode and no epilogue. Elsewhere it is
+the book's kernels, correct but slower: 0.63-0.72 of cuBLAS at 1024^3 on the H100, and the sm_80 kernel,
+timed on the H100, 0.52-0.60.
 
   * f32 inputs -> SIMT fp32 (simt_unrolled); f16 / bf16 inputs -> f32 through tensor cores: on an H100
-    (sm_90), chapter 8's persistent TMA + wgmma kernel (kernels/hopper; 0.90-1.0 of cuBLAS from 4096^3 up,
-    benchmarks/gemm/RESULTS.md), else tc_sm80_prefetch on sm_80+, tc_sm75 on a T4 (bf16 on sm_75 runs the
-    SIMT kernel on exact f32 copies). kernel="tc_sm80" / "tc_sm75" / "simt_warptile" pick a rung by name.
+    (sm_90), chapter 8's persistent TMA + wgmma kernel (kernels/hopper), else tc_sm80_prefetch on sm_80+,
+    tc_sm75 on a T4 (bf16 on sm_75 runs the SIMT kernel on exact f32 copies). kernel="tc_sm80" / "tc_sm75" /
+    "simt_warptile" pick a rung by name.
   * Any M, N, K, A and B each row- or column-major. On sm_90 the tensor maps read the operands in place
     wherever their rows (along the unit stride) are 16-byte multiples at 16-byte-aligned addresses; an
-    operand that is not so is copied first into a buffer whose rows are (a pass over that operand, on
-    every call), and the TMA fills the tile edges with zeros and clips the stores. The sm_80 / sm_75 kernels
+    operand that is not so is copied first into a buffer with 128-byte rows (a pass over that operand, on
+    every call: 0.04 ms for 4000 x 2500 halves), and the TMA fills the tile edges with zeros and clips the
+    stores. The sm_80 / sm_75 kernels
     read both orders in place (ldmatrix or ldmatrix.trans) under the same 16-byte rule and predicate the
     edges; otherwise, and for the SIMT kernel, the operands are padded into copies and the result cropped.
   * NumPy arrays are copied to the device and the result comes back as NumPy; device arrays (Numba,
@@ -259,11 +266,6 @@ def _tma_view(x, stream, fresh=True, copy=False):
     return view, lambda: _launch2(_copy_crop, dst.shape, src, dst, stream=stream)
 
 
-def _pitch(x):
-    """The stride, in bytes, between the rows of x's contiguous mode."""
-    return x.strides[0] if x.strides[1] == x.dtype.itemsize else x.strides[1]
-
-
 def _widened(x):
     """The row-major device array x seen as 8- or 4-byte words where its rows, pitch and address allow (a
     copy then moves 4x or 2x fewer elements); else x."""
@@ -286,10 +288,11 @@ def _hopper_call(a, b, o, stream, tag):
     apply. An operand the tensor maps cannot read in place (_tma_view) is copied on every call; a C they
     cannot write, or one that overlaps A or B, is a temporary copied into o (NumPy's rule for overlap)."""
     from ..arrays import transposed
-    from ..hopper import matmul_hopper
+    from ..hopper import matmul_hopper, row_pitch
     M, N = a.shape[0], b.shape[1]
     (av, copy_a), (btv, copy_b) = _tma_view(a, stream), _tma_view(transposed(b), stream)
-    if copy_a is None and copy_b is None and _pitch(av) % 128 and _pitch(btv) % 128 and M * N * a.shape[1] >= 2**32:
+    misaligned = row_pitch(av) % 128 and row_pitch(btv) % 128
+    if copy_a is None and copy_b is None and misaligned and M * N * a.shape[1] >= 2**32:
         # both read in place from rows that are not 128-byte multiples: the kernel ran 30 % slower at
         # 4000x3000x2500 (benchmarks/gemm/odd_shape_probe.py), and copying the smaller operand cost less than
         # that (0.66 -> 0.84 of cuBLAS); small products, bound by latency, skip the copy's extra launch

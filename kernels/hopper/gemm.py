@@ -16,7 +16,8 @@ from . import pingpong as pingpong_
 from . import warp_specialized, wgmma_cp_async
 from .objects import BK
 
-__all__ = ["HopperGemm", "LADDER", "VARIANTS", "MATMUL_CONFIG", "matmul_hopper", "operand_major", "tma_readable", "time_vs_cublas", "main"]
+__all__ = ["HopperGemm", "LADDER", "VARIANTS", "MATMUL_CONFIG", "matmul_hopper", "operand_major", "row_pitch",
+           "tma_readable", "time_vs_cublas", "main"]
 
 
 class HopperGemm:
@@ -141,14 +142,21 @@ def matmul_hopper(a, b, c, stream=0, dtype="float16"):
     return _MATMUL[key].prepare(a, bt, c, stream)
 
 
+def _matrix(x, fn):
+    """(shape, strides, itemsize) of a 2-D array (NumPy or device), or a TypeError that names fn and x."""
+    shape, strides, dtype = (getattr(x, k, None) for k in ("shape", "strides", "dtype"))
+    if shape is None or strides is None or dtype is None or len(shape) != 2 or len(strides) != 2:
+        raise TypeError("%s: expected a 2-D array (NumPy, Numba, CuPy), got %s" % (fn, repr(x)[:80]))
+    return tuple(shape), tuple(strides), np.dtype(dtype).itemsize
+
+
 def operand_major(x):
     """"K" if the 2-D array x (rows, K) has unit stride along K, "MN" if along its rows, else None (a single
     row or column counts as "K" when its elements are adjacent)."""
-    item = x.dtype.itemsize
-    rows, cols = x.shape
-    if x.strides[1] == item and (rows == 1 or x.strides[0] >= cols * item):
+    (rows, cols), strides, item = _matrix(x, "operand_major")
+    if strides[1] == item and (rows == 1 or strides[0] >= cols * item):
         return "K"
-    if x.strides[0] == item and (cols == 1 or x.strides[1] >= rows * item):
+    if strides[0] == item and (cols == 1 or strides[1] >= rows * item):
         return "K" if cols == 1 else "MN"
     return None
 
@@ -157,12 +165,19 @@ def tma_readable(x):
     """Whether a tensor map can describe the 2-D device array x (cuTensorMapEncodeTiled's rules): a unit
     stride, the other stride (the pitch between rows of the contiguous mode) a multiple of 16 bytes, and a
     16-byte-aligned address."""
-    major = operand_major(x)
-    if major is None:
+    _matrix(x, "tma_readable")
+    pitch = row_pitch(x)
+    if pitch is None:
         return False
-    pitch = x.strides[0] if major == "K" else x.strides[1]
     address = x.__cuda_array_interface__["data"][0] if hasattr(x, "__cuda_array_interface__") else 0
     return pitch % 16 == 0 and address % 16 == 0
+
+
+def row_pitch(x):
+    """The bytes between consecutive rows of x's contiguous mode: strides[0] if x is K-major, strides[1] if
+    MN-major (operand_major); None if neither."""
+    major = operand_major(x)
+    return None if major is None else x.strides[0 if major == "K" else 1]
 
 
 def _cublas(a, bt, reps):
