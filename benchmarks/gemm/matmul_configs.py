@@ -1,5 +1,5 @@
 """Which configuration of the persistent Hopper kernel should `matmul` run for a shape? Each configuration
-below, cuBLAS and (where given) nothing else, on the same Gaussian PyTorch tensors, GPU time of prepared
+below against cuBLAS, on the same Gaussian PyTorch tensors: GPU time of prepared
 launches in --rounds interleaved rounds; every output checked against cuBLAS first (poisoned with NaN).
 
     PYTHONPATH=. python3 benchmarks/gemm/matmul_configs.py [--sizes MxNxK ...] [--majors K,MN ...]
