@@ -522,15 +522,22 @@ def print_tensor(tensor):
 
 
 # ---- atoms, TiledMMA, TiledCopy under the DSL's names ------------------------------------------------------
-class MmaAtom:
-    """An MMA atom: cutelite's MMA_Atom (.cutelite) with the DSL's attribute names."""
+class _Wrapped:
+    """A cutelite object (.cutelite) under the DSL's names; one thread's slice of it also holds .thr."""
 
-    def __init__(self, cutelite):
-        self.cutelite = cutelite
+    def __init__(self, cutelite, thr=None):
+        self.cutelite, self.thr = cutelite, thr
 
     @property
     def _atom(self):
         return self.cutelite
+
+    def __str__(self):
+        return str(self.cutelite)
+
+
+class MmaAtom(_Wrapped):
+    """An MMA atom: cutelite's MMA_Atom (.cutelite) with the DSL's attribute names."""
 
     thr_id = property(lambda self: self._atom.ThrID)
     shape_mnk = property(lambda self: self._atom.Shape_MNK)
@@ -549,9 +556,6 @@ class MmaAtom:
         """Accumulators for a partition of C: compact column-major of its shape."""
         shp = input.shape if hasattr(input, "shape") else input
         return T.make_tensor(L.make_layout(shp), dtype="float32")
-
-    def __str__(self):
-        return str(self.cutelite)
 
 
 class TiledMma(MmaAtom):
@@ -587,10 +591,6 @@ class TiledMma(MmaAtom):
 class ThrMma(TiledMma):
     """One thread's TiledMma: partition_A/B/C as in C++."""
 
-    def __init__(self, cutelite, thr):
-        super().__init__(cutelite)
-        self.thr = thr
-
     def partition_A(self, input):
         return self.thr.partition_A(input)
 
@@ -601,23 +601,13 @@ class ThrMma(TiledMma):
         return self.thr.partition_C(input)
 
 
-class CopyAtom:
+class CopyAtom(_Wrapped):
     """A copy atom: cutelite's Copy_Atom (.cutelite) with the DSL's names."""
-
-    def __init__(self, cutelite):
-        self.cutelite = cutelite
-
-    @property
-    def _atom(self):
-        return self.cutelite
 
     thr_id = property(lambda self: self._atom.ThrID)
     layout_src_tv = property(lambda self: self._atom.ValLayoutSrc)
     layout_dst_tv = property(lambda self: self._atom.ValLayoutDst)
     value_type = property(lambda self: self._atom.value_type)
-
-    def __str__(self):
-        return str(self.cutelite)
 
 
 class TiledCopy(CopyAtom):
@@ -643,10 +633,6 @@ class TiledCopy(CopyAtom):
 
 class ThrCopy(TiledCopy):
     """One thread's TiledCopy: partition_S/D as in C++, retile for both retile_S and retile_D."""
-
-    def __init__(self, cutelite, thr):
-        super().__init__(cutelite)
-        self.thr = thr
 
     def partition_S(self, src):
         return self.thr.partition_S(src)
