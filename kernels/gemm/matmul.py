@@ -251,15 +251,15 @@ def _tma_view(x, stream, fresh=True, copy=False):
     if tma_readable(x) and not copy:
         return x, None
     rows, cols = x.shape
-    per_128_bytes = 128 // x.dtype.itemsize      # 128-byte rows: the kernel reads them 30 % faster than 16-byte ones
+    per_128_bytes = 128 // x.dtype.itemsize      # 128-byte rows ran faster than 16-byte ones (RESULTS.md)
     if operand_major(x) == "MN":                 # keep x's order: a column-major buffer
         buf = cuda.device_array((cols, _ceil(rows, per_128_bytes)), x.dtype)
-        view = transposed(buf[:, :rows])
         src, dst = transposed(x), buf[:, :rows]  # copied along the contiguous mode
+        view = transposed(dst)
     else:
         buf = cuda.device_array((rows, _ceil(cols, per_128_bytes)), x.dtype)
-        view = src = x
-        dst = view = buf[:, :cols]
+        src, dst = x, buf[:, :cols]
+        view = dst
     if not fresh:
         return view, None
     src, dst = _widened(src), _widened(dst)
