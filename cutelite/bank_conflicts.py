@@ -15,9 +15,10 @@ and the Nsight Compute documentation on wavefronts and bank conflicts):
     of distinct words any one bank must deliver.
   * One exception, for loads only: a 64- or 128-bit load whose lanes come in pairs with equal addresses
     (lane n and n^1 for every active n, or lane n and n^2) returns packed registers, so each phase serves
-    twice as many lanes (64-bit: 1 phase of 32; 128-bit: 2 phases of 16). NVIDIA's Nsight Compute
-    engineers describe this for CC 7.0 and later on the NVIDIA developer forum; the H100 counters in
-    benchmarks/bank_conflicts/RESULTS.md show it (a warp-wide float4 broadcast takes 2 wavefronts, not 4).
+    twice as many lanes (64-bit: 1 phase of 32; 128-bit: 2 phases of 16). A reply on the NVIDIA developer
+    forum ("Unexpected shared memory bank conflict") states it for 128-bit loads on CC 7.0-7.5; the H100
+    (CC 9.0) counters in benchmarks/bank_conflicts/RESULTS.md show it for 64- and 128-bit loads (a
+    warp-wide float4 broadcast takes 2 wavefronts, not 4).
   * wavefronts = sum over phases of that maximum; the ideal is one wavefront per phase, and
     conflicts = wavefronts - ideal. That difference is what Nsight Compute reports as
     l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum (and _op_st for stores) next to

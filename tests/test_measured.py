@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from cutelite.teach.measured import HOPPER_TIMING, RECORDED, recorded_table, timing_method_table
+from cutelite.teach.measured import BANK_CONFLICTS, HOPPER_TIMING, RECORDED, recorded_table, timing_method_table
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "benchmarks", "layouts", "RESULTS.md")
 MOVED = 2 * 4 * 4096 * 4096                 # bytes read + written by each kernel
@@ -73,3 +73,22 @@ def test_hopper_timing_is_results_hopper():
     assert f"**{kx:.3f} ms** more than its {kg:.3f} ms, cuBLAS {cx:.3f} ms more than its {cg:.3f} ms" in \
         " ".join(seven.split())
     assert "0.81 (0.265 ms vs cuBLAS 0.216) and 0.76" in timing_method_table()
+
+
+def test_bank_conflicts_are_the_ncu_record():
+    """Each case's (wavefronts, conflicts) is what ncu_h100.csv holds for the launch verify.py made for it."""
+    import csv
+    import importlib.util
+    bench = os.path.join(os.path.dirname(RESULTS), "..", "bank_conflicts")
+    spec = importlib.util.spec_from_file_location("bc_verify", os.path.join(bench, "verify.py"))
+    verify = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(verify)
+    measured = {}
+    with open(os.path.join(bench, "ncu_h100.csv")) as f:
+        for r in csv.DictReader(f):
+            measured.setdefault(int(r["ID"]), {})[r["Metric Name"]] = int(float(r["Metric Value"]))
+    launches = {name: (i, kind) for i, (name, kind, _, _) in enumerate(verify.cases())}
+    for case, counted in BANK_CONFLICTS["cases"].items():
+        i, kind = launches[case]
+        assert counted == tuple(measured[i][m] for m in verify.metric_names(kind)), case
+    assert "2026-11-22" in open(os.path.join(bench, "RESULTS.md")).read()

@@ -3,11 +3,12 @@ simulator) still shows real numbers, labelled as recorded, and a reader can comp
 
 Each table of RECORDED copies one of benchmarks/layouts/RESULTS.md (device, date, command and method are
 there); a row is (kernel, [(ms, GB/s) of each run]). HOPPER_TIMING copies two runs of
-benchmarks/gemm/RESULTS_HOPPER.md: the same Hopper kernel timed two ways. tests/test_measured.py checks that
-each agrees with its file.
+benchmarks/gemm/RESULTS_HOPPER.md: the same Hopper kernel timed two ways. BANK_CONFLICTS copies rows of
+benchmarks/bank_conflicts/ncu_h100.csv: what Nsight Compute counted for single shared-memory instructions.
+tests/test_measured.py checks that each agrees with its file.
 """
 
-__all__ = ["RECORDED", "recorded_table", "HOPPER_TIMING", "timing_method_table"]
+__all__ = ["RECORDED", "recorded_table", "HOPPER_TIMING", "timing_method_table", "BANK_CONFLICTS"]
 
 _H100 = "NVIDIA H100 80GB HBM3, 2026-11-25, benchmarks/layouts/RESULTS.md"
 
@@ -74,3 +75,18 @@ def timing_method_table():
     lines.append("a lone call, on top of its GPU time: " + "; ".join(
         f"{who} {extra:.3f} ms more than its {gpu:.3f}" for who, (gpu, extra) in t["host_ms"].items()))
     return "\n".join(lines)
+
+
+BANK_CONFLICTS = {
+    "source": "NVIDIA H100 80GB HBM3 (compute capability 9.0), Nsight Compute, 2026-11-22, "
+              "benchmarks/bank_conflicts/RESULTS.md",
+    # case, named as benchmarks/bank_conflicts/verify.py names it -> (wavefronts, bank conflicts) that the
+    # counters gave for its one warp instruction
+    "cases": {
+        "32x32 f32 row-major, column ld": (32, 31),
+        "32x32 f32 padded to 34, column ld64": (2, 0),
+        "32x32 f32 Sw<2,2,3>, column ld128 (2-way)": (8, 4),
+        "32x32 f32, all lanes one float4 (broadcast)": (2, 0),
+        "8x64 f16 Sw<3,3,3>, ldmatrix.x1": (1, 0),
+    },
+}
