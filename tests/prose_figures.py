@@ -53,9 +53,11 @@ NOT_MEASURED = {
                                 "(cutelite.teach.gemm.ai_shared) and printed by the cell above",
 }
 
-NUM = r"(?<![\w.^])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![0-9A-Za-wyz_^]|\.\d)"      # 8x is 8 and x
-DECIMAL = NUM.replace(r"(?:\.\d+)?", r"\.\d{2,}")                                    # 0.93, 0.142; not 9.0
-POINT = NUM.replace(r"(?:\.\d+)?", r"\.\d+")                                          # a number with a point
+# a number: 65,536 or 0.93, not part of a name (sm_90, 4.8.1, 2^32); "8x" is 8 and x
+INTEGER, AFTER = r"(?<![\w.^])(?:\d{1,3}(?:,\d{3})+|\d+)", r"(?![0-9A-Za-wyz_^]|\.\d)"
+NUM = INTEGER + r"(?:\.\d+)?" + AFTER
+POINT = INTEGER + r"\.\d+" + AFTER                      # with a decimal point
+DECIMAL = INTEGER + r"\.\d{2,}" + AFTER                 # with two decimals or more: 0.93, 0.142; not 9.0
 RANGE = NUM + r"(?:\s*(?:-|–|to|and)\s*" + NUM + r")?(?:\*\*)?"
 HEDGE = re.compile(r"(?:about|around|roughly|nearly|some|near|~)\s*$", re.I)
 STALL = (r"(?:long[_ ]scoreboard|short[_ ]scoreboard|mio[_ ]throttle|lg[_ ]throttle|math[_ ]pipe[_ ]throttle|"
@@ -346,7 +348,7 @@ def figures(sentence, context=None):
 def not_measured(sentence, span):
     """The source NOT_MEASURED gives for the figure at `span` of `sentence`, or None."""
     for pattern, source in NOT_MEASURED.items():
-        if any(m.start() <= span[0] and span[1] <= m.end() + 2 for m in re.finditer(pattern, sentence)):
+        if any(m.start() <= span[0] and span[1] <= m.end() for m in re.finditer(pattern, sentence)):
             return "not measured: " + source
     return None
 
@@ -366,6 +368,7 @@ def check(markdown, records):
                 for m in re.finditer(NUM, figure):
                     at = (span[0] + m.start(), span[0] + m.end())
                     value, tol = number(m.group(0), sentence[:at[0]])
+                    # a ratio to a baseline is held only by a number recorded without a unit
                     unit = unit_after(sentence[at[1]:]) or ("ratio" if kind == "ratio" else None)
                     held.append((context is None and shown(value, tol, at, sentence, kind))
                                 or records.holder(value, tol, unit, sizes, cited))
@@ -384,7 +387,8 @@ def main():
     for page, cell, kind, figure, sizes, verdict in scan():
         at = page if cell is None else f"{page} cell {cell}"
         size = " at " + ", ".join("x".join(map(str, s)) for s in sizes) if sizes else ""
-        print(f"{'held' if verdict else 'NOT HELD'}  {at}: {kind} {figure!r}{size}" + (f"  <- {verdict}" if verdict else ""))
+        print(f"{'held' if verdict else 'NOT HELD'}  {at}: {kind} {figure!r}{size}"
+              + (f"  <- {verdict}" if verdict else ""))
 
 
 if __name__ == "__main__":
