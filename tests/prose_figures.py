@@ -91,7 +91,8 @@ FIGURES = {
     # any other number with two or more decimals, in a sentence about a measurement
     "decimal": (re.compile(DECIMAL), MEASUREMENT),
 }
-UNIT = re.compile(r"\s*(?:\*\*)?\s*(TFLOP/s|TFLOPS|GFLOP/s|TB/s|GB/s|MB/s|ms|µs|μs|us|ns|s|cycles|GHz|%)(?![\w/])")
+UNIT = re.compile(r"\s*(?:\*\*)?\s*(TFLOP/s|TFLOPS|GFLOP/s|TB/s|GB/s|MB/s|ms|µs|μs|us|ns|s|cycles|GHz|%|"
+                  r"bytes|B|kB|KB|KiB|MB|MiB|GB|GiB)(?![\w/])")
 UNITS = {"TFLOPS": "TFLOP/s", "µs": "us", "μs": "us"}
 QUOTIENTS = {"times": ("{}/{}",), "percent": ("100*{}/{}", "100*({}/{}-1)", "100*(1-{}/{})")}
 
@@ -150,11 +151,10 @@ class Records:
         self.entries.append((float(value), frozenset(sizes), unit, where))
 
     def _python(self, path, text, sizes):
-        """Numeric constants; a dict's entry under a size key ((M, N, K), or n for n^3) is at that size, and a
-        dict with a "size" entry is at that size."""
+        """The numbers of the module's data (its top-level assignments, not its docstrings or functions); a
+        dict's entry under a size key ((M, N, K), or n for n^3) is at that size, and so is a dict with a "size"
+        entry."""
         def walk(node, sizes):
-            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
-                return                                                          # a docstring
             if isinstance(node, ast.Constant) and type(node.value) in (int, float):
                 self._add(node.value, sizes, None, f"{path}:{node.lineno}")
             if not isinstance(node, ast.Dict):
@@ -172,7 +172,9 @@ class Records:
                     walk(value, {(key,) * 3})
                 else:
                     walk(value, sizes)
-        walk(ast.parse(text), sizes)
+        for node in ast.parse(text).body:
+            if isinstance(node, (ast.Assign, ast.AnnAssign)):
+                walk(node.value, sizes)
 
     def _markdown(self, path, text):
         """Every number of every line, at the last size named before it on its line, else at the sizes its line

@@ -77,7 +77,8 @@ def records(tmp_path_factory):
     (root / "benchmarks" / "x" / "RESULTS_OTHER.md").write_text("# Other\n- 0.71 of cuBLAS\n")
     (root / "benchmarks" / "x" / "raw.json").write_text(json.dumps({"M": 8, "N": 8, "K": 8, "ms": [0.29]}))
     (root / "kernels").mkdir()
-    (root / "kernels" / "rec.py").write_text('"""Recorded 0.44, in a docstring."""\nROWS = {4096: {"ours": 0.61}}\n')
+    (root / "kernels" / "rec.py").write_text('"""Recorded 0.44."""\nROWS = {4096: {"ours": 0.61}}\n\n'
+                                             'def f(width=0.45):\n    return 0.46\n')
     return pf.Records(str(root), modules={"kernels/rec.py": None}, globs=["benchmarks/**/*.md", "benchmarks/**/*.json"])
 
 
@@ -114,7 +115,8 @@ def test_held(records, markdown):
     "At 2048^3 matmul is 0.92-0.95 of cuBLAS.",     # a range needs both ends
     "Step 10 is 56 % of cuBLAS.",                   # 0.56 is not a recorded percentage
     "It is 0.29 of cuBLAS.",                        # 0.29 is recorded in ms
-    "It is 0.44 of cuBLAS.",                        # a docstring is not a record
+    "It is 0.44 of cuBLAS.",                        # a record module's docstring is not data
+    "It is 0.45 of cuBLAS.",                        # nor are its functions
     "It measured 0.71 of cuBLAS (`benchmarks/x/RESULTS.md`).",    # recorded, but not in the record named
     "Step 11 is 12 % slower (370.7 against 410.5).",
     "The compiler allots 171 registers a thread.",
