@@ -82,9 +82,9 @@ FIGURES = {
     # a register count, where the sentence says where it comes from (the compiler, a profile)
     "registers": (re.compile(RANGE + r"\s+registers"),
                   re.compile(r"SASS|ptxas|cuobjdump|compil|measur|record|spill|occupancy|profile", re.I)),
-    # a stall reason and its value: "short scoreboard 1.32", "long_scoreboard (0.51 -> 0.79)"
-    "stall": (re.compile(r"`?" + STALL + r"`?\s*(?:of\s+|at\s+|is\s+|\(|:\s*)?" + NUM
-                         + r"(?:\s*(?:->|→|to)\s*" + NUM + r")?"), None),
+    # a stall reason and its value, a fraction: "short scoreboard 1.32", "long_scoreboard (0.51 -> 0.79)"
+    "stall": (re.compile(r"`?" + STALL + r"`?\s*(?:of\s+|at\s+|is\s+|\(|:\s*)?" + POINT
+                         + r"(?:\s*(?:->|→|to)\s*" + POINT + r")?"), None),
     # wavefronts or conflicts, where the sentence says a GPU counted them
     "counted": (re.compile(NUM + r"\s+(?:shared-memory\s+)?(?:wavefronts?|bank conflicts?|conflicts?)\b"),
                 re.compile(r"\bGPU\b|H100|counter|Nsight|ncu|measured", re.I)),
@@ -245,13 +245,14 @@ def pages(root=ROOT):
 
 
 def prose(markdown, keep=()):
-    """Markdown as the reader reads its sentences: code blocks, inline code (but the names in `keep`), roles,
-    link targets, directive options and HTML blanked; math as plain text, \\times as x."""
+    """Markdown as the reader reads its sentences: code blocks, inline code (but the names in `keep` and stall
+    reasons), roles, link targets, directive options and HTML blanked; math as plain text, \\times as x."""
     def math(m):
         return re.sub(r"\\[A-Za-z]+|[{}]", " ", m.group(1).replace(r"\times", " x ").replace(r"\cdot", " * "))
     text = re.sub(r"```.*?```", " ", markdown, flags=re.S)
     text = re.sub(r"\{[\w-]+\}`[^`]*`", " ", text)
-    text = re.sub(r"`([^`]*)`", lambda m: m.group(1) if m.group(1) in keep else " ", text)
+    text = re.sub(r"`([^`]*)`", lambda m: m.group(1) if m.group(1) in keep or re.fullmatch(STALL, m.group(1))
+                  else " ", text)
     text = re.sub(r"\$\$(.*?)\$\$", math, text, flags=re.S)
     text = re.sub(r"\$([^$\n]*)\$", math, text)
     return re.sub(r"\]\([^)]*\)|^:[\w-]+:.*$|<[^>]+>", " ", text, flags=re.M)

@@ -63,6 +63,7 @@ RESULTS = """# Run 1
 
 - copy: 1506 GB/s
 - SM throughput 85 %, 62 cycles
+- stalls: short scoreboard 1.32
 
 ## 2048^3
 - matmul: 0.92-0.94 of cuBLAS
@@ -100,6 +101,7 @@ def verdict(records, markdown):
     "At 4096^3 ours is 0.61 of cuBLAS.",            # a module's dict keyed by a size
     "It took 0.29 ms.",                             # a JSON list under the key "ms"
     "It measured 0.335 and 0.371.",
+    "Its `short_scoreboard` is 1.32.",
     "Step 11 is 10 % slower (370.7 against 410.5).",    # a percentage shown as a quotient
     "A block fits 65536 / 384 = 170.7 registers a thread, the compiler's limit.",
 ])
@@ -120,6 +122,7 @@ def test_held(records, markdown):
     "It measured 0.71 of cuBLAS (`benchmarks/x/RESULTS.md`).",    # recorded, but not in the record named
     "Step 11 is 12 % slower (370.7 against 410.5).",
     "The compiler allots 171 registers a thread.",
+    "Its `short_scoreboard` is 1.23.",
     "Math is prose: $0.57$ of cuBLAS.",
 ])
 def test_not_held(records, markdown):
