@@ -334,3 +334,31 @@ def test_matmul_prepares_only_device_calls_with_out():
     assert key is not None and key == M._call_key(da, db, dc, "auto") and key != M._call_key(db, da, dc, "auto")
     dc.__cuda_array_interface__["stream"] = 7       # out on another stream: matmul synchronizes, no replay
     assert M._call_key(da, db, dc, "auto") is None
+
+
+def test_name_map_is_cutes():
+    """Chapter 8's table of CuTe's names against PTX, traced from the layer: the same instructions as C++ CuTe
+    and CUTLASS emit for those names (cute/arch/mma_sm90_gmma.hpp: warpgroup_arrive is wgmma.fence,
+    warpgroup_commit_batch wgmma.commit_group, warpgroup_wait<N> wgmma.wait_group; cute/arch/copy_sm90_tma.hpp:
+    tma_store_fence is fence.proxy.async.shared::cta, tma_store_arrive cp.async.bulk.commit_group,
+    tma_store_wait<N> cp.async.bulk.wait_group.read; cutlass/pipeline/sm90_pipeline.hpp: consumer_wait waits
+    on the full barrier's parity, consumer_release arrives on the empty one, producer_acquire waits on the
+    empty one and arrives on the full one with the transaction bytes; a named barrier's sync is bar.sync)."""
+    from kernels.hopper.chapter import NAME_MAP, name_map, name_map_table
+    got = {call.split("(")[0]: ptx for call, ptx, _ in name_map()}
+    assert len(got) == len(NAME_MAP)
+    assert got["warpgroup_arrive"] == ["wgmma.fence.sync.aligned"]
+    assert got["gemm"] == ["wgmma.mma_async.sync.aligned (x4)"]              # BK 64 = 4 k-blocks of 16
+    assert got["warpgroup_commit"] == ["wgmma.commit_group.sync.aligned"]
+    assert got["warpgroup_wait"] == ["wgmma.wait_group.sync.aligned"]
+    assert got["pipe.producer_acquire"] == ["mbarrier.try_wait.parity.shared::cta.b64",
+                                            "mbarrier.arrive.expect_tx.shared::cta.b64"]
+    assert got["tma_load"][0].startswith("cp.async.bulk.tensor.2d.shared::cluster.global")
+    assert got["pipe.consumer_wait"] == ["mbarrier.try_wait.parity.shared::cta.b64"]
+    assert got["pipe.consumer_release"] == ["mbarrier.arrive.shared::cta.b64"]
+    assert got["fence_proxy_async"] == ["fence.proxy.async.shared::cta"]
+    assert got["named_barrier_sync"] == ["bar.sync"] and got["named_barrier_arrive"] == ["bar.arrive"]
+    assert got["tma_store_commit"] == ["cp.async.bulk.commit_group"]
+    assert got["tma_store_wait"] == ["cp.async.bulk.wait_group.read"]
+    assert got["setmaxnreg"] == ["setmaxnreg.dec.sync.aligned.u32"]
+    assert "| `warpgroup_arrive(acc)` | `wgmma.fence.sync.aligned` |" in name_map_table()
