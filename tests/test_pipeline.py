@@ -443,3 +443,32 @@ def test_tma_store_epilogue_proxy_rules():
     assert str(P.tma_store_epilogue(1)[0]) == "thread 0: cp.async.bulk.wait_group.read  1"
     with pytest.raises(ValueError, match="unknown step x"):
         P.check_epilogue([P.EpilogueOp("x", 0)])
+
+
+def test_recorded_figures_are_in_results():
+    """Chapter 8's other recorded figures are lines of their files: the profile of RESULTS_HOPPER.md, the
+    matmul figures of RESULTS.md."""
+    from kernels.hopper_results import HOST_US, MATMUL_2048, ODD_SHAPE, PROFILE
+    hopper = open(os.path.join(ROOT, "benchmarks", "gemm", "RESULTS_HOPPER.md")).read()
+    gemm = open(os.path.join(ROOT, "benchmarks", "gemm", "RESULTS.md")).read()
+    p = PROFILE
+    line = next(ln for ln in hopper.splitlines() if ln.startswith("What limits it (ncu, persistent TMA-store"))
+    para = hopper[hopper.index(line):hopper.index("\n\n", hopper.index(line))]
+    for text in ("4096^3", "second machine start", f"{p['clock']}: {p['us']} us",
+                 f"SM throughput {p['sm_throughput']} %",
+                 f"memory {p['memory_throughput']} % (DRAM {p['dram']} %, L2 {p['l2']} %)",
+                 f"{p['registers']} registers a thread", f"{p['achieved_occupancy']} % achieved occupancy",
+                 f"{p['cycles_between_issues']} cycles between a warp's instructions",
+                 f"{p['waiting_at_barrier']} % of\nthem waiting at a CTA barrier"):
+        assert text in para, text
+    assert "runs 9-12" in p["run"] and "## Runs 9-12 (2026-11-25)" in hopper
+    for dtype, majors, ratio in MATMUL_2048["rows"]:
+        assert f"| 2048x2048x2048 | {dtype} | {majors} | {ratio:.2f} |" in gemm
+        assert gemm.split(f"| 2048x2048x2048 | {dtype} | {majors} |")[1].splitlines()[0].endswith("| 1 |")
+    assert "(2026-11-25, later; issue 21)" in gemm and MATMUL_2048["command"].split(" --")[0] in gemm
+    for (m, n, k), (pa, pb), ms, cublas, ratio in ODD_SHAPE["rows"]:
+        assert f"| {m}x{n}x{k} | {pa}, {pb} | {ms:.3f} | {cublas:.3f} | {ratio:.2f} |" in gemm
+    assert ODD_SHAPE["command"] in gemm
+    for call, us in HOST_US["rows"].items():
+        assert any(ln.startswith(f"| {call} | {us:.1f} |") for ln in gemm.splitlines()), call
+    assert "## matmul's host cost (2026-11-25, `benchmarks/gemm/launch_cost.py`" in gemm
