@@ -362,3 +362,25 @@ def test_name_map_is_cutes():
     assert got["tma_store_wait"] == ["cp.async.bulk.wait_group.read"]
     assert got["setmaxnreg"] == ["setmaxnreg.dec.sync.aligned.u32"]
     assert "| `warpgroup_arrive(acc)` | `wgmma.fence.sync.aligned` |" in name_map_table()
+
+
+def test_chapter_quotes_the_records():
+    """What chapter 8 prints of the records, against the tables of RESULTS_HOPPER.md and RESULTS.md: steps 1-5
+    in runs 9 and 10 (0.68 and 0.66 for step 1, ...) beside run 8's hand-indexed kernels; run 11's and 14's
+    comparison with the CuTe DSL; step 5 at 4096^3 over runs 9-14; matmul at 2048^3 from PyTorch tensors."""
+    from kernels.hopper import chapter as C
+    table = C.ladder_table()
+    for row in ("| 1. wgmma, fed by cp.async from every thread | 0.66-0.68 | 0.65 |",
+                "| 3. 128 x 256 tiles, setmaxnreg, grouped raster | 0.90-0.93 | 0.89 |",
+                "| 5. C out through shared memory and a TMA store | 0.97-1.00 | 0.93 |"):
+        assert row in table
+    dsl = C.dsl_table()
+    assert "| run 11 | 1.01 / 1.02 | 0.99 / 0.97 | 0.98 / 0.97 |" in dsl
+    assert "| run 14 | 1.01 / 1.02 | 1.05 / 0.99 | 0.97 / 1.00 |" in dsl
+    spread = C.spread_4096()
+    assert "0.93-1.01 of cuBLAS" in spread and "run 9, run 10, run 11, run 12, run 13, run 14" in spread
+    host = C.host_path_2048()
+    assert "0.30 of cuBLAS (run 11)" in host and "0.90 of cuBLAS (run 12)" in host and "0.41 of cuBLAS (run 14)" in host
+    assert "0.92-0.94 of cuBLAS" in host and "99.1 us" in host
+    assert "223 us" in C.profile_lines() and "30 % of that waiting at a CTA barrier" in C.profile_lines()
+    assert "rows of 8000 and 6000 bytes: the kernel 0.142 ms" in C.odd_shape_lines()

@@ -12,11 +12,14 @@ from ..cutejit import (
     tma_load, tma_store, tma_store_commit, tma_store_wait, warpgroup_arrive, warpgroup_commit, warpgroup_wait,
 )
 from ..cutejit.trace import current
-from ..hopper_results import SWEEPS
+from ..hopper_results import HOST_US, MATMUL_2048, ODD_SHAPE, PROFILE, RECORDED_RUNS, SWEEPS
 from ..instructions.hopper_ptx import PTX
 from . import objects as hopper
 
-__all__ = ["mainloop_excerpt", "plot_sweeps", "NAME_MAP", "name_map", "name_map_table"]
+__all__ = ["mainloop_excerpt", "plot_sweeps", "NAME_MAP", "name_map", "name_map_table", "ladder_table",
+           "spread_4096", "dsl_table", "host_path_2048", "profile_lines", "odd_shape_lines"]
+
+STEP5, OURS = "persistent BN256 st4 group16 tma-store", "ours (persistent, TMA store)"
 
 
 def mainloop_excerpt(kernel, first="mbarrier_try_wait", last="wgmma_wait"):
@@ -135,4 +138,108 @@ def name_map_table(calls=NAME_MAP):
     out = ["| the kernels write (CuTe's name) | PTX it emits | what it does |", "|---|---|---|"]
     out += ["| `%s` | %s | %s |" % (call, "<br>".join("`%s`" % p for p in ptx) or "(nothing)", what)
             for call, ptx, what in name_map(calls)]
+    return "\n".join(out)
+
+
+# ---- the recorded figures the chapter quotes, each with its run and date -----------------------------------
+def _run(name):
+    return next(r for r in RECORDED_RUNS if r["run"] == name)
+
+
+def _ratio(run, kernel):
+    return next(ratio for k, _, _, ratio in run["rows"] if k == kernel)
+
+
+def _span(values):
+    lo, hi = min(values), max(values)
+    return "%.2f" % lo if lo == hi else "%.2f-%.2f" % (lo, hi)
+
+
+def ladder_table(layer=("run 9", "run 10"), hand=("run 8",)):
+    """Steps 1-5 as ratios to cuBLAS at 4096^3: their range over the runs `layer` (the kernels on the CuTe
+    layer) beside the hand-indexed kernels they replaced (runs `hand`), as a Markdown table."""
+    from . import LADDER
+    runs, old = [_run(r) for r in layer], [_run(r) for r in hand]
+    head = "%s (%s, %s); hand-indexed: %s" % (" and ".join(layer), runs[0]["date"], runs[0]["device"],
+                                             " and ".join(hand))
+    out = ["Ratio to cuBLAS fp16->fp32 at 4096^3, GPU time, recorded in " + head + ":", "",
+           "| step | CuTe layer | hand-indexed |", "|---|---|---|"]
+    for label, kernel in LADDER[:5]:
+        out.append("| %s | %s | %s |" % (label, _span([_ratio(r, kernel) for r in runs]),
+                                         _span([_ratio(r, kernel) for r in old])))
+    return "\n".join(out)
+
+
+def spread_4096():
+    """Step 5 at 4096^3 in every recorded run (the ladder's, step 6's, the sweeps'): its range of ratios to
+    cuBLAS, and cuBLAS's own range in TFLOP/s, over the machine starts of 2026-11-25."""
+    flop = 2.0 * 4096 ** 3
+    ratios, cublas, names = [], [], []
+    for r in RECORDED_RUNS:
+        if any(k == STEP5 for k, *_ in r["rows"]) and r["run"] in ("run 9", "run 10", "run 13"):
+            ratios.append(_ratio(r, STEP5))
+            cublas.append(next(tf for k, _, tf, _ in r["rows"] if k.startswith("cuBLAS fp16->fp32")))
+            names.append(r["run"])
+    for sw in SWEEPS:
+        rows = sw["sizes"][(4096, 4096, 4096)]
+        ratios.append(rows[OURS][1])
+        cublas.append(flop / rows["cuBLAS fp16->fp32"][0] / 1e9)
+        names.append(sw["run"])
+    order = sorted(range(len(names)), key=lambda i: int(names[i].split()[1]))
+    return ("step 5 at 4096^3, %s (2026-11-25): %s of cuBLAS; cuBLAS itself %.0f-%.0f TFLOP/s"
+            % (", ".join(names[i] for i in order), _span(ratios), min(cublas), max(cublas)))
+
+
+def dsl_table(runs=("run 11", "run 14"), sizes=((4096, 4096, 4096), (8192, 8192, 8192), (4096, 14336, 4096))):
+    """Ours against NVIDIA's CuTe DSL persistent example (2 x 1 cluster), median ratios to cuBLAS of the
+    recorded sweeps `runs`, as a Markdown table."""
+    sweeps = [next(s for s in SWEEPS if s["run"] == r) for r in runs]
+    out = ["Median ratio to cuBLAS, ours / the DSL's (%s, %s; %s):" % (" and ".join(runs), sweeps[0]["date"],
+                                                                      sweeps[0]["device"]), "",
+           "| run | " + " | ".join("%dx%dx%d" % s for s in sizes) + " |", "|---" * (len(sizes) + 1) + "|"]
+    for r, sw in zip(runs, sweeps):
+        cells = ["%.2f / %.2f" % (sw["sizes"][s][OURS][1], sw["sizes"][s]["CuTe DSL persistent, cluster 2x1"][1])
+                 for s in sizes]
+        out.append("| %s | %s |" % (r, " | ".join(cells)))
+    return "\n".join(out)
+
+
+def host_path_2048():
+    """What the host costs at 2048^3, from the records: the GEMM's GPU time (cuBLAS), the host's time per
+    HopperGemm call, our kernel's ratio in runs 11, 12 and 14, and matmul's from PyTorch tensors."""
+    size = (2048, 2048, 2048)
+    sw = {s["run"]: s for s in SWEEPS}
+    call, us = next(iter(HOST_US["rows"].items()))
+    lines = ["cuBLAS at 2048^3: %.3f ms (run 11)" % sw["run 11"]["sizes"][size]["cuBLAS fp16->fp32"][0],
+             "the host's time per call of %s: %.1f us (%s, %s)" % (call.replace("`", ""), us, HOST_US["command"],
+                                                                   HOST_US["date"])]
+    for run, how in (("run 11", "Numba's dispatcher on every launch"), ("run 12", "launches prepared once"),
+                     ("run 14", "prepared launches, called on Numba views of PyTorch tensors")):
+        lines.append("ours at 2048^3, %s: %.2f of cuBLAS (%s)" % (how, sw[run]["sizes"][size][OURS][1], run))
+    m = MATMUL_2048
+    lines.append("matmul(A, B, out=C) from PyTorch tensors at 2048^3, every majorness, f16 and bf16: %s of cuBLAS "
+                 "(benchmarks/gemm/RESULTS.md, matmul sweep %s, %s)" % (_span([r for *_, r in m["rows"]]),
+                                                                         m["run"], m["date"]))
+    return "\n".join(lines)
+
+
+def profile_lines(p=PROFILE):
+    """The recorded Nsight Compute profile of step 5, with where and when it was taken."""
+    return "\n".join([
+        "ncu, %s, %d^3, %s (%s, %s), %s: %d us" % (p["kernel"], p["size"], p["device"], p["date"], p["run"],
+                                                   p["clock"], p["us"]),
+        "  SM throughput %d %%, memory %d %% (L2 %d %%, DRAM %d %%)" % (p["sm_throughput"], p["memory_throughput"],
+                                                                      p["l2"], p["dram"]),
+        "  %d registers a thread, %d %% achieved occupancy" % (p["registers"], p["achieved_occupancy"]),
+        "  a warp issues every %.1f cycles; %d %% of that waiting at a CTA barrier" % (p["cycles_between_issues"],
+                                                                                     p["waiting_at_barrier"])])
+
+
+def odd_shape_lines(rows=2):
+    """The first `rows` of the recorded row-pitch probe: the same values, only A's and B^T's row pitch moved."""
+    o = ODD_SHAPE
+    out = ["%s (%s, %s):" % (o["command"], o["device"], o["date"])]
+    for (m, n, k), (pa, pb), ms, cublas, ratio in o["rows"][:rows]:
+        out.append("  %dx%dx%d, rows of %d and %d bytes: the kernel %.3f ms, cuBLAS %.3f ms (%.2f)"
+                   % (m, n, k, pa, pb, ms, cublas, ratio))
     return "\n".join(out)
