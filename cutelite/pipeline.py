@@ -627,18 +627,19 @@ def simulate_pipeline(ktiles=8, stages=4, consumers=2, load_time=1.0, mma_time=1
 # ---- the TMA store's shared memory: two proxies ------------------------------------------------------------
 class EpilogueOp(NamedTuple):
     """One step of a TMA-store epilogue: kind "st_shared", "fence", "bar_sync", "tma_store", "commit" or
-    "wait_read"; the thread that takes it; arg: the staging buffer (st_shared, tma_store), N (wait_read) or
-    the threads that take part (bar_sync)."""
+    "wait_read"; the thread that takes it (for bar_sync, any one of them); arg: the staging buffer
+    (st_shared, tma_store), N (wait_read) or the threads that take part (bar_sync)."""
     kind: str
     thread: int
     arg: object = None
 
     def __str__(self):
-        arg = ", ".join(map(str, self.arg)) if self.kind == "bar_sync" else self.arg
+        if self.kind == "bar_sync":
+            return f"threads {', '.join(map(str, self.arg))}: bar.sync"
+        arg = self.arg
         return f"thread {self.thread}: " + {
             "st_shared": "st.shared                      [buffer {}]",
             "fence": "fence.proxy.async.shared::cta",
-            "bar_sync": "bar.sync                       (threads {})",
             "tma_store": "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [C], [buffer {}]",
             "commit": "cp.async.bulk.commit_group",
             "wait_read": "cp.async.bulk.wait_group.read  {}"}[self.kind].format(arg)
