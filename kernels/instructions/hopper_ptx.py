@@ -45,7 +45,7 @@ PTX = {
     "mbarrier_arrive_expect_tx": "mbarrier.arrive.expect_tx.shared::cta.b64",
     "mbarrier_try_wait": "mbarrier.try_wait.parity.shared::cta.b64",
     "tma_load_2d": "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
-    "tma_prefetch_desc": "fence.proxy.tensormap::generic.acquire.gpu; prefetch.tensormap",
+    "tma_prefetch_desc": "fence.proxy.tensormap::generic.acquire.sys; prefetch.tensormap",
     "tma_store_2d": "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group",
     "tma_store_commit": "cp.async.bulk.commit_group",
     "tma_store_wait_read": "cp.async.bulk.wait_group.read",
@@ -257,8 +257,10 @@ def tma_load_2d(typingctx, dst, dst_idx, tmap, bar, bar_idx, c0, c1):
 
 @intrinsic
 def tma_prefetch_desc(typingctx, tmap):
-    """Make a tensor map in global memory (written by the host) ready for TMA: prefetch it, and order
-    the generic-proxy writes that made it before the tensormap-proxy reads (fence.proxy.tensormap)."""
+    """Make a tensor map in global memory (written by the host) ready for this thread's TMA copies: order the
+    generic-proxy writes that made it before the tensormap-proxy reads (fence.proxy.tensormap; the host
+    wrote it, so system scope, as in the CUDA Programming Guide's example), then prefetch it. Every thread
+    that issues copies through the map runs it first."""
     if not isinstance(tmap, types.Array):
         raise TypingError("tma_prefetch_desc: tmap must be the tensor map's device array, got %s" % tmap)
     text = "%s [$0], 128; %s [$0];" % tuple(PTX["tma_prefetch_desc"].split("; "))
