@@ -18,7 +18,12 @@ still pending. The kernel waits with N = 1 and then releases the stage of k-tile
 k-tile kt stays in flight while the producer refills the stage k-tile kt - 1 used.
 
 `simulate_pipeline` runs this protocol against a model of mbarriers, a TMA engine and the tensor cores, and
-returns a timeline (what `cutelite.teach.viz.draw_pipeline` draws) with every rule it broke.
+returns a timeline (what `cutelite.teach.viz.draw_pipeline` draws) with every rule it broke; a run that
+hangs names the barrier each stuck role waits on and what that barrier's phase still lacks.
+
+After the main loop, a TMA-store epilogue hands shared memory from the threads' stores (the generic proxy)
+to the copy engine (the async proxy) and back: `SharedMemoryProxies` checks the fences and waits that
+order the two (`tma_store_epilogue` writes the kernel's steps out).
 
 Beside it, the numbers such a pipeline is built from: the bytes a stage announces (expect_tx_bytes), the
 boundary its stages start on (stage_alignment, desc_base_offset), the registers its roles trade with
@@ -39,7 +44,8 @@ __all__ = ["PipelineState", "make_producer_start_state", "stage_of", "full_parit
            "producer_waits", "empty_arrivals", "tma_box_bytes", "expect_tx_bytes", "stage_alignment",
            "desc_base_offset", "launch_register_cap", "setmaxnreg_plan", "setmaxnreg_room", "multicast_mask",
            "MBarrier", "WgmmaGroups",
-           "Op", "consumer_ops", "PipelineRun", "simulate_pipeline"]
+           "Op", "consumer_ops", "PipelineRun", "simulate_pipeline",
+           "EpilogueOp", "tma_store_epilogue", "SharedMemoryProxies", "check_epilogue"]
 
 
 MAX_KTILES = 4096        # the simulation's and consumer_ops' limit: a model, not a GEMM
@@ -176,10 +182,13 @@ def launch_register_cap(threads, register_file=65536, granule=8):
 def setmaxnreg_plan(roles, register_file=65536):
     """Check a warp-specialised block's `setmaxnreg` counts and return what they move: roles is a list of
     (name, warpgroups, registers per thread after setmaxnreg). Each count must be a multiple of 8 from 24 to
-    256 (PTX), and the block's registers after the change must fit the register file.
+    256 (PTX). The registers `.inc` takes come from a pool PTX keeps per CTA, which only the block's own
+    `.dec`s fill: after the change the block must still fit the registers it was given at launch,
+    threads x launch_register_cap (the rest of the SM's register file is not the block's to take).
 
-    Returns {"threads", "launch_cap" (launch_register_cap), "free_at_launch" (the CTA's pool after launch),
-    "roles": [(name, warpgroups, registers, registers given (+) or taken (-) from the pool)], "total"}."""
+    Returns {"threads", "launch_cap" (launch_register_cap), "cta_registers" (threads x launch_cap: the
+    block's registers), "roles": [(name, warpgroups, registers, registers given (+) or taken (-) from the
+    CTA's pool)], "total" (the block's registers after setmaxnreg)}."""
     threads = 128 * sum(_count(wg, f"setmaxnreg_plan: warpgroups of {name}", 1) for name, wg, _ in roles)
     if not 0 < threads <= 1024:
         raise ValueError(f"setmaxnreg_plan: a block has 1 to 8 warpgroups (1024 threads), got {threads // 128}")
@@ -191,22 +200,25 @@ def setmaxnreg_plan(roles, register_file=65536):
                              f"got {quote(regs)}")
         rows.append((name, wg, regs, 128 * wg * (cap - regs)))
         total += 128 * wg * regs
-    if total > register_file:
+    if total > threads * cap:
         raise ValueError(f"setmaxnreg_plan: the roles need {total} registers after setmaxnreg, more than the "
-                         f"{register_file} of the register file")
-    return {"threads": threads, "launch_cap": cap, "free_at_launch": register_file - threads * cap,
-            "roles": rows, "total": total}
+                         f"{threads * cap} the block was given at launch ({threads} threads x {cap})")
+    return {"threads": threads, "launch_cap": cap, "cta_registers": threads * cap, "roles": rows, "total": total}
 
 
 def setmaxnreg_room(roles, warpgroups, register_file=65536):
     """The largest `setmaxnreg` count that `warpgroups` more warpgroups can ask for beside `roles` (as in
-    setmaxnreg_plan): what the register file has left for them, per thread, down to a multiple of 8, at most
-    256. Raises when not even 24 are left."""
+    setmaxnreg_plan): what the block's launch registers (threads x launch_register_cap of the whole block)
+    leave for them, per thread, down to a multiple of 8, at most 256. Raises when not even 24 are left."""
     used = setmaxnreg_plan(roles, register_file)["total"] if roles else 0
     threads = 128 * _count(warpgroups, "setmaxnreg_room: warpgroups", 1, 8)
-    room = min(256, (register_file - used) // threads // 8 * 8)
+    block = threads + 128 * sum(wg for _, wg, _ in roles)
+    if block > 1024:
+        raise ValueError(f"setmaxnreg_room: a block has at most 8 warpgroups, got {block // 128}")
+    left = block * launch_register_cap(block, register_file) - used
+    room = min(256, left // threads // 8 * 8)
     if room < 24:
-        raise ValueError(f"setmaxnreg_room: {register_file - used} registers left for {threads} threads: fewer "
+        raise ValueError(f"setmaxnreg_room: {left} registers left for {threads} threads: fewer "
                          "than setmaxnreg's 24 a thread")
     return room
 
@@ -260,6 +272,16 @@ class MBarrier:
 
     def try_wait(self, parity):
         return (self.phase & 1) != parity
+
+    def lacks(self):
+        """What the current phase still waits for, in words (a deadlock's diagnosis)."""
+        got = self.count - self.pending
+        text = f"its phase {self.phase} has {got} of its {self.count} arrivals"
+        if self.tx > 0:
+            return text + f" and still expects {self.tx} announced bytes that no copy delivers"
+        if got == 0:
+            return text + ": every role that could arrive is itself waiting, or done"
+        return text + (": the missing arrivals never come" if self.pending else "")
 
 
 class WgmmaGroups:
@@ -352,7 +374,8 @@ class PipelineRun:
     "mma" (a consumer's wgmma group on the tensor cores), "wait" (on an mbarrier) or "wait_group" (on
     `wgmma.wait_group`); phases: (time, barrier name, completed phase number); errors: every rule broken
     (a release before the group that reads the stage is known complete, a stage overwritten or read too
-    early, a deadlock); marks: (row, time) of each broken rule; end: the time the last consumer finished."""
+    early, a deadlock, which names the barrier, the phase and what that phase still lacks); marks: (row,
+    time) of each broken rule; end: the time the last consumer finished."""
     stages: int
     consumers: int
     ktiles: int
@@ -366,6 +389,10 @@ class PipelineRun:
 
     def rows(self):
         return ["producer (TMA)"] + [f"consumer {c + 1} (wgmma)" for c in range(self.consumers)]
+
+    def hangs(self):
+        """The deadlocks among the errors: the roles that wait forever, and why."""
+        return [e for e in self.errors if e.startswith("deadlock")]
 
 
 class _TensorCores:
@@ -406,28 +433,40 @@ class _TensorCores:
 
 
 def simulate_pipeline(ktiles=8, stages=4, consumers=2, load_time=1.0, mma_time=1.0, stage_bytes=49152,
-                      wait_group=1, release_lag=1, issue_time=0.0, consumer_phase=0, producer_phase=1):
+                      wait_group=1, release_lag=1, issue_time=0.0, consumer_phase=0, producer_phase=1,
+                      load_latency=0.0, bytes_landed=None, empty_count=None, arrivals_per_release=4):
     """Run the producer and `consumers` consumers of the main loop on modelled hardware.
 
-    Producer: for each k-tile, wait on empty[s] (its PipelineState starts at `producer_phase`), announce the
-    stage's bytes on full[s] and start the copy; copies go through one copy engine, `load_time` each, and
-    full[s] completes when the bytes land. Consumers: each runs `consumer_ops` (starting at
-    `consumer_phase`); a group enters the tensor cores `issue_time` after the consumer wakes and needs
-    `mma_time` of them (the groups in flight share them: _TensorCores); `wgmma.wait_group` blocks until the
-    groups it covers have finished; a release is one arrival per warp on empty[s].
+    Producer: for each k-tile, wait on empty[s] (its PipelineState starts at `producer_phase`), announce
+    `stage_bytes` on full[s] and start the copy; copies go through one copy engine, `load_time` each (the
+    bandwidth), and their bytes land `load_latency` after that (the latency); full[s] completes when the
+    bytes land. Consumers: each runs `consumer_ops` (starting at `consumer_phase`); a group enters the
+    tensor cores `issue_time` after the consumer wakes and needs `mma_time` of them (the groups in flight
+    share them: _TensorCores); `wgmma.wait_group` blocks until the groups it covers have finished; a
+    release is `arrivals_per_release` arrivals on empty[s] (one per warp, 4, as the kernels do).
+
+    Ways to break it on purpose (a right kernel keeps the defaults): `bytes_landed`, the bytes a stage's
+    copies deliver (default stage_bytes); `empty_count`, the arrival count empty[s] is initialised with
+    (default empty_arrivals(consumers)); `arrivals_per_release`.
 
     Checked as it runs: a release of a stage that a group not yet covered by a wait_group may read (the
     PTX rule, independent of timing); a group that starts before its k-tile has landed; a TMA copy that
-    writes a stage while a group of another k-tile reads it; a role that waits forever.
+    writes a stage while a group of another k-tile reads it; a role that waits forever, named with the
+    barrier and what its phase still lacks (arrivals, bytes) once no other role can move.
     Post: with the defaults, no errors; every k-tile is loaded once and multiplied by every consumer.
     """
     ktiles = _count(ktiles, "simulate_pipeline: ktiles", 1, MAX_KTILES)
     stages = _count(stages, "simulate_pipeline: stages", 1, 64)
     consumers = _count(consumers, "simulate_pipeline: consumers", 1, 7)       # 1024 threads: 8 warpgroups
-    stage_bytes = _count(stage_bytes, "simulate_pipeline: stage_bytes", 1)
+    stage_bytes = _count(stage_bytes, "simulate_pipeline: stage_bytes", 1, 2 ** 20 - 1)   # PTX's tx-count range
+    bytes_landed = stage_bytes if bytes_landed is None else _count(bytes_landed, "simulate_pipeline: bytes_landed",
+                                                                   0, stage_bytes)
+    empty_count = empty_arrivals(consumers) if empty_count is None else \
+        _count(empty_count, "simulate_pipeline: empty_count", 1, 2 ** 20 - 1)
+    arrivals_per_release = _count(arrivals_per_release, "simulate_pipeline: arrivals_per_release", 0, 1024)
     times = {}
     for name, v, zero_ok in (("load_time", load_time, False), ("mma_time", mma_time, False),
-                             ("issue_time", issue_time, True)):
+                             ("issue_time", issue_time, True), ("load_latency", load_latency, True)):
         if not isinstance(v, (int, float)) or isinstance(v, bool) or not (v >= 0 if zero_ok else v > 0) \
                 or v == float("inf"):
             raise ValueError(f"simulate_pipeline: {name} must be a finite number {'>= 0' if zero_ok else '> 0'}, "
@@ -436,7 +475,7 @@ def simulate_pipeline(ktiles=8, stages=4, consumers=2, load_time=1.0, mma_time=1
     program = consumer_ops(ktiles, stages, wait_group, release_lag, phase=consumer_phase)
     run = PipelineRun(stages, consumers, ktiles, wait_group, release_lag)
     full = [MBarrier(f"full[{s}]", 1) for s in range(stages)]
-    empty = [MBarrier(f"empty[{s}]", empty_arrivals(consumers)) for s in range(stages)]
+    empty = [MBarrier(f"empty[{s}]", empty_count) for s in range(stages)]
     contents = [None] * stages                 # which k-tile each stage holds
     writes = [[] for _ in range(stages)]       # (k-tile, start, end) of each copy into the stage
     groups_at = {}                             # group (row, k-tile) -> (stage, start)
@@ -477,12 +516,13 @@ def simulate_pipeline(ktiles=8, stages=4, consumers=2, load_time=1.0, mma_time=1
             t = yield ("now",)
             note(full[s], t, full[s].arrive(expect_tx=stage_bytes))
             start = max(t, engine[0])
-            engine[0] = end = start + times["load_time"]
+            engine[0] = start + times["load_time"]
+            end = engine[0] + times["load_latency"]
             writes[s].append((kt, start, end))
 
             def land(t, s=s, kt=kt):
                 contents[s] = kt
-                note(full[s], t, full[s].complete_tx(stage_bytes))
+                note(full[s], t, full[s].complete_tx(bytes_landed))
             run.intervals.append((0, float(start), float(end), "tma", kt))
             push(end, land)
             state.advance()
@@ -521,7 +561,7 @@ def simulate_pipeline(ktiles=8, stages=4, consumers=2, load_time=1.0, mma_time=1
                                   f"after wgmma.wait_group {wait_group}, but k-tile {op.arg}'s wgmma group is not "
                                   "known to be complete: the TMA may overwrite shared memory the tensor cores "
                                   "still read")
-                for _ in range(4):
+                for _ in range(arrivals_per_release):
                     note(empty[op.stage], t, empty[op.stage].arrive())
         t = yield ("now",)
         run.end = max(run.end, float(t))
@@ -571,6 +611,130 @@ def simulate_pipeline(ktiles=8, stages=4, consumers=2, load_time=1.0, mma_time=1
     for agent, cmd, since in waiting:
         if cmd[0] == "barrier":
             _, bar, parity, row, kt = cmd
+            done = kt // stages - (row == 0)     # phases this barrier completes before the one awaited: one a use
+            extra = ""
+            if done < 0:
+                extra = ("; the stage is still fresh: the producer's first round should wait for parity 1, "
+                         "which a fresh barrier passes at once (its state starts at phase 1)")
+            elif bar.phase > done:
+                extra = (f"; it has completed {bar.phase} phases where {done} were due: arrivals beyond its "
+                         "count completed extra phases")
             error(row, since, f"deadlock: {run.rows()[row]} waits forever on {bar.name} parity {parity} "
-                              f"(k-tile {kt}; the barrier is in phase {bar.phase})")
+                              f"before k-tile {kt}: {bar.lacks()}{extra}")
     return run
+
+
+# ---- the TMA store's shared memory: two proxies ------------------------------------------------------------
+class EpilogueOp(NamedTuple):
+    """One step of a TMA-store epilogue: kind "st_shared", "fence", "bar_sync", "tma_store", "commit" or
+    "wait_read"; the thread that takes it (for bar_sync, any one of them); arg: the staging buffer
+    (st_shared, tma_store), N (wait_read) or the threads that take part (bar_sync)."""
+    kind: str
+    thread: int
+    arg: object = None
+
+    def __str__(self):
+        if self.kind == "bar_sync":
+            return f"threads {', '.join(map(str, self.arg))}: bar.sync"
+        arg = self.arg
+        return f"thread {self.thread}: " + {
+            "st_shared": "st.shared                      [buffer {}]",
+            "fence": "fence.proxy.async.shared::cta",
+            "tma_store": "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [C], [buffer {}]",
+            "commit": "cp.async.bulk.commit_group",
+            "wait_read": "cp.async.bulk.wait_group.read  {}"}[self.kind].format(arg)
+
+
+def tma_store_epilogue(boxes=4, buffers=2, threads=2, fence=True, wait_read=1):
+    """The steps of one consumer's TMA-store epilogue, as kernels/hopper's epilogue_tma takes them: `boxes`
+    boxes of C through `buffers` staging buffers in turn, written by `threads` threads (128 in the kernel), of
+    which thread 0 issues the stores. Per box: thread 0 waits until at most `wait_read` of its stores may
+    still read shared memory; a barrier; every thread writes its part of the buffer and, with `fence`,
+    executes fence.proxy.async; a barrier; thread 0 stores the buffer and commits the store as a bulk group."""
+    boxes = _count(boxes, "tma_store_epilogue: boxes", 1, 64)
+    buffers = _count(buffers, "tma_store_epilogue: buffers", 1, 8)
+    threads = _count(threads, "tma_store_epilogue: threads", 1, 8)
+    wait_read = _count(wait_read, "tma_store_epilogue: wait_read", 0, 8)
+    everyone = tuple(range(threads))
+    ops = []
+    for b in range(boxes):
+        buf = b % buffers
+        ops += [EpilogueOp("wait_read", 0, wait_read), EpilogueOp("bar_sync", 0, everyone)]
+        for t in everyone:
+            ops.append(EpilogueOp("st_shared", t, buf))
+            if fence:
+                ops.append(EpilogueOp("fence", t))
+        ops += [EpilogueOp("bar_sync", 0, everyone), EpilogueOp("tma_store", 0, buf), EpilogueOp("commit", 0)]
+    return ops
+
+
+class SharedMemoryProxies:
+    """The two rules between a block's threads writing a staging buffer (st.shared: the generic proxy) and the
+    TMA stores that read it (the async proxy), in PTX's memory consistency model {proxies}:
+
+      * a store sees thread u's st.shared only if u executed fence.proxy.async after the write, and the fence
+        is ordered before the store: it is the storing thread's own, or a barrier both threads take part in
+        lies between. A barrier orders threads, not proxies: without the fence the copy engine may read what
+        the buffer held before;
+      * a buffer may be written again only once cp.async.bulk.wait_group.read in the storing thread has
+        covered the store that reads it, and a barrier (or program order) puts the write after that wait.
+
+    Strict as WgmmaGroups is: it accepts the order CUTLASS's epilogue uses (each writer fences, then a barrier,
+    then one thread stores) and reports every other, whatever the hardware's timing would do.
+    `step` takes EpilogueOps one at a time; `errors` lists the rules broken."""
+
+    def __init__(self):
+        self.now, self.errors = 0, []
+        self.fences, self.barriers = {}, []            # thread -> [times]; [(time, threads)]
+        self.writes = {}                               # buffer -> {thread: time of its last write}
+        self.stores = []                               # [thread, buffer, time, time its read is known done]
+        self.open, self.committed = {}, {}             # thread -> stores not yet committed / committed groups
+
+    def _ordered(self, u, a, t, b):
+        """Is thread u's step at time a ordered before thread t's step at time b (program order, or a barrier
+        of both between)?"""
+        return (u == t and a < b) or any(a < c < b and u in who and t in who for c, who in self.barriers)
+
+    def step(self, op):
+        self.now += 1
+        kind, t, arg = op
+        if kind == "bar_sync":
+            self.barriers.append((self.now, frozenset(arg)))
+        elif kind == "fence":
+            self.fences.setdefault(t, []).append(self.now)
+        elif kind == "st_shared":
+            for i, (s, buf, when, read) in enumerate(self.stores):
+                if buf == arg and not (read is not None and self._ordered(s, read, t, self.now)):
+                    self.errors.append(f"thread {t} writes buffer {arg} while the TMA store of box {i} from it "
+                                       f"(thread {s}) may still be reading it: no cp.async.bulk.wait_group.read "
+                                       f"of thread {s} covers that store before a barrier orders this write")
+            self.writes.setdefault(arg, {})[t] = self.now
+        elif kind == "tma_store":
+            for u, w in sorted(self.writes.get(arg, {}).items()):
+                fenced = [f for f in self.fences.get(u, []) if w < f]
+                if not any(self._ordered(u, f, t, self.now) for f in fenced):
+                    why = ("executed no fence.proxy.async after it: a barrier orders threads, not proxies"
+                           if not fenced else f"fenced it, but no barrier with thread {t} follows the fence")
+                    self.errors.append(f"the TMA store of box {len(self.stores)} (thread {t}) may read stale "
+                                       f"data: thread {u} wrote buffer {arg} with st.shared and {why}")
+            self.stores.append([t, arg, self.now, None])
+            self.open.setdefault(t, []).append(len(self.stores) - 1)
+        elif kind == "commit":
+            self.committed.setdefault(t, []).append(self.open.pop(t, []))
+        elif kind == "wait_read":
+            groups = self.committed.get(t, [])
+            for group in groups[:max(0, len(groups) - arg)]:
+                for i in group:
+                    if self.stores[i][3] is None:
+                        self.stores[i][3] = self.now
+        else:
+            raise ValueError(f"SharedMemoryProxies.step: unknown step {quote(kind)}")
+        return self.errors
+
+
+def check_epilogue(ops):
+    """Every rule of SharedMemoryProxies that the steps `ops` break, in order (none for a right epilogue)."""
+    model = SharedMemoryProxies()
+    for op in ops:
+        model.step(op)
+    return model.errors

@@ -9,9 +9,12 @@ kernels/hopper (written with the CuTe layer); earlier ones the hand-indexed kern
 
 RECORDED_RUNS[0] is the latest run of the whole ladder (steps 1-5), RECORDED_RUNS[1] the latest of step 6.
 SWEEPS: sizes other than 4096^3, with cuBLAS and the CuTe DSL's persistent example in the same process.
+PROFILE: Nsight Compute on step 5. From benchmarks/gemm/RESULTS.md, what chapter 8 quotes of `matmul` on
+Hopper: MATMUL_2048 (the user's call from PyTorch tensors at 2048^3), ODD_SHAPE (the row-pitch probe) and
+HOST_US (the host's time per call). tests/test_pipeline.py checks each against its file.
 """
 
-__all__ = ["RECORDED_RUNS", "SWEEPS", "recorded_table"]
+__all__ = ["RECORDED_RUNS", "SWEEPS", "PROFILE", "MATMUL_2048", "ODD_SHAPE", "HOST_US", "recorded_table"]
 
 RECORDED_RUNS = [
     {"date": "2026-11-25", "device": "NVIDIA H100 80GB HBM3 (sm_90)", "run": "run 10",
@@ -145,6 +148,34 @@ SWEEPS = [   # (M, N, K): {kernel: (ms, ratio to cuBLAS, min ratio, max ratio)},
                (4096, 14336, 4096): {"cuBLAS fp16->fp32": (0.696, 1.00, 1.00, 1.00),
                                      "ours (persistent, TMA store)": (0.755, 0.92, 0.90, 0.94)}}},
 ]
+
+
+PROFILE = {   # RESULTS_HOPPER.md, runs 9-12: "What limits it"; percentages as ncu reports them
+    "date": "2026-11-25", "device": "NVIDIA H100 80GB HBM3 (sm_90)", "run": "runs 9-12, second machine start",
+    "kernel": "persistent TMA-store kernel", "size": 4096, "clock": "ncu's fixed clock", "us": 223,
+    "sm_throughput": 85, "memory_throughput": 62, "dram": 27, "l2": 62, "registers": 168,
+    "achieved_occupancy": 14, "cycles_between_issues": 11.1, "waiting_at_barrier": 30}
+
+MATMUL_2048 = {   # RESULTS.md, "matmul on Hopper": matmul / cuBLAS at 2048^3 from PyTorch tensors, out= given
+    "date": "2026-11-25", "device": "NVIDIA H100 80GB HBM3 (sm_90)", "run": "run 1",
+    "command": "PYTHONPATH=. python3 benchmarks/gemm/matmul_sweep.py --sizes ... --out DIR",
+    "rows": [("float16", "row, row", 0.92), ("float16", "row, col", 0.92), ("float16", "col, row", 0.94),
+             ("float16", "col, col", 0.93), ("bfloat16", "row, row", 0.93), ("bfloat16", "row, col", 0.92),
+             ("bfloat16", "col, row", 0.92), ("bfloat16", "col, col", 0.92)]}
+
+ODD_SHAPE = {   # RESULTS.md, "The odd shape": both operands MN-major, the same values, only the row pitch moved
+    "date": "2026-11-25", "device": "NVIDIA H100 80GB HBM3 (sm_90)",
+    "command": "PYTHONPATH=. python3 benchmarks/gemm/odd_shape_probe.py",
+    # (M, N, K), (A's, Bt's row pitch in bytes), kernel ms, cuBLAS ms, cuBLAS / kernel
+    "rows": [((4000, 3000, 2500), (8000, 6000), 0.142, 0.100, 0.70),
+             ((4000, 3000, 2500), (8064, 6016), 0.109, 0.108, 0.98),
+             ((4000, 3000, 2500), (8192, 6144), 0.110, 0.108, 0.99),
+             ((4096, 3072, 2560), (8192, 6144), 0.111, 0.110, 1.00)]}
+
+HOST_US = {   # RESULTS.md, "matmul's host cost": host microseconds per call while the GPU is kept busy
+    "date": "2026-11-25", "command": "benchmarks/gemm/launch_cost.py",
+    "rows": {"`HopperGemm(a, bt, c)` on Numba device arrays (8 arguments)": 99.1,
+             "`torch.mm(A, B, out_dtype=float32)`": 17.8}}
 
 
 def recorded_table(run=None):

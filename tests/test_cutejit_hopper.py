@@ -334,3 +334,53 @@ def test_matmul_prepares_only_device_calls_with_out():
     assert key is not None and key == M._call_key(da, db, dc, "auto") and key != M._call_key(db, da, dc, "auto")
     dc.__cuda_array_interface__["stream"] = 7       # out on another stream: matmul synchronizes, no replay
     assert M._call_key(da, db, dc, "auto") is None
+
+
+def test_name_map_is_cutes():
+    """Chapter 8's table of CuTe's names against PTX, traced from the layer: the same instructions as C++ CuTe
+    and CUTLASS emit for those names (cute/arch/mma_sm90_gmma.hpp: warpgroup_arrive is wgmma.fence,
+    warpgroup_commit_batch wgmma.commit_group, warpgroup_wait<N> wgmma.wait_group; cute/arch/copy_sm90_tma.hpp:
+    tma_store_fence is fence.proxy.async.shared::cta, tma_store_arrive cp.async.bulk.commit_group,
+    tma_store_wait<N> cp.async.bulk.wait_group.read; cutlass/pipeline/sm90_pipeline.hpp: consumer_wait waits
+    on the full barrier's parity, consumer_release arrives on the empty one, producer_acquire waits on the
+    empty one and arrives on the full one with the transaction bytes; a named barrier's sync is bar.sync)."""
+    from kernels.hopper.chapter import NAME_MAP, name_map, name_map_table
+    got = {call.split("(")[0]: ptx for call, ptx, _ in name_map()}
+    assert len(got) == len(NAME_MAP)
+    assert got["warpgroup_arrive"] == ["wgmma.fence.sync.aligned"]
+    assert got["gemm"] == ["wgmma.mma_async.sync.aligned (x4)"]              # BK 64 = 4 k-blocks of 16
+    assert got["warpgroup_commit"] == ["wgmma.commit_group.sync.aligned"]
+    assert got["warpgroup_wait"] == ["wgmma.wait_group.sync.aligned"]
+    assert got["pipe.producer_acquire"] == ["mbarrier.try_wait.parity.shared::cta.b64",
+                                            "mbarrier.arrive.expect_tx.shared::cta.b64"]
+    assert got["tma_load"][0].startswith("cp.async.bulk.tensor.2d.shared::cluster.global")
+    assert got["pipe.consumer_wait"] == ["mbarrier.try_wait.parity.shared::cta.b64"]
+    assert got["pipe.consumer_release"] == ["mbarrier.arrive.shared::cta.b64"]
+    assert got["fence_proxy_async"] == ["fence.proxy.async.shared::cta"]
+    assert got["named_barrier_sync"] == ["bar.sync"] and got["named_barrier_arrive"] == ["bar.arrive"]
+    assert got["tma_store_commit"] == ["cp.async.bulk.commit_group"]
+    assert got["tma_store_wait"] == ["cp.async.bulk.wait_group.read"]
+    assert got["setmaxnreg"] == ["setmaxnreg.dec.sync.aligned.u32"]
+    assert "| `warpgroup_arrive(acc)` | `wgmma.fence.sync.aligned` |" in name_map_table()
+
+
+def test_chapter_quotes_the_records():
+    """What chapter 8 prints of the records, against the tables of RESULTS_HOPPER.md and RESULTS.md: steps 1-5
+    in runs 9 and 10 (0.68 and 0.66 for step 1, ...) beside run 8's hand-indexed kernels; run 11's and 14's
+    comparison with the CuTe DSL; step 5 at 4096^3 over runs 9-14; matmul at 2048^3 from PyTorch tensors."""
+    from kernels.hopper import chapter as C
+    table = C.ladder_table()
+    for row in ("| 1. wgmma, fed by cp.async from every thread | 0.66-0.68 | 0.65 |",
+                "| 3. 128 x 256 tiles, setmaxnreg, grouped raster | 0.90-0.93 | 0.89 |",
+                "| 5. C out through shared memory and a TMA store | 0.97-1.00 | 0.93 |"):
+        assert row in table
+    dsl = C.dsl_table()
+    assert "| run 11 | 1.01 / 1.02 | 0.99 / 0.97 | 0.98 / 0.97 |" in dsl
+    assert "| run 14 | 1.01 / 1.02 | 1.05 / 0.99 | 0.97 / 1.00 |" in dsl
+    spread = C.spread_4096()
+    assert "0.93-1.01 of cuBLAS" in spread and "run 9, run 10, run 11, run 12, run 13, run 14" in spread
+    host = C.host_path_2048()
+    assert "0.30 of cuBLAS (run 11)" in host and "0.90 of cuBLAS (run 12)" in host and "0.41 of cuBLAS (run 14)" in host
+    assert "0.92-0.94 of cuBLAS" in host and "99.1 us" in host
+    assert "223 us" in C.profile_lines() and "30 % of that waiting at a CTA barrier" in C.profile_lines()
+    assert "rows of 8000 and 6000 bytes: the kernel 0.142 ms" in C.odd_shape_lines()

@@ -151,6 +151,17 @@ def test_intrinsic_assembles_for_sm90a(name):
 
 
 @here
+def test_ptx_table_is_what_the_intrinsics_emit():
+    """hopper_ptx.PTX, which chapter 8 prints against CuTe's names, holds the instructions the intrinsics
+    compile to: each one is in the PTX of the kernels above, which call every Hopper intrinsic."""
+    from kernels.instructions.hopper_ptx import PTX
+    ptx = "\n".join(_compile(fn, sig) for fn, sig, _ in CASES.values())
+    for name, text in PTX.items():
+        for instruction in text.split("; "):
+            assert instruction + " " in ptx or instruction + ";" in ptx or instruction + "." in ptx, (name, instruction)
+
+
+@here
 @pytest.mark.parametrize("name", list(CASES) or ["none"])
 def test_refused_below_sm90a(name):
     from kernels.capability import CapabilityError

@@ -214,7 +214,8 @@ def test_bad_input_raises_only_type_or_value_errors():
              (P.launch_register_cap, (384, 65536, 8)), (P.setmaxnreg_plan, ([("p", 1, 40), ("c", 2, 232)], 65536)),
              (P.multicast_mask, ((2, 1), (0, 0), "A")), (P.MBarrier, ("b", 2)),
              (lambda n: P.WgmmaGroups().wait_group(n), (1,)), (P.consumer_ops, (4, 2, 1, 1, 4, 0)),
-             (P.simulate_pipeline, (3, 2, 1, 1.0, 1.0, 49152, 1, 1, 0.0, 0, 1))]
+             (P.simulate_pipeline, (3, 2, 1, 1.0, 1.0, 49152, 1, 1, 0.0, 0, 1, 0.0, 49152, 4, 4)),
+             (P.tma_store_epilogue, (4, 2, 2, True, 1)), (P.check_epilogue, ([P.EpilogueOp("fence", 0)],))]
     escaped = []
     for fn, args in calls:
         fn(*args)
@@ -263,14 +264,18 @@ def test_registers():
     128 * 40 + 256 * 232 = 64512, exactly what the 168 cap allotted (384 * 168)."""
     assert P.launch_register_cap(384) == 168 and P.launch_register_cap(256) == 256 // 8 * 8
     plan = P.setmaxnreg_plan([("producer", 1, 40), ("consumers", 2, 232)])
-    assert (plan["threads"], plan["launch_cap"], plan["total"], plan["free_at_launch"]) == \
-        (384, 168, 128 * 40 + 256 * 232, 65536 - 384 * 168)
+    assert (plan["threads"], plan["launch_cap"], plan["total"], plan["cta_registers"]) == \
+        (384, 168, 128 * 40 + 256 * 232, 384 * 168)
     assert plan["roles"] == [("producer", 1, 40, 128 * (168 - 40)), ("consumers", 2, 232, -256 * (232 - 168))]
     for bad in (20, 44, 264):
         with pytest.raises(ValueError, match="multiple of 8 from 24 to 256"):
             P.setmaxnreg_plan([("producer", 1, bad)])
-    with pytest.raises(ValueError, match="more than the 65536"):
+    with pytest.raises(ValueError, match="more than the 64512 the block was given at launch"):
         P.setmaxnreg_plan([("producer", 1, 40), ("consumers", 2, 240)])
+    # PTX: .inc takes registers from a pool kept per CTA, filled by the CTA's own .dec: 128 x 32 + 256 x 240 =
+    # 65536 fits the SM's register file but not the 384 x 168 = 64512 the block was launched with
+    with pytest.raises(ValueError, match="more than the 64512 the block was given at launch"):
+        P.setmaxnreg_plan([("producer", 1, 32), ("consumers", 2, 240)])
     # three consumers beside a 40-register producer: (65536 - 128 * 40) / 384 = 157.3, down to 152
     assert P.setmaxnreg_room([("producer", 1, 40)], 3) == 152
     assert P.setmaxnreg_room([("producer", 1, 40)], 2) == 232          # the kernel's two consumers: 236 -> 232
@@ -376,3 +381,94 @@ def test_recorded_sweeps_are_in_results():
                 head = "| %dx%dx%d | %s | %.3f |" % (M, N, K, name, ms)
                 tail = "| %.2f | %.2f - %.2f |" % (ratio, lo, hi)
                 assert any(ln.startswith(head) and ln.endswith(tail) for ln in text.splitlines()), head + tail
+
+
+def test_hangs_are_named():
+    """PTX: an mbarrier phase completes when its pending arrival count and its tx-count both reach zero, and
+    not before. So each of these waits forever, and the diagnosis says on which barrier, before which k-tile,
+    and what the phase lacks (8 k-tiles, 4 stages, 2 consumers of 4 warps: empty[s] expects 8 arrivals)."""
+    def hangs(**kw):
+        run = P.simulate_pipeline(8, 4, kw.pop("consumers", 2), 0.6, 1.0, **kw)
+        assert run.hangs() and run.hangs() == [e for e in run.errors if e.startswith("deadlock")]
+        return "\n".join(run.hangs())
+    short = hangs(bytes_landed=49152 - 16384)                  # announced bytes that never land
+    assert "consumer 1 (wgmma) waits forever on full[0] parity 0 before k-tile 0" in short
+    assert "1 of its 1 arrivals and still expects 16384 announced bytes" in short
+    few = hangs(arrivals_per_release=1)                        # one arrival per consumer instead of one per warp
+    assert "producer (TMA) waits forever on empty[0] parity 0 before k-tile 4" in few
+    assert "2 of its 8 arrivals: the missing arrivals never come" in few
+    one = hangs(consumers=1, empty_count=P.empty_arrivals(2))  # the count of two consumers, one consumer runs
+    assert "4 of its 8 arrivals" in one
+    extra = hangs(empty_count=P.empty_arrivals(1))             # the count of one consumer, two consumers run
+    assert "empty[0] parity 0 before k-tile 4" in extra and "completed 2 phases where 0 were due" in extra
+    fresh = hangs(producer_phase=0)
+    assert "empty[0] parity 0 before k-tile 0" in fresh and "the stage is still fresh" in fresh
+    assert P.simulate_pipeline(8, 4, 2, 0.6, 1.0).hangs() == []
+    b = P.MBarrier("b", 3)
+    b.arrive(expect_tx=10)
+    assert b.lacks() == "its phase 0 has 1 of its 3 arrivals and still expects 10 announced bytes that no copy delivers"
+
+
+def test_depth_hides_latency_not_bandwidth():
+    """With loads as fast as the math but their bytes landing `latency` late, enough stages pay the latency
+    once: first load + latency + one issue + the 12 k-tiles' 2 groups each; two stages pay more. With loads
+    slower than the math, the copy engine is the limit at any depth: 12 loads back to back, then the last
+    k-tile's issue and two groups."""
+    load, mma, issue, lat = 0.6, 1.0, 0.25, 3.0
+    deep = [P.simulate_pipeline(12, s, 2, load, mma, issue_time=issue, load_latency=lat) for s in (4, 8)]
+    assert all(r.errors == [] and r.end == pytest.approx(load + lat + issue + 12 * 2 * mma) for r in deep)
+    assert P.simulate_pipeline(12, 2, 2, load, mma, issue_time=issue, load_latency=lat).end > deep[0].end + 1
+    for s in (4, 8):
+        slow = P.simulate_pipeline(12, s, 2, 2.5, mma, issue_time=issue)
+        assert slow.end == pytest.approx(12 * 2.5 + issue + 2 * mma)
+
+
+def test_tma_store_epilogue_proxy_rules():
+    """PTX memory consistency model: st.shared is the generic proxy, a TMA store reads through the async proxy;
+    only fence.proxy.async orders the two, and a buffer may be written again after the store's
+    cp.async.bulk.wait_group.read. The kernel's order (each writer fences, a barrier, one thread stores; with 2
+    buffers, wait until at most 1 store may still read) breaks no rule."""
+    assert P.check_epilogue(P.tma_store_epilogue(8, buffers=2, threads=3, wait_read=1)) == []
+    assert P.check_epilogue(P.tma_store_epilogue(8, buffers=1, threads=2, wait_read=0)) == []
+    no_fence = P.check_epilogue(P.tma_store_epilogue(4, threads=2, fence=False))
+    assert len(no_fence) == 4 * 2 and all("a barrier orders threads, not proxies" in e for e in no_fence)
+    late = P.check_epilogue(P.tma_store_epilogue(4, buffers=2, threads=2, wait_read=2))
+    # boxes 2 and 3 reuse the buffers of boxes 0 and 1 while those stores may still read them: 2 writers each
+    assert len(late) == 2 * 2 and "writes buffer 0 while the TMA store of box 0" in late[0]
+    ops = [P.EpilogueOp("st_shared", 1, 0), P.EpilogueOp("bar_sync", 0, (0, 1)), P.EpilogueOp("fence", 1),
+           P.EpilogueOp("tma_store", 0, 0)]                # the fence after the barrier: not ordered for thread 0
+    assert P.check_epilogue(ops) == ["the TMA store of box 0 (thread 0) may read stale data: thread 1 wrote "
+                                     "buffer 0 with st.shared and fenced it, but no barrier with thread 0 "
+                                     "follows the fence"]
+    assert str(P.tma_store_epilogue(1)[0]) == "thread 0: cp.async.bulk.wait_group.read  1"
+    with pytest.raises(ValueError, match="unknown step x"):
+        P.check_epilogue([P.EpilogueOp("x", 0)])
+
+
+def test_recorded_figures_are_in_results():
+    """Chapter 8's other recorded figures are lines of their files: the profile of RESULTS_HOPPER.md, the
+    matmul figures of RESULTS.md."""
+    from kernels.hopper_results import HOST_US, MATMUL_2048, ODD_SHAPE, PROFILE
+    hopper = open(os.path.join(ROOT, "benchmarks", "gemm", "RESULTS_HOPPER.md")).read()
+    gemm = open(os.path.join(ROOT, "benchmarks", "gemm", "RESULTS.md")).read()
+    p = PROFILE
+    line = next(ln for ln in hopper.splitlines() if ln.startswith("What limits it (ncu, persistent TMA-store"))
+    para = hopper[hopper.index(line):hopper.index("\n\n", hopper.index(line))]
+    for text in ("4096^3", "second machine start", f"{p['clock']}: {p['us']} us",
+                 f"SM throughput {p['sm_throughput']} %",
+                 f"memory {p['memory_throughput']} % (DRAM {p['dram']} %, L2 {p['l2']} %)",
+                 f"{p['registers']} registers a thread", f"{p['achieved_occupancy']} % achieved occupancy",
+                 f"{p['cycles_between_issues']} cycles between a warp's instructions",
+                 f"{p['waiting_at_barrier']} % of\nthem waiting at a CTA barrier"):
+        assert text in para, text
+    assert "runs 9-12" in p["run"] and "## Runs 9-12 (2026-11-25)" in hopper
+    for dtype, majors, ratio in MATMUL_2048["rows"]:
+        assert f"| 2048x2048x2048 | {dtype} | {majors} | {ratio:.2f} |" in gemm
+        assert gemm.split(f"| 2048x2048x2048 | {dtype} | {majors} |")[1].splitlines()[0].endswith("| 1 |")
+    assert "(2026-11-25, later; issue 21)" in gemm and MATMUL_2048["command"].split(" --")[0] in gemm
+    for (m, n, k), (pa, pb), ms, cublas, ratio in ODD_SHAPE["rows"]:
+        assert f"| {m}x{n}x{k} | {pa}, {pb} | {ms:.3f} | {cublas:.3f} | {ratio:.2f} |" in gemm
+    assert ODD_SHAPE["command"] in gemm
+    for call, us in HOST_US["rows"].items():
+        assert any(ln.startswith(f"| {call} | {us:.1f} |") for ln in gemm.splitlines()), call
+    assert "## matmul's host cost (2026-11-25, `benchmarks/gemm/launch_cost.py`" in gemm

@@ -128,7 +128,8 @@ def tma_store_wait(n, read=False):
 
 
 def prefetch_tensor_map(tma):
-    """prefetch.tensormap: bring the tensor map (in global memory) into the TMA unit's cache."""
+    """Before a thread's first copy through a tensor map in global memory: fence.proxy.tensormap (the host's
+    writes of the map, ordered before the TMA unit reads it), then prefetch.tensormap."""
     current().emit("%s(%s)" % (_intrinsic("tma_prefetch_desc"), tma.name))
 
 

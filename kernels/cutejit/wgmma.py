@@ -5,7 +5,7 @@ warpgroup's accumulators, and the asynchronous protocol.
     tCrA = thr_mma.partition_fragment_A(sA)      # (1, MMA_M, MMA_K, PIPE) descriptors, not values
     tCrB = thr_mma.partition_fragment_B(sB)      # (1, MMA_N, MMA_K, PIPE)
     acc = thr_mma.partition_fragment_C(gC)       # the thread's share of the accumulators
-    warpgroup_arrive(acc)                        # wgmma.fence: registers and smem are ready
+    warpgroup_arrive(acc)                        # wgmma.fence: the accumulator registers are ready
     gemm(tiled_mma, tCrA[_, _, _, s], tCrB[_, _, _, s], acc, accumulate=...)
     warpgroup_commit()                           # wgmma.commit_group: the wgmmas so far are one group
     warpgroup_wait(1, acc)                       # wgmma.wait_group 1: all but the last group are done
@@ -146,7 +146,9 @@ def _check_acc(acc, what):
 
 
 def warpgroup_arrive(acc):
-    """wgmma.fence: the accumulator registers and shared memory written before it are ready for wgmma."""
+    """wgmma.fence (CuTe's name; a fence, not an arrival): the warpgroup's accesses to the accumulator
+    registers before it are ordered before the wgmmas after it. Shared memory written by the threads needs
+    fence.proxy.async instead (PTX ISA, wgmma.fence)."""
     _check_acc(acc, "warpgroup_arrive")
     t = current()
     fn = _intrinsic("wgmma_fence")

@@ -1,10 +1,25 @@
-"""What chapter 8 shows of its kernels: the generated main loop, and the recorded sweeps as a plot."""
+"""What chapter 8 shows of its kernels: the generated main loop, the recorded sweeps as a plot, and the map
+from the CuTe names the kernels call to the PTX instructions they emit."""
 
+import re
 import textwrap
 
-from ..hopper_results import SWEEPS
+from cutelite import _, size
 
-__all__ = ["mainloop_excerpt", "plot_sweeps"]
+from ..cutejit import (
+    PipelineState, PipelineTmaAsync, fence_proxy_async, gemm, kernel, local_tile, make_identity_tensor,
+    make_smem_tensor, named_barrier_arrive, named_barrier_sync, prefetch_tensor_map, setmaxnreg, thread_idx,
+    tma_load, tma_store, tma_store_commit, tma_store_wait, warpgroup_arrive, warpgroup_commit, warpgroup_wait,
+)
+from ..cutejit.trace import current
+from ..hopper_results import HOST_US, MATMUL_2048, ODD_SHAPE, PROFILE, RECORDED_RUNS, SWEEPS
+from ..instructions.hopper_ptx import PTX
+from . import objects as hopper
+
+__all__ = ["mainloop_excerpt", "plot_sweeps", "NAME_MAP", "name_map", "name_map_table", "ladder_table",
+           "spread_4096", "dsl_table", "host_path_2048", "profile_lines", "odd_shape_lines"]
+
+STEP5, OURS = "persistent BN256 st4 group16 tma-store", "ours (persistent, TMA store)"
 
 
 def mainloop_excerpt(kernel, first="mbarrier_try_wait", last="wgmma_wait"):
@@ -41,3 +56,190 @@ def plot_sweeps(ax, sweeps=SWEEPS):
     ax.set_ylim(0, 1.15)
     ax.legend(fontsize=7, loc="lower right")
     return ax
+
+
+# What the kernels of kernels/hopper write, and what it does. name_map traces each call, as written here, in a
+# kernel built from the chapter's objects and reads the PTX it emits from kernels.instructions.hopper_ptx.
+NAME_MAP = [
+    ("warpgroup_arrive(acc)", "a fence, not an arrival: the warpgroup's accesses to the accumulators before "
+                              "it are ordered before the wgmmas after it"),
+    ("gemm(mma, tCrA[_, _, _, 0], tCrB[_, _, _, 0], acc)", "the k-tile's wgmmas, one per k-block of 16"),
+    ("warpgroup_commit()", "the wgmmas issued since the last commit form one group"),
+    ("warpgroup_wait(1, acc)", "wait until at most 1 of this warpgroup's groups is pending"),
+    ("pipe.producer_acquire(state)", "wait until empty[s] has completed the phase of parity state.phase ^ 1, "
+                                     "then arrive on full[s] announcing the stage's bytes"),
+    ("tma_load(tmA, cA[_, _, 0, 0], sA[_, _, 0], *pipe.producer_barrier(state))",
+     "producer_barrier emits nothing: it names full[s], on which the copy completes its bytes"),
+    ("pipe.consumer_wait(state)", "wait until full[s] has completed the phase of parity state.phase"),
+    ("pipe.consumer_release(state)", "lane 0 of every consumer warp arrives on empty[s]"),
+    ("fence_proxy_async()", "this thread's stores to shared memory (generic proxy) are ordered before later "
+                            "async-proxy accesses to it (a TMA store, a wgmma); CuTe: tma_store_fence()"),
+    ("named_barrier_sync(1, 128)", "wait until 128 threads (whole warps) have arrived at hardware barrier 1"),
+    ("named_barrier_arrive(2, 256)", "count this warp's arrival at barrier 2 (of 256 threads) without waiting"),
+    ("tma_store(tmC, buf, cC[_, _, 0, 0])", "one thread: the copy engine stores the box from shared memory"),
+    ("tma_store_commit()", "the stores issued so far form one bulk group; CuTe: tma_store_arrive()"),
+    ("tma_store_wait(1, read=True)", "wait until at most 1 of this thread's bulk groups may still read shared "
+                                     "memory; CuTe: tma_store_wait<1>()"),
+    ("setmaxnreg(40, grow=False)", "the warpgroup gives its registers down to 40 a thread back to the CTA's pool"),
+    ("prefetch_tensor_map(tmA)", "order the host's writes of the tensor map before the TMA unit reads it, and "
+                                 "fetch it early"),
+]
+
+
+@kernel
+def _name_probe(mA, mB, mC, tmA, tmB, tmC, mma, sA_layout, sB_layout, sC_layout, calls, out):
+    """Trace each call of `calls` (text) with the objects a kernel of kernels/hopper has, and append to `out`
+    the lines each one emitted."""
+    BM, BN, BK, stages = size(sA_layout, 0), size(sB_layout, 0), size(sA_layout, 1), size(sA_layout, 2)
+    sA = make_smem_tensor(sA_layout.element_layout(), mA.dtype)
+    sB = make_smem_tensor(sB_layout.element_layout(), mB.dtype)
+    sC = make_smem_tensor(sC_layout.element_layout(), "float32")
+    pipe = PipelineTmaAsync(stages, tmA.spec.bytes + tmB.spec.bytes, size(mma.thr_layout_vmnk) // 128)
+    state = PipelineState(stages)
+    thr_mma = mma.get_slice(thread_idx() - 128)
+    names = dict(
+        pipe=pipe, state=state, mma=mma, tmA=tmA, tmC=tmC, sA=sA, buf=sC[_, _, 0],
+        tCrA=thr_mma.partition_fragment_A(sA), tCrB=thr_mma.partition_fragment_B(sB),
+        acc=thr_mma.partition_fragment_C(local_tile(mC, (BM, BN), (0, 0))),
+        cA=local_tile(make_identity_tensor(mA.shape), (BM, BK), (_, _)),
+        cC=local_tile(make_identity_tensor(mC.shape), (size(sC_layout, 0), size(sC_layout, 1)), (_, _)),
+        gemm=gemm, warpgroup_arrive=warpgroup_arrive, warpgroup_commit=warpgroup_commit,
+        warpgroup_wait=warpgroup_wait, tma_load=tma_load, tma_store=tma_store, tma_store_commit=tma_store_commit,
+        tma_store_wait=tma_store_wait, fence_proxy_async=fence_proxy_async, named_barrier_sync=named_barrier_sync,
+        named_barrier_arrive=named_barrier_arrive, setmaxnreg=setmaxnreg, prefetch_tensor_map=prefetch_tensor_map,
+        _=_)
+    body = current().body
+    for call in calls:
+        mark = len(body)
+        eval(call, {}, names)                  # the call exactly as the table shows it
+        out.append(body[mark:])
+
+
+def name_map(calls=NAME_MAP):
+    """[(call, [PTX instruction (x count)], what it does)] for each (call, what) of `calls`: the instructions
+    the call emits in a kernel of chapter 8's fastest configuration, in order, from hopper_ptx.PTX."""
+    o = hopper.objects(BM=128, BN=256, stages=4, consumers=2)
+    emitted = []
+    _name_probe.build(*hopper.operand_matrices("float16"), o.tmA, o.tmB, o.tmC, o.mma, o.sA, o.sB, o.sC,
+                      [c for c, _ in calls], emitted, threads=384)
+    rows = []
+    for (call, what), lines in zip(calls, emitted):
+        found = [name for line in lines for name in re.findall(r"\b(\w+)\(", line) if name in PTX]
+        counted = []
+        for name in dict.fromkeys(found):
+            n = found.count(name)
+            counted += [p + (" (x%d)" % n if n > 1 else "") for p in PTX[name].split("; ")]
+        rows.append((call, counted, what))
+    return rows
+
+
+def name_map_table(calls=NAME_MAP):
+    """name_map as a Markdown table: the call, the PTX it emits, what it does."""
+    out = ["| the kernels write (CuTe's name) | PTX it emits | what it does |", "|---|---|---|"]
+    out += ["| `%s` | %s | %s |" % (call, "<br>".join("`%s`" % p for p in ptx) or "(nothing)", what)
+            for call, ptx, what in name_map(calls)]
+    return "\n".join(out)
+
+
+# ---- the recorded figures the chapter quotes, each with its run and date -----------------------------------
+def _run(name):
+    return next(r for r in RECORDED_RUNS if r["run"] == name)
+
+
+def _ratio(run, kernel):
+    return next(ratio for k, _, _, ratio in run["rows"] if k == kernel)
+
+
+def _span(values):
+    lo, hi = min(values), max(values)
+    return "%.2f" % lo if lo == hi else "%.2f-%.2f" % (lo, hi)
+
+
+def ladder_table(layer=("run 9", "run 10"), hand=("run 8",)):
+    """Steps 1-5 as ratios to cuBLAS at 4096^3: their range over the runs `layer` (the kernels on the CuTe
+    layer) beside the hand-indexed kernels they replaced (runs `hand`), as a Markdown table."""
+    from . import LADDER
+    runs, old = [_run(r) for r in layer], [_run(r) for r in hand]
+    head = "%s (%s, %s); hand-indexed: %s" % (" and ".join(layer), runs[0]["date"], runs[0]["device"],
+                                             " and ".join(hand))
+    out = ["Ratio to cuBLAS fp16->fp32 at 4096^3, GPU time, recorded in " + head + ":", "",
+           "| step | CuTe layer | hand-indexed |", "|---|---|---|"]
+    for label, kernel in LADDER[:5]:
+        out.append("| %s | %s | %s |" % (label, _span([_ratio(r, kernel) for r in runs]),
+                                         _span([_ratio(r, kernel) for r in old])))
+    return "\n".join(out)
+
+
+def spread_4096():
+    """Step 5 at 4096^3 in every recorded run (the ladder's, step 6's, the sweeps'): its range of ratios to
+    cuBLAS, and cuBLAS's own range in TFLOP/s, over the machine starts of 2026-11-25."""
+    flop = 2.0 * 4096 ** 3
+    ratios, cublas, names = [], [], []
+    for r in RECORDED_RUNS:
+        if any(k == STEP5 for k, *_ in r["rows"]) and r["run"] in ("run 9", "run 10", "run 13"):
+            ratios.append(_ratio(r, STEP5))
+            cublas.append(next(tf for k, _, tf, _ in r["rows"] if k.startswith("cuBLAS fp16->fp32")))
+            names.append(r["run"])
+    for sw in SWEEPS:
+        rows = sw["sizes"][(4096, 4096, 4096)]
+        ratios.append(rows[OURS][1])
+        cublas.append(flop / rows["cuBLAS fp16->fp32"][0] / 1e9)
+        names.append(sw["run"])
+    order = sorted(range(len(names)), key=lambda i: int(names[i].split()[1]))
+    return ("step 5 at 4096^3, %s (2026-11-25): %s of cuBLAS; cuBLAS itself %.0f-%.0f TFLOP/s"
+            % (", ".join(names[i] for i in order), _span(ratios), min(cublas), max(cublas)))
+
+
+def dsl_table(runs=("run 11", "run 14"), sizes=((4096, 4096, 4096), (8192, 8192, 8192), (4096, 14336, 4096))):
+    """Ours against NVIDIA's CuTe DSL persistent example (2 x 1 cluster), median ratios to cuBLAS of the
+    recorded sweeps `runs`, as a Markdown table."""
+    sweeps = [next(s for s in SWEEPS if s["run"] == r) for r in runs]
+    out = ["Median ratio to cuBLAS, ours / the DSL's (%s, %s; %s):" % (" and ".join(runs), sweeps[0]["date"],
+                                                                      sweeps[0]["device"]), "",
+           "| run | " + " | ".join("%dx%dx%d" % s for s in sizes) + " |", "|---" * (len(sizes) + 1) + "|"]
+    for r, sw in zip(runs, sweeps):
+        cells = ["%.2f / %.2f" % (sw["sizes"][s][OURS][1], sw["sizes"][s]["CuTe DSL persistent, cluster 2x1"][1])
+                 for s in sizes]
+        out.append("| %s | %s |" % (r, " | ".join(cells)))
+    return "\n".join(out)
+
+
+def host_path_2048():
+    """What the host costs at 2048^3, from the records: the GEMM's GPU time (cuBLAS), the host's time per
+    HopperGemm call, our kernel's ratio in runs 11, 12 and 14, and matmul's from PyTorch tensors."""
+    size = (2048, 2048, 2048)
+    sw = {s["run"]: s for s in SWEEPS}
+    call, us = next(iter(HOST_US["rows"].items()))
+    lines = ["cuBLAS at 2048^3: %.3f ms (run 11)" % sw["run 11"]["sizes"][size]["cuBLAS fp16->fp32"][0],
+             "the host's time per call of %s: %.1f us (%s, %s)" % (call.replace("`", ""), us, HOST_US["command"],
+                                                                   HOST_US["date"])]
+    for run, how in (("run 11", "Numba's dispatcher on every launch"), ("run 12", "launches prepared once"),
+                     ("run 14", "prepared launches, called on Numba views of PyTorch tensors")):
+        lines.append("ours at 2048^3, %s: %.2f of cuBLAS (%s)" % (how, sw[run]["sizes"][size][OURS][1], run))
+    m = MATMUL_2048
+    lines.append("matmul(A, B, out=C) from PyTorch tensors at 2048^3, every majorness, f16 and bf16: %s of cuBLAS "
+                 "(benchmarks/gemm/RESULTS.md, matmul sweep %s, %s)" % (_span([r for *_, r in m["rows"]]),
+                                                                         m["run"], m["date"]))
+    return "\n".join(lines)
+
+
+def profile_lines(p=PROFILE):
+    """The recorded Nsight Compute profile of step 5, with where and when it was taken."""
+    return "\n".join([
+        "ncu, %s, %d^3, %s (%s, %s), %s: %d us" % (p["kernel"], p["size"], p["device"], p["date"], p["run"],
+                                                   p["clock"], p["us"]),
+        "  SM throughput %d %%, memory %d %% (L2 %d %%, DRAM %d %%)" % (p["sm_throughput"], p["memory_throughput"],
+                                                                      p["l2"], p["dram"]),
+        "  %d registers a thread, %d %% achieved occupancy" % (p["registers"], p["achieved_occupancy"]),
+        "  a warp issues every %.1f cycles; %d %% of that waiting at a CTA barrier" % (p["cycles_between_issues"],
+                                                                                     p["waiting_at_barrier"])])
+
+
+def odd_shape_lines(rows=2):
+    """The first `rows` of the recorded row-pitch probe: the same values, only A's and B^T's row pitch moved."""
+    o = ODD_SHAPE
+    out = ["%s (%s, %s):" % (o["command"], o["device"], o["date"])]
+    for (m, n, k), (pa, pb), ms, cublas, ratio in o["rows"][:rows]:
+        out.append("  %dx%dx%d, rows of %d and %d bytes: the kernel %.3f ms, cuBLAS %.3f ms (%.2f)"
+                   % (m, n, k, pa, pb, ms, cublas, ratio))
+    return "\n".join(out)

@@ -60,6 +60,9 @@ def gemm_warp_specialized(mA, mB, mC, tmA, tmB, tmC, mma, sA_layout, sB_layout, 
     with else_():                                        # warpgroups 1..: the consumers
         if regs:
             setmaxnreg(regs[1], grow=True)
+        if tma_store_c:
+            with if_((tid & 127) < 1):
+                prefetch_tensor_map(tmC)                 # the thread that will store C, before its first store
         thr_mma = mma.get_slice(tid - 128)
         tCrA = thr_mma.partition_fragment_A(sA)          # (1, MMA_M, MMA_K, stages): descriptors
         tCrB = thr_mma.partition_fragment_B(sB)

@@ -31,6 +31,31 @@ from ..runtime import target_cc
 
 _i32, _i64, _f32 = ir.IntType(32), ir.IntType(64), ir.FloatType()
 
+# Each intrinsic's PTX instruction, qualifiers included; its operands are written where it is emitted. One
+# place for the text: chapter 8 prints CuTe's names against it (kernels.hopper.chapter.name_map).
+PTX = {
+    "wgmma_fence": "wgmma.fence.sync.aligned",
+    "wgmma_commit": "wgmma.commit_group.sync.aligned",
+    "wgmma_wait": "wgmma.wait_group.sync.aligned",
+    "wgmma": "wgmma.mma_async.sync.aligned",
+    "fence_proxy_async": "fence.proxy.async.shared::cta",
+    "fence_mbarrier_init": "fence.mbarrier_init.release.cluster",
+    "mbarrier_init": "mbarrier.init.shared::cta.b64",
+    "mbarrier_arrive": "mbarrier.arrive.shared::cta.b64",
+    "mbarrier_arrive_expect_tx": "mbarrier.arrive.expect_tx.shared::cta.b64",
+    "mbarrier_try_wait": "mbarrier.try_wait.parity.shared::cta.b64",
+    "tma_load_2d": "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
+    "tma_prefetch_desc": "fence.proxy.tensormap::generic.acquire.sys; prefetch.tensormap",
+    "tma_store_2d": "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group",
+    "tma_store_commit": "cp.async.bulk.commit_group",
+    "tma_store_wait_read": "cp.async.bulk.wait_group.read",
+    "tma_store_wait": "cp.async.bulk.wait_group",
+    "setmaxnreg_inc": "setmaxnreg.inc.sync.aligned.u32",
+    "setmaxnreg_dec": "setmaxnreg.dec.sync.aligned.u32",
+    "named_barrier_sync": "bar.sync",
+    "named_barrier_arrive": "bar.arrive",
+}
+
 def _check_sm90a(name):
     """Fail while compiling for anything but sm_90 / sm_90a (numba-cuda turns 9.0 into sm_90a)."""
     cc = target_cc()
@@ -38,8 +63,10 @@ def _check_sm90a(name):
         raise CapabilityError("%s needs sm_90a, but the target is sm_%d%d%s"
                               % (name, cc[0], cc[1], cc[2] if len(cc) > 2 else ""))
 
-def _void(name, text):
-    """An intrinsic () -> None that emits `text`."""
+def _void(name):
+    """An intrinsic () -> None that emits PTX[name], without operands."""
+    text = PTX[name] + ";"
+
     def impl(typingctx):
         def codegen(context, builder, sig, args):
             _check_sm90a(name)
@@ -48,9 +75,9 @@ def _void(name, text):
         return types.void(), codegen
     return _named(name, impl)
 
-wgmma_commit = _void("wgmma_commit", "wgmma.commit_group.sync.aligned;")
-fence_proxy_async = _void("fence_proxy_async", "fence.proxy.async.shared::cta;")
-fence_mbarrier_init = _void("fence_mbarrier_init", "fence.mbarrier_init.release.cluster;")
+wgmma_commit = _void("wgmma_commit")
+fence_proxy_async = _void("fence_proxy_async")
+fence_mbarrier_init = _void("fence_mbarrier_init")
 
 def _acc_asm(name, text, context, builder, acc_ty, acc):
     """Emit `text` with the accumulator registers as read-write operands ("+f"), so the compiler keeps
@@ -72,7 +99,7 @@ def wgmma_fence(typingctx, acc):
     _check_acc("wgmma_fence", acc)
 
     def codegen(context, builder, sig, args):
-        return _acc_asm("wgmma.fence", "wgmma.fence.sync.aligned;", context, builder, sig.args[0], args[0])
+        return _acc_asm("wgmma.fence", PTX["wgmma_fence"] + ";", context, builder, sig.args[0], args[0])
     return acc(acc), codegen
 
 @intrinsic
@@ -82,7 +109,7 @@ def wgmma_wait(typingctx, acc, n):
     _check_acc("wgmma_wait", acc)
     if not isinstance(n, types.IntegerLiteral):
         raise TypingError("wgmma_wait: the group count must be a literal integer, got %s" % n)
-    text = "wgmma.wait_group.sync.aligned %d;" % n.literal_value
+    text = "%s %d;" % (PTX["wgmma_wait"], n.literal_value)
 
     def codegen(context, builder, sig, args):
         return _acc_asm("wgmma.wait_group", text, context, builder, sig.args[0], args[0])
@@ -134,8 +161,8 @@ def wgmma(typingctx, acc, desc_a, desc_b, scale_d, types_, trans):
         raise TypingError("wgmma: an accumulator of %d floats is not a 64xNx16 tile" % k)
     ta, tb = trans.literal_value & 1, (trans.literal_value >> 1) & 1
     regs = ",".join("$%d" % i for i in range(k))
-    text = ("{ .reg .pred p; setp.ne.b32 p, $%d, 0; wgmma.mma_async.sync.aligned.m64n%dk16.%s {%s}, $%d, $%d, "
-            "p, 1, 1, %d, %d; }" % (k + 2, n, types_.literal_value, regs, k, k + 1, ta, tb))
+    text = ("{ .reg .pred p; setp.ne.b32 p, $%d, 0; %s.m64n%dk16.%s {%s}, $%d, $%d, "
+            "p, 1, 1, %d, %d; }" % (k + 2, PTX["wgmma"], n, types_.literal_value, regs, k, k + 1, ta, tb))
     cons = ",".join(["=f"] * k + ["l", "l", "r"] + [str(i) for i in range(k)] + ["~{memory}"])
     sig = acc(acc, desc_a, desc_b, scale_d, types_, trans)
 
@@ -151,8 +178,10 @@ def wgmma(typingctx, acc, desc_a, desc_b, scale_d, types_, trans):
     return sig, codegen
 
 # ---- mbarrier -------------------------------------------------------------------------------------
-def _bar_op(name, text, nargs):
-    """An intrinsic (bar array, index, *u32 args) -> None on the mbarrier at bar[index]."""
+def _bar_op(name, operands, nargs):
+    """An intrinsic (bar array, index, *u32 args) -> None on the mbarrier at bar[index]: PTX[name] operands."""
+    text = "%s %s;" % (PTX[name], operands)
+
     def impl(typingctx, bar, idx, *rest):
         _check_array(name, bar, idx)
         if len(rest) != nargs:
@@ -172,25 +201,24 @@ def _bar_op(name, text, nargs):
 @intrinsic
 def mbarrier_init(typingctx, bar, idx, count):
     """mbarrier.init: the barrier at bar[idx] (a uint64 shared array) expects `count` arrivals a phase."""
-    return _bar_op("mbarrier_init", "mbarrier.init.shared::cta.b64 [$0], $1;", 1)(typingctx, bar, idx, count)
+    return _bar_op("mbarrier_init", "[$0], $1", 1)(typingctx, bar, idx, count)
 
 @intrinsic
 def mbarrier_arrive(typingctx, bar, idx):
     """mbarrier.arrive: one arrival on bar[idx]."""
-    return _bar_op("mbarrier_arrive", "mbarrier.arrive.shared::cta.b64 _, [$0];", 0)(typingctx, bar, idx)
+    return _bar_op("mbarrier_arrive", "_, [$0]", 0)(typingctx, bar, idx)
 
 @intrinsic
 def mbarrier_arrive_expect_tx(typingctx, bar, idx, nbytes):
     """mbarrier.arrive.expect_tx: one arrival, and the phase also waits for `nbytes` of async copies."""
-    return _bar_op("mbarrier_arrive_expect_tx", "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;",
-                   1)(typingctx, bar, idx, nbytes)
+    return _bar_op("mbarrier_arrive_expect_tx", "_, [$0], $1", 1)(typingctx, bar, idx, nbytes)
 
 @intrinsic
 def mbarrier_try_wait(typingctx, bar, idx, parity):
     """mbarrier.try_wait.parity: 1 once the phase of parity `parity` of bar[idx] has completed, else 0
     (after a bounded wait). Loop: `while mbarrier_try_wait(bar, i, ph) == 0: pass`."""
     _check_array("mbarrier_try_wait", bar, idx)
-    text = ("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [$1], $2; selp.u32 $0, 1, 0, p; }")
+    text = "{ .reg .pred p; %s p, [$1], $2; selp.u32 $0, 1, 0, p; }" % PTX["mbarrier_try_wait"]
     sig = types.uint32(bar, idx, parity)
 
     def codegen(context, builder, sig, args):
@@ -214,8 +242,7 @@ def tma_load_2d(typingctx, dst, dst_idx, tmap, bar, bar_idx, c0, c1):
     if not isinstance(tmap, types.Array):
         raise TypingError("tma_load_2d: tmap must be the tensor map's device array, got %s" % tmap)
     sig = types.void(dst, dst_idx, tmap, bar, bar_idx, c0, c1)
-    text = ("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
-            "[$0], [$1, {$2, $3}], [$4];")
+    text = "%s [$0], [$1, {$2, $3}], [$4];" % PTX["tma_load_2d"]
 
     def codegen(context, builder, sig, args):
         _check_sm90a("cp.async.bulk.tensor")
@@ -230,11 +257,13 @@ def tma_load_2d(typingctx, dst, dst_idx, tmap, bar, bar_idx, c0, c1):
 
 @intrinsic
 def tma_prefetch_desc(typingctx, tmap):
-    """Make a tensor map in global memory (written by the host) ready for TMA: prefetch it, and order
-    the generic-proxy writes that made it before the tensormap-proxy reads (fence.proxy.tensormap)."""
+    """Make a tensor map in global memory (written by the host) ready for this thread's TMA copies: order the
+    generic-proxy writes that made it before the tensormap-proxy reads (fence.proxy.tensormap; the host
+    wrote it, so system scope, as in the CUDA Programming Guide's example), then prefetch it. Every thread
+    that issues copies through the map runs it first."""
     if not isinstance(tmap, types.Array):
         raise TypingError("tma_prefetch_desc: tmap must be the tensor map's device array, got %s" % tmap)
-    text = "fence.proxy.tensormap::generic.acquire.gpu [$0], 128; prefetch.tensormap [$0];"
+    text = "%s [$0], 128; %s [$0];" % tuple(PTX["tma_prefetch_desc"].split("; "))
 
     def codegen(context, builder, sig, args):
         _check_sm90a("prefetch.tensormap")
@@ -251,7 +280,7 @@ def tma_store_2d(typingctx, tmap, src, src_idx, c0, c1):
     _check_array("tma_store_2d", src, src_idx)
     if not isinstance(tmap, types.Array):
         raise TypingError("tma_store_2d: tmap must be the tensor map's device array, got %s" % tmap)
-    text = "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$0, {$1, $2}], [$3];"
+    text = "%s [$0, {$1, $2}], [$3];" % PTX["tma_store_2d"]
 
     def codegen(context, builder, sig, args):
         _check_sm90a("cp.async.bulk.tensor (store)")
@@ -263,15 +292,15 @@ def tma_store_2d(typingctx, tmap, src, src_idx, c0, c1):
         return context.get_dummy_value()
     return types.void(tmap, src, src_idx, c0, c1), codegen
 
-tma_store_commit = _void("tma_store_commit", "cp.async.bulk.commit_group;")
+tma_store_commit = _void("tma_store_commit")
 
-def _bulk_wait(name, suffix):
-    """cp.async.bulk.wait_group{suffix} n: wait until at most n of this thread's bulk groups are pending
+def _bulk_wait(name):
+    """cp.async.bulk.wait_group[.read] n: wait until at most n of this thread's bulk groups are pending
     (.read: only until their shared-memory source has been read, so it may be overwritten)."""
     def impl(typingctx, n):
         if not isinstance(n, types.IntegerLiteral):
             raise TypingError("%s: the group count must be a literal integer, got %s" % (name, n))
-        text = "cp.async.bulk.wait_group%s %d;" % (suffix, n.literal_value)
+        text = "%s %d;" % (PTX[name], n.literal_value)
 
         def codegen(context, builder, sig, args):
             _check_sm90a(name)
@@ -280,14 +309,14 @@ def _bulk_wait(name, suffix):
         return types.void(n), codegen
     return _named(name, impl)
 
-tma_store_wait_read = _bulk_wait("tma_store_wait_read", ".read")
-tma_store_wait = _bulk_wait("tma_store_wait", "")
+tma_store_wait_read = _bulk_wait("tma_store_wait_read")
+tma_store_wait = _bulk_wait("tma_store_wait")
 
-def _setmaxnreg(name, op):
+def _setmaxnreg(name):
     def impl(typingctx, n):
         if not isinstance(n, types.IntegerLiteral) or not (24 <= n.literal_value <= 256) or n.literal_value % 8:
             raise TypingError("%s: the register count must be a literal multiple of 8 in 24..256, got %s" % (name, n))
-        text = "setmaxnreg.%s.sync.aligned.u32 %d;" % (op, n.literal_value)
+        text = "%s %d;" % (PTX[name], n.literal_value)
 
         def codegen(context, builder, sig, args):
             _check_sm90a("setmaxnreg")
@@ -296,10 +325,10 @@ def _setmaxnreg(name, op):
         return types.void(n), codegen
     return _named(name, impl)
 
-setmaxnreg_inc = _setmaxnreg("setmaxnreg_inc", "inc")
-setmaxnreg_dec = _setmaxnreg("setmaxnreg_dec", "dec")
+setmaxnreg_inc = _setmaxnreg("setmaxnreg_inc")
+setmaxnreg_dec = _setmaxnreg("setmaxnreg_dec")
 
-def _named_barrier(name, op):
+def _named_barrier(name):
     """bar.sync / bar.arrive on hardware barrier `bar_id` (1..15; 0 is __syncthreads) that completes
     once `count` threads (a multiple of 32) have arrived: sync waits for that, arrive does not."""
     def impl(typingctx, bar_id, count):
@@ -309,7 +338,7 @@ def _named_barrier(name, op):
         i, n = bar_id.literal_value, count.literal_value
         if not (1 <= i <= 15 and n > 0 and n % 32 == 0):
             raise TypingError("%s: needs 1 <= id <= 15 and a count multiple of 32, got %d, %d" % (name, i, n))
-        text = "bar.%s %d, %d;" % (op, i, n)
+        text = "%s %d, %d;" % (PTX[name], i, n)
 
         def codegen(context, builder, sig, args):
             _asm(builder, ir.VoidType(), [], text, "~{memory}", [])
@@ -317,8 +346,8 @@ def _named_barrier(name, op):
         return types.void(bar_id, count), codegen
     return _named(name, impl)
 
-named_barrier_sync = _named_barrier("named_barrier_sync", "sync")
-named_barrier_arrive = _named_barrier("named_barrier_arrive", "arrive")
+named_barrier_sync = _named_barrier("named_barrier_sync")
+named_barrier_arrive = _named_barrier("named_barrier_arrive")
 
 @intrinsic
 def shared_address(typingctx, arr, idx):
