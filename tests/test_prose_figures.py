@@ -7,16 +7,6 @@ import pytest
 
 import prose_figures as pf
 
-# Typed figures that no record holds, in chapters that other branches are rewriting (issue 26). The lead
-# empties this list once those branches are merged: (page, figure as the scan reports it).
-KNOWN_OFFENDERS = {
-    # cell 74: "from PyTorch tensors it measured 1.04 of cuBLAS at 2048^3 (benchmarks/gemm/RESULTS.md)";
-    # that file records 0.92-0.94 at 2048^3
-    ("chapters/08_hopper.ipynb", "measured 1.04"),
-}
-NOT_MINE = ("chapters/02_", "chapters/06_", "chapters/07_", "chapters/08_", "chapters/09_")
-
-
 @pytest.fixture(scope="module")
 def book():
     return pf.scan()
@@ -25,17 +15,10 @@ def book():
 def test_every_measured_figure_is_held(book):
     offenders = [f for f in book if f[-1] is None]
     new = [f"{page} cell {cell}: {kind} figure {figure!r}" + (f" at {sizes}" if sizes else "")
-           for page, cell, kind, figure, sizes, _ in offenders if (page, figure) not in KNOWN_OFFENDERS]
+           for page, cell, kind, figure, sizes, _ in offenders]
     assert not new, ("typed figures that no record holds (print them from the record in a code cell, or "
                      "correct them; `python tests/prose_figures.py` shows what holds each figure):\n"
                      + "\n".join(new))
-
-
-def test_known_offenders_still_offend(book):
-    assert all(page.startswith(NOT_MINE) for page, _ in KNOWN_OFFENDERS)
-    offending = {(page, figure) for page, _, _, figure, _, verdict in book if verdict is None}
-    stale = KNOWN_OFFENDERS - offending
-    assert not stale, f"held or gone now, remove from KNOWN_OFFENDERS: {sorted(stale)}"
 
 
 def test_every_not_measured_entry_is_used(book):
