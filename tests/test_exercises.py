@@ -72,7 +72,8 @@ RIGHT = {
                 "(8,4):(4,1)", "(_8,_4):(_4,_1)", " ( 8 , 4 ) : ( 4 , 1 ) ", "Layout((8, 4), (4, 1))",
                 "make_layout((8, 4), LayoutRight)", "make_layout(make_shape(8, 4), LayoutRight{})",
                 "cute::make_layout(cute::make_shape(Int<8>{}, Int<4>{}), cute::make_stride(_4{}, _1{}))",
-                "Layout<Shape<_8,_4>, Stride<_4,_1>>", "((8, 4), (4, 1))", "[[8, 4], [4, 1]]"],
+                "Layout<Shape<_8,_4>, Stride<_4,_1>>", "((8, 4), (4, 1))", "[[8, 4], [4, 1]]",
+                "cute.make_layout((8, 4), stride=(4, 1))", "cutlass.cute.make_layout((8,4), stride=(4,1))"],
     "ch1 ex2": [24, np.int64(24), dyn(24), "24", "_24", "Int<24>{}", "3*2 + 1*1 + 2*8 + 1"],
     "ch1 ex3": [((1, 3), (1, (1, 1))), [[1, 3], [1, [1, 1]]], [(1, 3), (1, (1, 1))], "((1, 3), (1, (1, 1)))",
                 "[[1,3],[1,[1,1]]]", "(1,3), (1,(1,1))",
@@ -254,6 +255,8 @@ def test_unanswered(capsys):
     ("(1,)", (1,)), ("((1,),)", ((1,),)), ("(3)", 3), ("[]", ()), ("-(2*3) + 7 % 4 - 9 // 2", -7),
     ("Sw<3,4,-3>", (3, 4, -3)), ("None", None), ("", None), ("dyn(4)", 4),
     ("cute::SM80_CP_ASYNC", Word("SM80_CP_ASYNC")),
+    ("cute.make_layout((8, 4), stride=(4, 1))", Layout((8, 4), (4, 1))), ("cute.make_layout(8)", Layout(8, 1)),
+    ("cute.make_layout(4, stride=3)", Layout(4, 3)), ("cute.make_swizzle(5, 0, 6)", (5, 0, 6)), ("S<5,0,6>", (5, 0, 6)),
 ])
 def test_read(text, value):
     assert read(text) == value and type(read(text)) is type(value)
@@ -263,6 +266,9 @@ def test_read(text, value):
     ("(4,8", "ends early"), ("1.5", "'.5' is not part"), ("(8,4):(4,1,2)", "not congruent"), ("foo(1)", "foo(...)"),
     ("(" * 100 + "1" + ")" * 100, "nested too deeply"), ("x" * 2000, "at most 1000"), ("٣", "not part"),
     ("Layout(0)", "non-positive"), ("(1,2):(3,4):(5,6)", "unexpected ':'"),
+    ("cute.make_layout((8, 4), order=(1, 0))", "no keyword order="), ("stride=(4, 1)", "outside a call"),
+    ("((8, 4), stride=(4, 1))", "inside a tuple"), ("make_layout((8,4), (4,1), stride=(4,1))", "no keyword stride="),
+    ("cute.make_layout((8, 4), stride=(4, 1, 2))", "not congruent"),
 ])
 def test_read_refuses_in_words(text, words):
     with pytest.raises(AnswerError, match=None) as e:
