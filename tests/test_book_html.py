@@ -580,9 +580,12 @@ CHAPTERS = [p for p in PAGES if is_notebook(p)]
 
 
 def _ids_and_links(html: str) -> tuple[dict, dict]:
-    """{id: the HTML from that element to the end} and {id: [hrefs in its first 4 KB]} of a built page."""
-    starts = {m.group(1): m.start() for m in re.finditer(r'<div class="(?:exercise|solution) admonition" id="([^"]+)"', html)}
-    return starts, {i: re.findall(r'href="([^"]+)"', html[at:at + 4000].split("</section>")[0]) for i, at in starts.items()}
+    """{id: where it starts} and {id: [the links in its title and first section]} of each exercise and
+    solution of a built page."""
+    boxes = re.finditer(r'<div class="(?:exercise|solution) admonition" id="([^"]+)"', html)
+    starts = {m.group(1): m.start() for m in boxes}
+    return starts, {i: re.findall(r'href="([^"]+)"', html[at:at + 4000].split("</section>")[0])
+                    for i, at in starts.items()}
 
 
 def test_exercises_link_to_their_solutions_and_back(built):
