@@ -23,7 +23,8 @@ Tensors are cutelite.Tensor views (NumPy is imported only here, for the data).
 
 from .atoms import mma_reference
 from .copy_atoms import make_copy_atom
-from .layout import _, size, slice_and_offset
+from .errors import quote
+from .layout import Layout, _, size, slice_and_offset
 from .tiled import make_tiled_copy_A, make_tiled_copy_B
 
 __all__ = ["copy", "copy_all", "clear", "axpby", "gemm", "mainloop", "copy_vectors", "vector_report",
@@ -222,7 +223,9 @@ def ldmatrix_for(tiled_mma, operand, layout):
     thread holds) and whose every row is 16 contiguous, aligned bytes (vector_report). Raises ValueError
     if none can."""
     if operand not in ("A", "B"):
-        raise ValueError(f"ldmatrix_for: operand must be 'A' or 'B', got {operand!r}")
+        raise ValueError(f"ldmatrix_for: operand must be 'A' or 'B', got {quote(operand)}")
+    if not isinstance(layout, Layout):
+        raise TypeError(f"ldmatrix_for: the shared-memory layout must be a Layout, got {quote(layout)}")
     make = make_tiled_copy_A if operand == "A" else make_tiled_copy_B
     for op in LDMATRIX_OPS:
         try:

@@ -123,6 +123,8 @@ def test_ldmatrix_for_refuses():
         ldmatrix_for(seed_mma(), "A", Layout((128, 32), (1, 129)))      # column k starts at 129 k halves
     with pytest.raises(ValueError, match="operand must be 'A' or 'B'"):
         ldmatrix_for(seed_mma(), "C", Layout((128, 32), (1, 128)))
+    with pytest.raises(TypeError, match="must be a Layout"):
+        ldmatrix_for(seed_mma(), "A", (128, 32))
 
 
 # ---- pictures ----------------------------------------------------------------------------------------------
