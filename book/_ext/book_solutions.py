@@ -11,8 +11,6 @@ as one; sphinx-exercise links the solution's title back to its exercise. It also
 where an exercise has no solution, or more than one.
 """
 
-from __future__ import annotations
-
 from collections import Counter
 
 from sphinx.util import logging
@@ -29,6 +27,8 @@ def register_solution_anchors(app, doctree):
 
 
 def check_every_exercise_has_one_solution(app, env):
+    """A warning for each exercise without exactly one solution (gated solutions are registered as
+    "solution-start", exercises as "exercise" or "exercise-start")."""
     registry = getattr(env, "sphinx_exercise_registry", {})
     solutions = Counter(e["node"].get("target_label") for e in registry.values() if e["type"].startswith("solution"))
     for label, entry in sorted(registry.items()):
