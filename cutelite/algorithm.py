@@ -16,14 +16,19 @@ and compared with A @ B.
                                       C(_, m, n) += A(_, m, k) @ B(_, n, k) on its threads' fragments
     mainloop(mma, sA, sB, gC, alpha, beta)   the tiled GEMM of NVIDIA's CuTe blog, for every thread
     copy_vectors(tiled_copy, layout)  the offsets each thread's atom moves at once (is it one vector?)
+    ldmatrix_for(mma, "A", layout)    the ldmatrix that loads an operand from that layout in the fewest calls
 
 Tensors are cutelite.Tensor views (NumPy is imported only here, for the data).
 """
 
 from .atoms import mma_reference
-from .layout import _, size, slice_and_offset
+from .copy_atoms import make_copy_atom
+from .errors import quote
+from .layout import Layout, _, size, slice_and_offset
+from .tiled import make_tiled_copy_A, make_tiled_copy_B
 
-__all__ = ["copy", "copy_all", "clear", "axpby", "gemm", "mainloop", "copy_vectors", "vector_report"]
+__all__ = ["copy", "copy_all", "clear", "axpby", "gemm", "mainloop", "copy_vectors", "vector_report",
+           "ldmatrix_for"]
 
 
 def _values(t):
@@ -205,3 +210,29 @@ def vector_report(tiled_copy, layout, elem_bits, side="S"):
             contiguous &= ok_c
             aligned &= ok_a
     return {"contiguous": contiguous, "aligned": aligned, "bits": n * elem_bits, "first_bad": first}
+
+
+LDMATRIX_OPS = ("SM75_U16x8_LDSM_T", "SM75_U32x4_LDSM_N", "SM75_U16x4_LDSM_T", "SM75_U32x2_LDSM_N",
+                "SM75_U16x2_LDSM_T", "SM75_U32x1_LDSM_N")   # four 8x8 matrices a call, then two, then one
+
+
+def ldmatrix_for(tiled_mma, operand, layout):
+    """The ldmatrix op (CuTe's name) that copies operand "A" or "B" of `tiled_mma` from shared memory laid
+    out by `layout` (16-bit elements) into the threads' registers in the fewest calls: the first of
+    LDMATRIX_OPS that make_tiled_copy_A/B accepts (C++ refuses an atom that moves more values than a
+    thread holds) and whose every row is 16 contiguous, aligned bytes (vector_report). Raises ValueError
+    if none can."""
+    if operand not in ("A", "B"):
+        raise ValueError(f"ldmatrix_for: operand must be 'A' or 'B', got {quote(operand)}")
+    if not isinstance(layout, Layout):
+        raise TypeError(f"ldmatrix_for: the shared-memory layout must be a Layout, got {quote(layout)}")
+    make = make_tiled_copy_A if operand == "A" else make_tiled_copy_B
+    for op in LDMATRIX_OPS:
+        try:
+            report = vector_report(make(make_copy_atom(op, "half_t"), tiled_mma), layout, 16)
+        except ValueError:
+            continue
+        if report["contiguous"] and report["aligned"]:
+            return op
+    raise ValueError(f"ldmatrix_for: no ldmatrix loads operand {operand} of this TiledMMA from {layout}: "
+                     "its rows are not 16 contiguous, aligned bytes")

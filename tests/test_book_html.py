@@ -25,6 +25,7 @@ import functools
 import http.server
 import json
 import os
+import re
 import shutil
 import tempfile
 import threading
@@ -448,7 +449,8 @@ def spellings(spec):
     if spec["checker"] == "swizzle":
         b, m, s = next(tuple(map(int, k.split(","))) for k, v in spec["costs"].items()
                        if isinstance(v, list) and v[0] == 0)
-        return [f"Sw<{b},{m},{s}>", f"Swizzle({b}, {m}, {s})", f"({b},{m},{s})", f"cute::Swizzle<{b},{m},{s}>{{}}"]
+        return [f"Sw<{b},{m},{s}>", f"Swizzle({b}, {m}, {s})", f"({b},{m},{s})", f"cute::Swizzle<{b},{m},{s}>{{}}",
+                f"cute.make_swizzle({b}, {m}, {s})"]
     want = expected_value(canon(decode(spec["expected"])))
     if spec["checker"] == "offsets":     # a list in index order, or print_layout's grid of a layout
         if not isinstance(want, Layout):
@@ -460,7 +462,8 @@ def spellings(spec):
         shape, stride = canon(want.shape), canon(want.stride)
         return [str(want), str(want).replace("_", ""), f"Layout({_py(shape)}, {_py(stride)})",
                 f"make_layout({_cpp(shape, 'make_shape')}, {_cpp(stride, 'make_stride')})",
-                f"({_py(shape)}, {_py(stride)})" if isinstance(shape, tuple) else f" {shape} : {stride} "]
+                f"({_py(shape)}, {_py(stride)})" if isinstance(shape, tuple) else f" {shape} : {stride} ",
+                f"cute.make_layout({_py(shape)}, stride={_py(stride)})"]
     if isinstance(want, Word):
         return [str(want), f"'{want}'", f"  {want} ", f"cute::{want}"]
     if isinstance(want, tuple):
@@ -469,9 +472,12 @@ def spellings(spec):
 
 
 def check_answers(browser, page):
-    """Every exercise on the page: each spelling of its right answer passes, each hinted wrong answer gets
-    its hint, a few unreadable ones get words; always the verdict CPython's checker gives for the spec."""
+    """Every exercise on the page: each spelling of its right answer passes (C++'s, Python's, the CuTe DSL's),
+    each hinted wrong answer gets its hint, a few unreadable ones get words, and no hint names the expected
+    value; always the verdict CPython's checker gives for the spec."""
+    from cutelite.teach.announce import decode
     from cutelite.teach.live import check
+    from hint_leaks import leak
     specs = browser.execute_script(_EXERCISE_SPECS)
     answered = 0
     for spec in specs:
@@ -486,6 +492,9 @@ def check_answers(browser, page):
                 (page, text, verdict, want)
             if right:
                 assert verdict["ok"], (page, spec["name"], text, verdict)
+            elif "expected" in spec:
+                named = leak(verdict["text"], decode(spec["expected"]), text)
+                assert named is None, (page, spec["name"], text, verdict, f"the hint names {named!r}")
             answered += 1
     return answered
 
@@ -568,6 +577,34 @@ def test_live_book(built, base_url, browser):
 
 
 CHAPTERS = [p for p in PAGES if is_notebook(p)]
+
+
+def _ids_and_links(html: str) -> tuple[dict, dict]:
+    """{id: where it starts} and {id: [the links in its title and first section]} of each exercise and
+    solution of a built page."""
+    boxes = re.finditer(r'<div class="(?:exercise|solution) admonition" id="([^"]+)"', html)
+    starts = {m.group(1): m.start() for m in boxes}
+    return starts, {i: re.findall(r'href="([^"]+)"', html[at:at + 4000].split("</section>")[0])
+                    for i, at in starts.items()}
+
+
+def test_exercises_link_to_their_solutions_and_back(built):
+    """Each exercise of a chapter links to its solution on book/solutions/, which exists there and whose title
+    links back to the exercise."""
+    linked = 0
+    for page in [p for p in CHAPTERS if p.startswith("chapters/")]:
+        exercises, links = _ids_and_links((built / f"{page}.html").read_text())
+        assert exercises, f"{page}: no exercise on the page"
+        for ex, hrefs in links.items():
+            to_solution = [h for h in hrefs if "/solutions/" in h]
+            assert len(to_solution) == 1, f"{page}: exercise {ex} links to {to_solution or 'no solution'}"
+            target = (built / page).parent / to_solution[0].split("#")[0]
+            sol = to_solution[0].split("#")[1]
+            solutions, back = _ids_and_links(target.read_text())
+            assert sol in solutions, f"{page}: {ex} links to #{sol}, which {target.name} does not have"
+            assert f"../../{page}.html#{ex}" in back[sol], f"{target.name}: {sol} does not link back to {page}#{ex}"
+            linked += 1
+    assert linked >= 27, linked
 
 
 @pytest.mark.parametrize("page", CHAPTERS)

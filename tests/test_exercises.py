@@ -1,10 +1,11 @@
 """The exercise checkers, exercise by exercise, through both doors: the notebook's call (a Python value or
 text) and the live page's answer box (cutelite.teach.live.check with the spec the notebook announced).
 
-For every exercise of chapters 1-8: each equivalent spelling a reader might type passes (static or dynamic
-ints, spaces, tuple or list, C++ spelling, Python constructor spelling), each plausible wrong answer gets its
-hint, and nothing a reader types raises. Expected answers are worked out here by hand, from the chapters'
-definitions (row-major, colexicographic order, the PTX fragment formulas, byte counts), not by the checkers.
+For every exercise of chapters 1-9: each equivalent spelling a reader might type passes (static or dynamic
+ints, spaces, tuple or list, C++ spelling, Python constructor spelling, the CuTe DSL's spelling), each
+plausible wrong answer gets its hint, no hint names the expected answer, and nothing a reader types raises.
+Expected answers are worked out here by hand, from the chapters' definitions (row-major, colexicographic
+order, the PTX fragment formulas, byte counts), not by the checkers.
 """
 
 import json
@@ -17,53 +18,94 @@ from cutelite.bank_conflicts import analyse, analyse_ldmatrix
 from cutelite.teach import announce, exercises as ex, live
 from cutelite.teach.answers import AnswerError, Word, read
 
+from hint_leaks import leak
+
 # ---- the exercises, as the chapters call their checkers -----------------------------------------------------
 column0 = [(i, 0) for i in range(32)]
 tile64 = Layout((32, 64), (64, 1))
-t32 = Layout((16, 32), (32, 1))
-rows32 = [(i % 8 + 8 * (i // 8 % 2), 8 * (i // 16)) for i in range(32)]
-TV_DOCS = Layout(((2, 4), (2, 2)), ((8, 1), (4, 16)))
+t128 = Layout((16, 128), (128, 1))
+rows_wide = [(i % 8 + 8 * (i // 8 % 2), 8 * (i // 16)) for i in range(32)]
+TV_EX = Layout(((4, 2), (2, 2)), ((1, 16), (4, 8)))
 
+# key -> (the chapter's check, the expected value worked out by hand; None where any of several answers is right)
 EXERCISES = {
-    "ch1 ex1": lambda a: ex.check_layout_answer(a, Layout((8, 4), (4, 1)), "exercise 1"),
-    "ch1 ex2": lambda a: ex.check_value(a, 24, "exercise 2", hints={
-        23: "that is the largest offset; cosize is one more"}),
-    "ch1 ex3": lambda a: ex.check_coordinates_answer(a, 13, (4, (2, 3)), "exercise 3"),
-    "ch1 ex4": lambda a: ex.check_offsets_answer(a, Layout((2, (2, 2)), (1, (4, 2))), "exercise 4"),
-    "ch2 ex1": lambda a: ex.check_layout_answer(a, composition(Layout((4, 8), (8, 1)), Layout((2, 2), (1, 4))),
-                                                "exercise 1"),
-    "ch2 ex2": lambda a: ex.check_layout_answer(a, Layout((2, 2), (1, 8)), "exercise 2"),
-    "ch2 ex3": lambda a: ex.check_offsets_answer(a, [2, 3, 8, 9, 14, 15, 20, 21], "exercise 3"),
-    "ch2 ex4": lambda a: ex.check_value(a, "3:2", "exercise 4", hints={
-        "6:2": "2 divides 4: two elements per column of A", "4:4": "4 divides 4: the step skips whole columns"}),
-    "ch3 corner": lambda a: ex.check_value(a, 132, "corner", hints={17: "tile (1, 2) starts at row 1*4"}),
-    "ch3 start": lambda a: ex.check_value(a, (1, 2), "thread 5 starts at", hints={
-        (2, 1): "a column-major (2, 16) puts thread i at (i % 2, i // 2)"}),
-    "ch3 tv": lambda a: ex.check_layout_answer(a, Layout((8, 4), (4, 1)), "TV layout"),
-    "ch3 owner": lambda a: ex.check_owner_answer(a, TV_DOCS, (2, 5), (4, 8), "owner of (2, 5)"),
-    "ch4 ex1": lambda a: ex.check_swizzle_answer(a, lambda sw: analyse(composition(sw, tile64), column0), "exercise 1"),
-    "ch4 ex2": lambda a: ex.check_value(a, 8, "exercise 2", hints={4: "that is the ideal"}),
-    "ch4 ex3": lambda a: ex.check_value(a, (4, 3), "exercise 3", hints={
-        (1, 3): "lane 1 is row 1", (4, 4): "B = 4 needs S >= 4"}),
-    "ch4 ex4": lambda a: ex.check_swizzle_answer(a, lambda sw: analyse_ldmatrix(composition(sw, t32), rows32),
-                                                 "exercise 4"),
-    "ch5 c": lambda a: ex.check_value(a, [(3, 2), (3, 3), (11, 2), (11, 3)], "C fragment of lane 13"),
-    "ch5 qp": lambda a: ex.check_value(a, [12, 13, 14, 15, 28, 29, 30, 31], "lanes of quad-pair 3"),
-    "ch5 col": lambda a: ex.check_value(a, "garbage", "what a column-major A becomes", hints={
-        "A.T": "A.T is 8x16"}),
-    "ch6 pa": lambda a: ex.check_partition_shape_answer(a, ((2, 2, 2), 2, 2), "partition_A of 64x32"),
-    "ch6 atom": lambda a: ex.check_copy_atom_answer(a, "SM75_U16x8_LDSM_T", "copy atom for an M-major A"),
-    "ch6 tt": lambda a: ex.check_tiled_mma_answer(a, (256, (32, 64, 16)), 32, (16, 8, 16), (2, 4, 1)),
-    "ch7 ex1": lambda a: ex.check_budget_answer(a, (49152, 64), stages=4, a_bytes=4 * 128 * 32 * 2, name="exercise 1"),
-    "ch7 ex2": lambda a: ex.check_value(a, 8, "exercise 2", hints={
-        4: "that is one operand's share: B is copied too", 64: "that counts halves: one cp.async moves 8"}),
-    "ch7 ex3": lambda a: ex.check_wait_group_answer(a, 3, "exercise 3"),
-    "ch8 lbo": lambda a: ex.check_lbo_sbo_answer(a, (1, 64), lbo_used=False),
-    "ch8 lbo used": lambda a: ex.check_lbo_sbo_answer(a, (1, 64)),
-    "ch8 tx": lambda a: ex.check_expect_tx_answer(a, 64 * 64 * 2 + 128 * 64 * 2, 64 * 64 * 2),
-    "ch8 phase": lambda a: ex.check_phase_answer(a, (1, 0)),
-    "ch8 wait": lambda a: ex.check_wait_release_answer(a, release_lag=2, stages=4),
-    "ch8 regs": lambda a: ex.check_setmaxnreg_answer(a, 152, 128),
+    "ch1 ex1": (lambda a: ex.check_layout_answer(a, Layout((8, 4), (4, 1)), "exercise 1"), Layout((8, 4), (4, 1))),
+    # (4,(3,2)):(3,(1,16)): the last coordinate reaches 3*3 + 2*1 + 1*16 = 27; 24 coordinates, 12..15 unreached
+    "ch1 ex2": (lambda a: ex.check_value(a, 28, "exercise 2", hints={
+        24: "that is size, the number of coordinates", 27: "that is the largest offset; cosize is one more"}), 28),
+    "ch1 ex3": (lambda a: ex.check_coordinates_answer(a, 13, (4, (2, 3)), "exercise 3"), ((1, 3), (1, (1, 1)))),
+    "ch1 ex4": (lambda a: ex.check_offsets_answer(a, Layout((2, (2, 2)), (1, (4, 2))), "exercise 4"),
+                ((0, 4, 2, 6), (1, 5, 3, 7))),
+    "ch2 ex1": (lambda a: ex.check_layout_answer(a, composition(Layout((4, 8), (8, 1)), Layout((2, 2), (1, 4))),
+                                                 "exercise 1"), Layout((2, 2), (8, 1))),
+    # 2:4 reaches 0 and 4: the gap below 4 is 4:1, and the block of 8 repeats 3 times up to 24
+    "ch2 ex2": (lambda a: ex.check_layout_answer(a, Layout((4, 3), (1, 8)), "exercise 2"), Layout((4, 3), (1, 8))),
+    "ch2 ex3": (lambda a: ex.check_offsets_answer(a, [2, 3, 8, 9, 14, 15, 20, 21], "exercise 3"),
+                (2, 3, 8, 9, 14, 15, 20, 21)),
+    # A = (6,4):(1,8): 4:2 takes 3 elements a column and 4 is no multiple of 3 (the Shape Divisibility Condition)
+    "ch2 ex4": (lambda a: ex.check_refused_answer(a, Layout((6, 4), (1, 8)), ("4:4", "4:2", "2:12"), "exercise 4"),
+                Layout(4, 2)),
+    # row-major 8x8: tile 1 by (2, 4) is rows 2..3 of columns 0..3; by (2,4):(1,2) it is indices 8..15, column 1
+    "ch2 ex5": (lambda a: ex.check_value(a, ((16, 24, 17, 25, 18, 26, 19, 27), tuple(range(1, 64, 8))), "exercise 5",
+                                         hints={(tuple(range(1, 64, 8)), (16, 24, 17, 25, 18, 26, 19, 27)):
+                                                "the two are swapped"}),
+                ((16, 24, 17, 25, 18, 26, 19, 27), tuple(range(1, 64, 8)))),
+    "ch2 ex6": (lambda a: ex.check_layout_answer(a, Layout(((2, 3), (2, 2)), ((1, 4), (2, 12))), "exercise 6"),
+                Layout(((2, 3), (2, 2)), ((1, 4), (2, 12)))),
+    # tile (1, 3) of 4 x 6 tiles starts at (4, 18): 4 + 8 * 18
+    "ch3 corner": (lambda a: ex.check_value(a, 148, "corner", hints={25: "tile (1, 3) starts at row 1*4",
+                                                                    114: "that is the row-major index"}), 148),
+    # thread 22 of a column-major (4, 16): (22 % 4, 22 // 4); 1024 elements over 64 threads
+    "ch3 start": (lambda a: ex.check_value(a, (2, 5), "thread 22 starts at", hints={(5, 2): "m comes first"}), (2, 5)),
+    "ch3 count": (lambda a: ex.check_value(a, 16, "elements per thread", hints={32: "the share of 32 threads"}), 16),
+    "ch3 tv": (lambda a: ex.check_layout_answer(a, Layout((8, 4), (4, 1)), "TV layout"), Layout((8, 4), (4, 1))),
+    # 22 = 16*1 + 4*1 + 2: t1 = 1, v0 = 1, t0 = 2 -> thread 2 + 4*1, value 1
+    "ch3 owner": (lambda a: ex.check_owner_answer(a, TV_EX, (2, 5), (4, 8), "owner of (2, 5)"), (6, 1)),
+    "ch4 ex1": (lambda a: ex.check_swizzle_answer(a, lambda sw: analyse(composition(sw, tile64), column0, 4, 2),
+                                                  "exercise 1"), None),
+    "ch4 ex2": (lambda a: ex.check_value(a, 8, "exercise 2", hints={4: "that is the ideal",
+                                                                    16: "count per quarter-warp"}), 8),
+    # Sw<3,2,3> on 64-float rows reads a column bit and row bits 0-1: rows 0 and 4 collide; S = 4 reads rows 0-2
+    "ch4 ex3": (lambda a: ex.check_value(a, (4, 4), "exercise 3", hints={
+        (4, 3): "the right lane; S = 3 is the swizzle that conflicts", (1, 4): "lane 1 is row 1"}), (4, 4)),
+    "ch4 ex4": (lambda a: ex.check_swizzle_answer(a, lambda sw: analyse_ldmatrix(composition(sw, t128), rows_wide),
+                                                  "exercise 4"), None),
+    # the PTX ISA's m16n8k16 A fragment: (g + 8 (i>>1 & 1), 2t + (i & 1) + 8 (i >> 2)) for lane 13: g = 3, t = 1
+    "ch5 a": (lambda a: ex.check_value(a, [(3, 2), (3, 3), (11, 2), (11, 3), (3, 10), (3, 11), (11, 10), (11, 11)],
+                                       "A fragment of lane 13"),
+              ((3, 2), (3, 3), (11, 2), (11, 3), (3, 10), (3, 11), (11, 10), (11, 11))),
+    # D(5, 6) of m8n8k4: lane bits 0 and 1 set, second quad (16 + 4q + 3), value 4; quad-pair 2: lane 27
+    "ch5 qp": (lambda a: ex.check_value(a, (27, 4), "owner of D(5, 6) in quad-pair 2", hints={
+        (19, 4): "that lane is in quad-pair 0", (11, 4): "rows 4-7 belong to the second quad of a pair"}), (27, 4)),
+    "ch5 col": (lambda a: ex.check_value(a, "garbage", "what a column-major A becomes", hints={
+        "A.T": "A.T is 8x16"}), "garbage"),
+    "ch6 pa": (lambda a: ex.check_partition_shape_answer(a, ((2, 2, 2), 3, 4), "partition_A of 96x64"),
+               ((2, 2, 2), 3, 4)),
+    "ch6 atom": (lambda a: ex.check_copy_atom_answer(a, "SM75_U16x4_LDSM_T", "copy atom for an N-major B"),
+                 "SM75_U16x4_LDSM_T"),
+    "ch6 tt": (lambda a: ex.check_tiled_mma_answer(a, (256, (32, 64, 16)), 32, (16, 8, 16), (2, 4, 1)),
+               (256, (32, 64, 16))),
+    "ch7 ex1": (lambda a: ex.check_budget_answer(a, (49152, 64), stages=4, a_bytes=4 * 128 * 32 * 2, name="exercise 1"),
+                (49152, 64)),
+    # 128 x 32 halves of A and 64 x 32 of B over 128 threads, 8 halves a cp.async: 4 + 2
+    "ch7 ex2": (lambda a: ex.check_value(a, 6, "exercise 2", hints={
+        4: "that is A's share: B is copied too", 2: "that is B's share", 48: "that counts halves"}), 6),
+    # two groups a k-tile: the groups of the STAGES - 2 newer k-tiles may stay in flight
+    "ch7 ex3": (lambda a: ex.check_wait_group_answer(a, 3, "exercise 3", groups=2), 2),
+    "ch8 lbo": (lambda a: ex.check_lbo_sbo_answer(a, (1, 32), lbo_used=False), None),
+    "ch8 lbo used": (lambda a: ex.check_lbo_sbo_answer(a, (1, 32)), (1, 32)),
+    "ch8 tx": (lambda a: ex.check_expect_tx_answer(a, 64 * 64 * 2 + 128 * 64 * 2, 64 * 64 * 2), 24576),
+    # 3 stages, k-tile 10: stage 1, filled before by k-tiles 1, 4, 7: phase 3, parity 1
+    "ch8 phase": (lambda a: ex.check_phase_answer(a, (1, 1)), (1, 1)),
+    # release of kt - 2 after wait_group 2: k-tile kt's stage is freed in iteration kt - S + 2 <= kt - 1
+    "ch8 stages": (lambda a: ex.check_pipeline_stages_answer(a, wait_group=2, release_lag=2), 3),
+    "ch8 regs": (lambda a: ex.check_setmaxnreg_answer(a, 152, 128), 152),
+    "ch9 path": (lambda a: ex.check_value(a, 15, "size(X, mode=[1, 0])", hints={
+        30: "that is mode=[1]", 3: "one level too deep", 120: "a path"}), 15),
+    "ch9 complement": (lambda a: ex.check_layout_answer(a, Layout(3, 2), "complement(A)", hints={
+        Layout((3, 2), (2, 12)): "that is complement(A, 24), chapter 2's example"}), Layout(3, 2)),
+    "ch9 tv": (lambda a: ex.check_layout_answer(a, Layout(((4, 32), 8), ((256, 1), 32)), "layout_tv_tiled"),
+               Layout(((4, 32), 8), ((256, 1), 32))),
 }
 
 # Equivalent answers: each must pass. Strings are what a reader types (in a cell or the answer box).
@@ -72,8 +114,9 @@ RIGHT = {
                 "(8,4):(4,1)", "(_8,_4):(_4,_1)", " ( 8 , 4 ) : ( 4 , 1 ) ", "Layout((8, 4), (4, 1))",
                 "make_layout((8, 4), LayoutRight)", "make_layout(make_shape(8, 4), LayoutRight{})",
                 "cute::make_layout(cute::make_shape(Int<8>{}, Int<4>{}), cute::make_stride(_4{}, _1{}))",
-                "Layout<Shape<_8,_4>, Stride<_4,_1>>", "((8, 4), (4, 1))", "[[8, 4], [4, 1]]"],
-    "ch1 ex2": [24, np.int64(24), dyn(24), "24", "_24", "Int<24>{}", "3*2 + 1*1 + 2*8 + 1"],
+                "Layout<Shape<_8,_4>, Stride<_4,_1>>", "((8, 4), (4, 1))", "[[8, 4], [4, 1]]",
+                "cute.make_layout((8, 4), stride=(4, 1))", "cutlass.cute.make_layout((8,4), stride=(4,1))"],
+    "ch1 ex2": [28, np.int64(28), dyn(28), "28", "_28", "Int<28>{}", "3*3 + 2*1 + 1*16 + 1"],
     "ch1 ex3": [((1, 3), (1, (1, 1))), [[1, 3], [1, [1, 1]]], [(1, 3), (1, (1, 1))], "((1, 3), (1, (1, 1)))",
                 "[[1,3],[1,[1,1]]]", "(1,3), (1,(1,1))",
                 "make_tuple(make_coord(1, 3), make_coord(1, make_coord(1, 1)))"],
@@ -81,92 +124,121 @@ RIGHT = {
                 [0, 1, 4, 5, 2, 3, 6, 7], "[[0, 4, 2, 6], [1, 5, 3, 7]]", "((0,4,2,6),(1,5,3,7))",
                 "[0, 1, 4, 5, 2, 3, 6, 7]"],
     "ch2 ex1": [Layout((2, 2), (8, 1)), "(2,2):(8,1)", "(_2,_2):(_8,_1)",
-                "make_layout(make_shape(2,2), make_stride(8,1))"],
-    "ch2 ex2": [Layout((2, 2), (1, 8)), "(2,2):(1,8)", "((2,2),(1,8))", "Layout((2, 2), (1, 8))"],
+                "make_layout(make_shape(2,2), make_stride(8,1))", "cute.make_layout((2, 2), stride=(8, 1))"],
+    "ch2 ex2": [Layout((4, 3), (1, 8)), "(4,3):(1,8)", "((4,3),(1,8))", "Layout((4, 3), (1, 8))",
+                "cute.make_layout((4, 3), stride=(1, 8))"],
     "ch2 ex3": [[2, 3, 8, 9, 14, 15, 20, 21], (2, 3, 8, 9, 14, 15, 20, 21), np.array([2, 3, 8, 9, 14, 15, 20, 21]),
                 "[2, 3, 8, 9, 14, 15, 20, 21]", "2, 3, 8, 9, 14, 15, 20, 21"],
-    "ch2 ex4": ["3:2", "_3:_2", "3 : 2", "Layout(3, 2)", Layout(3, 2), Layout(dyn(3), dyn(2)), "'3:2'",
-                "make_layout(3, 2)"],
-    "ch3 corner": [132, "132", "4*1 + 16*8", "_132"],
-    "ch3 start": [(1, 2), [1, 2], np.array([1, 2]), "(1, 2)", "[1,2]", "1, 2", "make_coord(1, 2)"],
-    "ch3 tv": [Layout((8, 4), (4, 1)), "(8,4):(4,1)", "((8,4),(4,1))", "Layout((8,4),(4,1))"],
-    "ch3 owner": [(4, 3), [4, 3], "(4, 3)", "4,3"],
-    "ch4 ex1": [(5, 0, 6), [5, 0, 6], Swizzle(5, 0, 6), "(5, 0, 6)", "Sw<5,0,6>", "Swizzle(5, 0, 6)",
-                "cute::Swizzle<5, 0, 6>{}", "Swizzle<5,0,6>"],
+    "ch2 ex4": ["4:2", "_4:_2", "4 : 2", "Layout(4, 2)", Layout(4, 2), Layout(dyn(4), dyn(2)), "'4:2'",
+                "make_layout(4, 2)", "cute.make_layout(4, stride=2)"],
+    "ch2 ex5": [([16, 24, 17, 25, 18, 26, 19, 27], [1, 9, 17, 25, 33, 41, 49, 57]),
+                "([16, 24, 17, 25, 18, 26, 19, 27], [1, 9, 17, 25, 33, 41, 49, 57])"],
+    "ch2 ex6": [Layout(((2, 3), (2, 2)), ((1, 4), (2, 12))), "((2,3),(2,2)):((1,4),(2,12))",
+                "cute.make_layout(((2, 3), (2, 2)), stride=((1, 4), (2, 12)))"],
+    "ch3 corner": [148, "148", "4*1 + 18*8", "_148"],
+    "ch3 start": [(2, 5), [2, 5], np.array([2, 5]), "(2, 5)", "[2,5]", "2, 5", "make_coord(2, 5)"],
+    "ch3 count": [16, "16", "4 * 4"],
+    "ch3 tv": [Layout((8, 4), (4, 1)), "(8,4):(4,1)", "((8,4),(4,1))", "Layout((8,4),(4,1))",
+               "cute.make_layout((8, 4), stride=(4, 1))"],
+    "ch3 owner": [(6, 1), [6, 1], "(6, 1)", "6,1"],
+    "ch4 ex1": [(4, 1, 5), [4, 1, 5], Swizzle(4, 1, 5), "(4, 1, 5)", "Sw<4,1,5>", "Swizzle(4, 1, 5)",
+                "cute::Swizzle<4, 1, 5>{}", "Swizzle<4,1,5>", "S<4,1,5>", "cute.make_swizzle(4, 1, 5)", "Sw<5,1,5>"],
     "ch4 ex2": [8, "8", np.int32(8)],
-    "ch4 ex3": [(4, 3), [4, 3], "(4, 3)", "[4, 3]"],
-    "ch4 ex4": [(2, 3, 3), "Sw<2,3,3>", "Swizzle(2, 3, 3)", Swizzle(2, 3, 3)],
-    "ch5 c": [[(3, 2), (3, 3), (11, 2), (11, 3)], ((3, 2), (3, 3), (11, 2), (11, 3)),
-              [[3, 2], [3, 3], [11, 2], [11, 3]],
-              "[(3, 2), (3, 3), (11, 2), (11, 3)]", "[[3,2],[3,3],[11,2],[11,3]]"],
-    "ch5 qp": [[12, 13, 14, 15, 28, 29, 30, 31], (12, 13, 14, 15, 28, 29, 30, 31),
-               np.array([12, 13, 14, 15, 28, 29, 30, 31]), "(12, 13, 14, 15, 28, 29, 30, 31)",
-               "[12,13,14,15,28,29,30,31]"],
+    "ch4 ex3": [(4, 4), [4, 4], "(4, 4)", "[4, 4]"],
+    "ch4 ex4": [(3, 3, 4), "Sw<3,3,4>", "Swizzle(3, 3, 4)", Swizzle(3, 3, 4), "Sw<4,3,4>",
+                "cute.make_swizzle(3, 3, 4)"],
+    "ch5 a": [[(3, 2), (3, 3), (11, 2), (11, 3), (3, 10), (3, 11), (11, 10), (11, 11)],
+              "[(3, 2), (3, 3), (11, 2), (11, 3), (3, 10), (3, 11), (11, 10), (11, 11)]",
+              "[[3,2],[3,3],[11,2],[11,3],[3,10],[3,11],[11,10],[11,11]]"],
+    "ch5 qp": [(27, 4), [27, 4], np.array([27, 4]), "(27, 4)", "27, 4"],
     "ch5 col": ["garbage", "'garbage'", '"garbage"', "Garbage", " garbage "],
-    "ch6 pa": [((2, 2, 2), 2, 2), [[2, 2, 2], 2, 2], "((2,2,2),2,2)", "((_2,_2,_2),_2,_2)",
-               "make_shape(make_shape(2, 2, 2), 2, 2)", "Shape<Shape<_2,_2,_2>,_2,_2>"],
-    "ch6 atom": ["SM75_U16x8_LDSM_T", "cute::SM75_U16x8_LDSM_T", "'SM75_U16x8_LDSM_T'", "SM75_U16x8_LDSM_T{}"],
+    "ch6 pa": [((2, 2, 2), 3, 4), [[2, 2, 2], 3, 4], "((2,2,2),3,4)", "((_2,_2,_2),_3,_4)",
+               "make_shape(make_shape(2, 2, 2), 3, 4)", "Shape<Shape<_2,_2,_2>,_3,_4>"],
+    "ch6 atom": ["SM75_U16x4_LDSM_T", "cute::SM75_U16x4_LDSM_T", "'SM75_U16x4_LDSM_T'", "SM75_U16x4_LDSM_T{}"],
     "ch6 tt": [(256, (32, 64, 16)), [256, [32, 64, 16]], "(256, (32, 64, 16))", "256, (32,64,16)"],
     "ch7 ex1": [(49152, 64), [49152, 64], "(49152, 64)", "48*1024, 64"],
-    "ch7 ex2": [8, "8", "_8", "4 + 4", np.int64(8)],
-    "ch7 ex3": [1, "1", "_1"],
-    # K-major SW128: PTX does not read LBO, so any LBO that fits its 14 bits is as right as CuTe's 1
-    "ch8 lbo": [(1, 64), [1, 64], "(1, 64)", (0, 64), "(2, 64)", "(16383, _64)"],
-    "ch8 lbo used": [(1, 64), "(1, 64)"],
+    "ch7 ex2": [6, "6", "_6", "4 + 2", np.int64(6)],
+    "ch7 ex3": [2, "2", "_2"],
+    # K-major SW64: PTX does not read LBO, so any LBO that fits its 14 bits is as right as CuTe's 1
+    "ch8 lbo": [(1, 32), [1, 32], "(1, 32)", (0, 32), "(2, 32)", "(16383, _32)"],
+    "ch8 lbo used": [(1, 32), "(1, 32)"],
     "ch8 tx": [24576, "24576", "64*64*2 + 128*64*2"],
-    "ch8 phase": [(1, 0), [1, 0], "(1, 0)"],
-    # releasing k-tile kt - 2 needs its group done: wait_group N completes the groups of k-tiles <= kt - N
-    "ch8 wait": [2, "2", "_2", "Int<2>{}"],
+    "ch8 phase": [(1, 1), [1, 1], "(1, 1)"],
+    "ch8 stages": [3, "3", "_3", "Int<3>{}"],
     # (65536 - 128 * 40) registers over 3 * 128 consumer threads: 157.3, a multiple of 8 down: 152
     "ch8 regs": [152, "152", "19 * 8"],
+    "ch9 path": [15, "15", "3 * 5", "_15"],
+    "ch9 complement": ["3:2", "_3:_2", "Layout(3, 2)", "make_layout(3, 2)", "cute.make_layout(3, stride=2)",
+                       Layout(3, 2)],
+    "ch9 tv": ["((4,32),8):((256,1),32)", "cute.make_layout(((4, 32), 8), stride=((256, 1), 32))",
+               Layout(((4, 32), 8), ((256, 1), 32))],
 }
 
 # Plausible wrong answers and (a piece of) the hint each must get.
 WRONG = {
-    "ch1 ex1": [("(8,4):(1,8)", "column-major"), ("(4,8):(8,1)", "mode 0 has shape _4"), ("(8,4)", "the shape alone"),
-                ("(8,4):(4,2)", "mode 1 (_4) has stride _2; it should be _1"), ("(8,4", "cannot read")],
-    "ch1 ex2": [(23, "largest offset"), (25, "too large"), ((24,), "expected a whole number")],
+    "ch1 ex1": [("(8,4):(1,8)", "column-major"), ("(4,8):(8,1)", "mode 0 has shape _4: its size is too small"),
+                ("(8,4)", "the shape alone"), ("(8,4):(4,2)", "mode 1 (_4): its stride _2 is too large"),
+                ("(8,4):(4,-1)", "the wrong sign"), ("(8,4", "cannot read"),
+                ("(2,2,2,4):(4,4,4,1)", "rank 4 is too large")],
+    "ch1 ex2": [(27, "largest offset"), (24, "that is size"), (29, "too large"), ((28,), "expected a whole number")],
     "ch1 ex3": [(((2, 1), (2, (0, 1))), "row-major"), (((1, 3), (1, (1, 0))), "split n = 3"),
                 (((3, 1), (3, (1, 0))), "m and n are swapped"), (((1, (1, 1)), (1, 3)), "the other order"),
                 ((1, 3), "give both"), (13, "expected a tuple of 2 entries")],
-    "ch1 ex4": [([[0, 2, 4, 6], [1, 3, 5, 7]], "(0,1) should be 4"), ([[0, 1], [4, 5], [2, 3], [6, 7]], "transposed"),
-                ([0, 4, 2, 6, 1, 5, 3, 7], "row by row"), ([1, 2], "expected 8 offsets")],
-    "ch2 ex1": [("(2,2):(1,4)", "mode 0 (_2) has stride _1; it should be _8"), ("(4,4):(8,1)", "size 16 should be 4")],
-    "ch2 ex2": [("(2,2):(1,4)", "mode 1 (_2) has stride _4; it should be _8"), ("(2,2):(8,1)", "stride")],
-    "ch2 ex3": [([2, 8, 14, 20, 3, 9, 15, 21], "wrong order"), ([0, 1, 6, 7, 12, 13, 18, 19], "index 0 should be 2")],
-    "ch2 ex4": [("6:2", "2 divides 4"), ("_4:_4", "4 divides 4"), ("Layout(4, 4)", "4 divides 4"), ("5:1", "size 5"),
-                ("7", "expected a layout")],
-    "ch3 corner": [(17, "starts at row 1*4"), (100, "too small")],
-    "ch3 start": [((2, 1), "puts thread i at"), ((1, 3), "entry 1")],
+    "ch1 ex4": [([[0, 2, 4, 6], [1, 3, 5, 7]], "(0,1), 2, is too small"),
+                ([[0, 1], [4, 5], [2, 3], [6, 7]], "transposed"), ([0, 4, 2, 6, 1, 5, 3, 7], "row by row"),
+                ([1, 2], "you have 2 offsets: too few"), ([[0, 4, 2, 6]], "1 rows: too few")],
+    "ch2 ex1": [("(2,2):(1,4)", "mode 0 (_2): its stride _1 is too small"), ("(4,4):(8,1)", "size 16 is too large"),
+                ("(2,2):(1,8)", "the right strides in the wrong modes")],
+    "ch2 ex2": [("(4,3):(1,4)", "mode 1 (_3): its stride _4 is too small"), ("(4,2):(1,8)", "size 8 is too small"),
+                ("(3,4):(8,1)", "mode 0 has shape _3: its size is too small"), ("(4,3):(8,1)", "wrong modes")],
+    "ch2 ex3": [([2, 8, 14, 20, 3, 9, 15, 21], "wrong order"),
+                ([0, 1, 6, 7, 12, 13, 18, 19], "index 0, 0, is too small")],
+    "ch2 ex4": [("4:4", "not A o B"), ("2:12", "R(i) == A(B(i)) for every i"), ("Layout(2, 12)", "for every i"),
+                ("5:1", "size 5"), ("7", "expected a layout")],
+    "ch2 ex5": [(([1, 9, 17, 25, 33, 41, 49, 57], [16, 24, 17, 25, 18, 26, 19, 27]), "swapped"),
+                (([16, 17, 18, 19, 24, 25, 26, 27], [1, 9, 17, 25, 33, 41, 49, 57]), "entry 0")],
+    "ch2 ex6": [("((2,3),(2,2)):((1,2),(2,12))", "sub-mode 1 of its stride (_1,_2) is too small"),
+                ("((2,3),(2,2)):((1,4),(2,8))", "too small"), ("(6,4):(1,6)", "mode 0 has shape _6")],
+    "ch3 corner": [(25, "starts at row 1*4"), (114, "row-major"), (100, "too small")],
+    "ch3 start": [((5, 2), "m comes first"), ((2, 6), "entry 1, 6, is too large")],
+    "ch3 count": [(32, "the share of 32 threads"), (1024, "too large")],
     "ch3 tv": [("(8,4):(1,8)", "column-major"), ("(4,8):(1,4)", "mode 0 has shape _4")],
-    "ch3 owner": [((3, 4), "(value, thread)"), (28, "1-D (thread, value) index"),
-                  (((0, 2), (1, 1)), "coordinates in the shapes"), ((2, 3), "row-major")],
-    "ch4 ex1": [((5, 0, 5), "still needs"), ((3, 0, 2), "abs(SShift)"), (5, "expected a swizzle"),
-                ((1, 2, 3, 4), "expected a swizzle"), ("Sw<9,9,9>", "outside the range"),
-                ("Sw<5,0,6> o _0 o (_32,_64):(_64,_1)", "swizzle alone")],
-    "ch4 ex2": [(4, "ideal"), (7, "too small")],
-    "ch4 ex3": [((1, 3), "lane 1 is row 1"), ((4, 4), "B = 4 needs"), ((3, 4), "reverse order")],
-    "ch4 ex4": [((1, 3, 3), "still needs")],
-    "ch5 c": [([(2, 3), (3, 3), (2, 11), (3, 11)], "every entry is reversed"),
-              ([(3, 3), (3, 2), (11, 2), (11, 3)], "another order"), ([(3, 2)], "you have 1 entries")],
-    "ch5 qp": [([28, 29, 30, 31, 12, 13, 14, 15], "another order"), ([12, 13, 14, 15], "you have 4 entries"),
-               ([12, 13, 14, 15, 16, 17, 18, 19], "entry 4")],
+    "ch3 owner": [((1, 6), "(value, thread)"), (14, "1-D (thread, value) index"),
+                  (((2, 1), (1, 0)), "coordinates in the shapes"), ((5, 1), "row-major")],
+    "ch4 ex1": [((3, 1, 5), "still needs"), ((5, 0, 6), "not aligned"), ((3, 0, 2), "abs(SShift)"),
+                (5, "expected a swizzle"), ((1, 2, 3, 4), "expected a swizzle"), ("Sw<9,9,9>", "outside the range"),
+                ("Sw<4,1,5> o _0 o (_32,_64):(_64,_1)", "swizzle alone")],
+    "ch4 ex2": [(4, "ideal"), (7, "too small"), (16, "count per quarter-warp")],
+    "ch4 ex3": [((1, 4), "lane 1 is row 1"), ((4, 3), "S = 3 is the swizzle"), ((4, 5), "entry 1, 5, is too large")],
+    "ch4 ex4": [((3, 3, 3), "still needs"), ((2, 3, 4), "still needs")],
+    "ch5 a": [([(2, 3), (3, 3), (2, 11), (3, 11), (10, 3), (11, 3), (10, 11), (11, 11)], "every entry is reversed"),
+              ([(3, 2), (3, 3), (11, 2), (11, 3)], "you have 4 entries"),
+              ([(3, 2), (3, 3), (11, 2), (11, 3), (3, 4), (3, 5), (11, 4), (11, 5)], "entry 4")],
+    "ch5 qp": [((19, 4), "quad-pair 0"), ((11, 4), "second quad"), ((4, 27), "reverse order"),
+               ((27, 5), "entry 1, 5, is too large")],
     "ch5 col": [("A.T", "A.T is 8x16"), ("A", "'A' is not it"), (5, "expected a word")],
-    "ch6 pa": [((8, 2, 2), "atom's value shape"), (((2, 2, 2), 2), "you have 2 entries")],
-    "ch6 atom": [("SM75_U32x4_LDSM_N", "without .trans"), ("cute::SM75_U16x4_LDSM_T", ".x2")],
+    "ch6 pa": [((8, 3, 4), "atom's value shape (a nested shape)"), (((2, 2, 2), 3), "you have 2 entries"),
+               (((2, 2, 2), 4, 3), "swapped")],
+    "ch6 atom": [("SM75_U32x2_LDSM_N", "without .trans"), ("cute::SM75_U16x8_LDSM_T", "more than one atom call"),
+                 ("SM75_U16x2_LDSM_T", "fewer than one atom call"), ("UniversalCopy<uint128_t>", "ONE thread")],
     "ch6 tt": [((8, (32, 64, 16)), "number of atoms"), ((256, (32, 32, 16)), "permutation")],
     "ch7 ex1": [((24576, 64), "counts elements"), ((49152, 2048), "per warp")],
-    "ch7 ex2": [(4, "one operand's share"), (64, "counts halves")],
-    "ch7 ex3": [(2, "stay in flight"), (0, "no longer overlap")],
-    "ch8 lbo": [((64, 1), "swapped"), ((16, 1024), "bytes"), ((1, 512), "elements"), ((1, 32), "SBO 32"),
-                ((16384, 64), "14-bit"), (64, "expected a pair")],
-    "ch8 lbo used": [((2, 64), "entry 0"), ((64, 1), "swapped")],
+    "ch7 ex2": [(4, "A's share"), (2, "B's share"), (48, "counts halves"), (8, "too large")],
+    "ch7 ex3": [(3, "the bug"), (4, "the bug"), (1, "counts groups, not k-tiles"), (0, "no longer overlap"),
+                (6, "never waits")],
+    "ch8 lbo": [((32, 1), "swapped"), ((16, 512), "bytes"), ((1, 256), "elements"), ((1, 64), "SBO 64"),
+                ((16384, 32), "14-bit"), (32, "expected a pair")],
+    "ch8 lbo used": [((2, 32), "entry 0"), ((32, 1), "swapped")],
     "ch8 tx": [(8192, "A box only"), (12288, "elements")],
-    "ch8 phase": [((1, 1), "flipped")],
-    "ch8 wait": [(3, "is not known to be complete"), (1, "not the largest"), (0, "not the largest"),
-                 (8, "from 0 to 7"), ((2, 1), "whole number")],
+    "ch8 phase": [((1, 0), "flipped")],
+    "ch8 stages": [(2, "deadlock"), (1, "deadlock"), (4, "not the fewest"), (9, "from 1 to 8"),
+                   ((3, 1), "stages from")],
     "ch8 regs": [(128, "launch cap"), (157, "multiples of 8"), (160, "one step too many"), (256, "does not have"),
                  (144, "too small")],
+    "ch9 path": [(30, "mode=[1]"), (3, "one level too deep"), (120, "a path"), (16, "too large")],
+    "ch9 complement": [("(3,2):(2,12)", "chapter 2's example"), ("3:1", "its stride _1 is too small"),
+                       ("8", "expected a layout")],
+    "ch9 tv": [("((4,32),8):((1,256),32)", "wrong modes"), ("((4,32),8):((256,1),16)", "too small")],
 }
 
 # What else a reader might type: never an exception, always one verdict line.
@@ -181,7 +253,7 @@ def spec_of(monkeypatch):
     def announced(key):
         specs = []
         monkeypatch.setattr(announce, "announce", specs.append)
-        EXERCISES[key](None)
+        EXERCISES[key][0](None)
         monkeypatch.undo()
         assert len(specs) == 1 and specs[0]["live"] == "exercise", key
         return json.dumps(specs[0])
@@ -189,7 +261,7 @@ def spec_of(monkeypatch):
 
 
 def notebook(capsys, key, answer):
-    ok = EXERCISES[key](answer)
+    ok = EXERCISES[key][0](answer)
     out = capsys.readouterr().out.strip()
     assert isinstance(ok, bool) and len(out.splitlines()) == 1, (key, answer, out)
     return ok, out
@@ -239,6 +311,15 @@ def test_nothing_a_reader_types_raises(capsys, spec_of, key):
             assert page == {"ok": False, "message": out}, (key, answer, page)
 
 
+@pytest.mark.parametrize("key", [k for k, (_, expected) in EXERCISES.items() if expected is not None])
+def test_no_hint_names_the_expected_value(capsys, key):
+    expected = EXERCISES[key][1]
+    capsys.readouterr()
+    for answer, _ in WRONG[key]:
+        ok, out = notebook(capsys, key, answer)
+        assert not ok and leak(out, expected, answer) is None, (key, answer, out, leak(out, expected, answer))
+
+
 def test_unanswered(capsys):
     for key in ("ch1 ex1", "ch1 ex2", "ch1 ex4", "ch4 ex1"):
         ok, out = notebook(capsys, key, None)
@@ -254,6 +335,8 @@ def test_unanswered(capsys):
     ("(1,)", (1,)), ("((1,),)", ((1,),)), ("(3)", 3), ("[]", ()), ("-(2*3) + 7 % 4 - 9 // 2", -7),
     ("Sw<3,4,-3>", (3, 4, -3)), ("None", None), ("", None), ("dyn(4)", 4),
     ("cute::SM80_CP_ASYNC", Word("SM80_CP_ASYNC")),
+    ("cute.make_layout((8, 4), stride=(4, 1))", Layout((8, 4), (4, 1))), ("cute.make_layout(8)", Layout(8, 1)),
+    ("cute.make_layout(4, stride=3)", Layout(4, 3)), ("cute.make_swizzle(5, 0, 6)", (5, 0, 6)), ("S<5,0,6>", (5, 0, 6)),
 ])
 def test_read(text, value):
     assert read(text) == value and type(read(text)) is type(value)
@@ -263,6 +346,9 @@ def test_read(text, value):
     ("(4,8", "ends early"), ("1.5", "'.5' is not part"), ("(8,4):(4,1,2)", "not congruent"), ("foo(1)", "foo(...)"),
     ("(" * 100 + "1" + ")" * 100, "nested too deeply"), ("x" * 2000, "at most 1000"), ("٣", "not part"),
     ("Layout(0)", "non-positive"), ("(1,2):(3,4):(5,6)", "unexpected ':'"),
+    ("cute.make_layout((8, 4), order=(1, 0))", "no keyword order="), ("stride=(4, 1)", "outside a call"),
+    ("((8, 4), stride=(4, 1))", "inside a tuple"), ("make_layout((8,4), (4,1), stride=(4,1))", "no keyword stride="),
+    ("cute.make_layout((8, 4), stride=(4, 1, 2))", "not congruent"),
 ])
 def test_read_refuses_in_words(text, words):
     with pytest.raises(AnswerError, match=None) as e:

@@ -206,8 +206,15 @@ def test_pipeline_demo_right_and_broken():
     assert np.max(np.abs(good - A @ B)) < 1e-4
     assert np.max(np.abs(pipeline_demo.run(A, B, wait=0) - A @ B)) < 1e-4
     assert np.isnan(pipeline_demo.run(A, B, wait=2)).all()
+    # A's and B's copies as two groups a k-tile: 2 * (STAGES - 2) groups may stay in flight, one more leaves
+    # k-tile kt's B group pending (every output reads B)
+    for wait in (1, 2):
+        assert np.max(np.abs(pipeline_demo.run(A, B, wait=wait, groups=2) - A @ B)) < 1e-4
+    assert np.isnan(pipeline_demo.run(A, B, wait=3, groups=2)).all()
     with pytest.raises(ValueError, match="multiples of 32"):
         pipeline_demo.run(A[:, :44], B[:44])
+    with pytest.raises(ValueError, match="groups must be 1 or 2"):
+        pipeline_demo.make_kernel(1, groups=3)
 
 
 @here

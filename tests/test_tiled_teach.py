@@ -20,7 +20,8 @@ import pytest  # noqa: E402
 from cutelite import (  # noqa: E402
     Layout, _, make_copy_atom, make_mma_atom, make_tensor, make_tiled_copy_A, make_tiled_mma, size,
 )
-from cutelite.algorithm import axpby, clear, copy, copy_all, copy_vectors, gemm, mainloop, vector_report  # noqa: E402
+from cutelite.algorithm import (axpby, clear, copy, copy_all, copy_vectors, gemm, ldmatrix_for, mainloop,  # noqa: E402
+                                vector_report)
 from cutelite.teach import exercises as ex  # noqa: E402
 from cutelite.teach import live  # noqa: E402
 from cutelite.teach.announce import encode  # noqa: E402
@@ -102,6 +103,28 @@ def test_vector_report(op, smem, contiguous, aligned):
     # the copy covers the tile, each element twice: A's TV layout repeats it for the 2 atoms along N
     every = Counter(o for per in calls for c in per for o in c)
     assert every == Counter({smem(m, k): 2 for m in range(128) for k in range(32)})
+
+
+@pytest.mark.parametrize("operand, mma, smem, op", [
+    ("A", "seed", Layout((128, 32), (1, 128)), "SM75_U16x8_LDSM_T"),   # the walkthrough's M-major A: x4.trans
+    ("B", "seed", Layout((128, 32), (1, 128)), "SM75_U16x8_LDSM_T"),   # its N-major B, two atom calls along N
+    ("A", "seed", Layout((128, 32), (32, 1)), "SM75_U32x4_LDSM_N"),    # K-major: no .trans (sgemm_sm80.cu)
+    ("A", "seed", Layout((128, 32), (1, 136)), "SM75_U16x8_LDSM_T"),   # padded by 8 halves: rows still aligned
+    ("B", "one", Layout((8, 16), (1, 8)), "SM75_U16x4_LDSM_T"),        # one atom's B: 128 halves, two matrices
+    ("B", "one", Layout((8, 16), (16, 1)), "SM75_U32x2_LDSM_N"),
+])
+def test_ldmatrix_for(operand, mma, smem, op):
+    mma = seed_mma() if mma == "seed" else make_tiled_mma(make_mma_atom("SM80_16x8x16_F16F16F16F16_TN"))
+    assert ldmatrix_for(mma, operand, smem) == op
+
+
+def test_ldmatrix_for_refuses():
+    with pytest.raises(ValueError, match="not 16 contiguous, aligned bytes"):
+        ldmatrix_for(seed_mma(), "A", Layout((128, 32), (1, 129)))      # column k starts at 129 k halves
+    with pytest.raises(ValueError, match="operand must be 'A' or 'B'"):
+        ldmatrix_for(seed_mma(), "C", Layout((128, 32), (1, 128)))
+    with pytest.raises(TypeError, match="must be a Layout"):
+        ldmatrix_for(seed_mma(), "A", (128, 32))
 
 
 # ---- pictures ----------------------------------------------------------------------------------------------

@@ -6,7 +6,8 @@ through `read`, so the same answer gets the same verdict in both places. Equival
     (8,4):(4,1)  (_8,_4):(_4,_1)  (8, 4) : (4, 1)  Layout((8, 4), (4, 1))
     make_layout(make_shape(8, 4), make_stride(4, 1))  make_layout((8, 4), LayoutRight)
     Layout<Shape<_8,_4>, Stride<_4,_1>>  cute::make_layout(...)  ((8, 4), (4, 1)) where a layout is expected
-    Sw<5,0,6>  Swizzle<5,0,6>{}  Swizzle(5, 0, 6)         -> the triple (5, 0, 6)
+    cute.make_layout((8, 4), stride=(4, 1))               the CuTe DSL's spelling
+    Sw<5,0,6>  Swizzle<5,0,6>{}  Swizzle(5, 0, 6)  S<5,0,6>  cute.make_swizzle(5, 0, 6)  -> the triple (5, 0, 6)
     [1, 3]  (1, 3)  1, 3  a NumPy array in a notebook       -> (1, 3)
     _24  Int<24>{}  4*1 + 16*8  dyn(24)                   -> an int
     "cute::SM75_U16x8_LDSM_T"  SM75_U16x8_LDSM_T         -> the word SM75_U16x8_LDSM_T
@@ -14,10 +15,12 @@ through `read`, so the same answer gets the same verdict in both places. Equival
 The value: ints (static and dynamic alike: an answer is a value, not a type), tuples for every sequence,
 Layouts with plain int shapes and strides, words (Word) for names and other free text. Nothing is eval'd:
 typed text goes through the small parser below (ints, + - * // %, tuples, lists, `shape:stride`, and a
-few constructors by name). Standard library only: the live page runs this in the browser.
+few constructors by name, with C++'s `cute::` or the DSL's `cute.` in front, and the DSL's `stride=`).
+Standard library only: the live page runs this in the browser.
 """
 
 import re
+from typing import NamedTuple
 
 from ..int_tuple import is_int, is_tuple
 from ..layout import ComposedLayout, Layout, LayoutLeft, LayoutRight, make_layout
@@ -116,11 +119,12 @@ def shown(x):
 # ---- typed text --------------------------------------------------------------------------------------------
 _TOKEN = re.compile(r"""\s*(?:
     (?P<num>[0-9]+)
-  | (?P<name>(?:[A-Za-z_][A-Za-z0-9_]*::)*[A-Za-z_][A-Za-z0-9_]*)
+  | (?P<name>(?:[A-Za-z_][A-Za-z0-9_]*(?:::|\.))*[A-Za-z_][A-Za-z0-9_]*)
   | (?P<str>'[^'\n]*'|"[^"\n]*")
-  | (?P<op>//|\{\}|[()\[\]<>,:+\-*%{}])
+  | (?P<op>//|\{\}|[()\[\]<>,:+\-*%{}=])
 )""", re.X)
 
+_PREFIX = re.compile(r"^((cute|std)::|(cutlass\.)?cute\.)+")   # C++'s namespaces, the DSL's module
 _TUPLE = {"make_shape", "make_stride", "make_coord", "make_tuple", "make_step", "make_tile", "Shape",
           "Stride", "Coord", "Step", "Tile", "tuple"}
 _INT = {"Int", "C", "dyn"}
@@ -138,7 +142,7 @@ def _tokens(text):
         kind = m.lastgroup
         tok = m.group(kind)
         if kind == "name":
-            tok = re.sub(r"^((cute|std)::)+", "", tok)
+            tok = _PREFIX.sub("", tok)
         out.append((kind, tok))
         pos = m.end()
     return out
@@ -168,10 +172,17 @@ def read_text(text):
     return canon(_Parser(text, toks).top())
 
 
+class _Keyword(NamedTuple):
+    """`name=value` in a call's arguments (the DSL's `stride=`)."""
+    name: str
+    value: object
+
+
 class _Parser:
     """Recursive descent: top := item (',' item)* ; item := sum (':' sum)? ; sum := product (+|- product)* ;
     product := unary (*|//|% unary)* ; unary := -unary | atom ; atom := int | _N | 'word' | name args? |
-    ( items ) | [ items ]; args := ( items ) | < items > , either followed by an optional {}."""
+    ( items ) | [ items ]; args := ( items ) | < items > , either followed by an optional {}; in args an item
+    may be `name=item` (a keyword)."""
 
     def __init__(self, text, toks):
         self.text, self.toks, self.i, self.depth = text, toks, 0, 0
@@ -193,6 +204,7 @@ class _Parser:
 
     def top(self):
         items, trailing = self.items(end=None)
+        self.no_keywords(items, "outside a call")
         if self.peek() == "o":
             self.fail("that is a swizzled layout; the answers here are a swizzle alone (Sw<B,M,S>), "
                       "a layout or numbers")
@@ -220,6 +232,13 @@ class _Parser:
 
     def item(self):
         self.enter()
+        if self.peek() is not None and self.toks[self.i][0] == "name" and self.i + 1 < len(self.toks) \
+                and self.toks[self.i + 1][1] == "=":
+            name = self.take()[1]
+            self.take("=")
+            value = _Keyword(name, self.item())
+            self.depth -= 1
+            return value
         left = self.sum()
         if self.peek() == ":":
             self.take(":")
@@ -281,6 +300,7 @@ class _Parser:
             end = ")" if tok == "(" else "]"
             items, trailing = self.items(end)
             self.take(end)
+            self.no_keywords(items, "inside a tuple")
             if tok == "(" and len(items) == 1 and not trailing:
                 return items[0]   # (x) is x, as in Python
             return tuple(items)
@@ -300,6 +320,12 @@ class _Parser:
         args = self.args()
         if args is None:
             self.fail(f"{name!r} is not a value here")
+        keywords = {a.name: a.value for a in args if isinstance(a, _Keyword)}
+        args = [a for a in args if not isinstance(a, _Keyword)]
+        if name == "make_layout" and set(keywords) <= {"stride"} and len(args) == 1:   # the DSL's spelling
+            args += list(keywords.values())
+        elif keywords:
+            self.fail(f"{name}(...) takes no keyword {next(iter(keywords))}= here")
         if name in _TUPLE:
             return tuple(args)
         if name in _INT and len(args) == 1 and is_int(args[0]):
@@ -309,7 +335,7 @@ class _Parser:
                 return make_layout(*args) if name == "make_layout" else Layout(*args)
             except (TypeError, ValueError) as e:
                 self.fail(f"{name}({', '.join(shown(canon(a)) for a in args)}) is not a layout ({e})")
-        if name in ("Swizzle", "Sw") and len(args) == 3 and all(is_int(a) for a in args):
+        if name in ("Swizzle", "Sw", "S", "make_swizzle") and len(args) == 3 and all(is_int(a) for a in args):
             return tuple(args)
         self.fail(f"{name}(...) is not something an answer here can use")
 
@@ -327,6 +353,11 @@ class _Parser:
             else:
                 self.take("{}")
         return items
+
+    def no_keywords(self, items, where):
+        for item in items:
+            if isinstance(item, _Keyword):
+                self.fail(f"{item.name}= {where}")
 
     def braces(self):
         if self.peek() == "{}":

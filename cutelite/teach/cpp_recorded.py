@@ -21,6 +21,14 @@ CPP_GMMA = {
         "  stride_off :  0x0040 (64)\n"
         "  base_offset:  0x0\n"
         "  layout_type:  0x1 (B128)\n",
+    "desc K SW64 half_t (64,64) tile (64,16) block 0":
+        "offset 0\n"
+        "GmmaDescriptor: 0x8000002000010000\n"
+        "  start_addr :  0x0000\n"
+        "  leading_off:  0x0001 (1)\n"
+        "  stride_off :  0x0020 (32)\n"
+        "  base_offset:  0x0\n"
+        "  layout_type:  0x2 (B64)\n",
     "desc MN SW128 half_t (64,64) tile (64,16) block 0":
         "offset 0\n"
         "GmmaDescriptor: 0x4000004000000000\n"

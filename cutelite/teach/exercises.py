@@ -14,7 +14,9 @@ it that box. Standard library only.
 """
 
 from ..int_tuple import fmt, idx2crd, is_int, is_tuple, product, product_each
-from ..layout import ComposedLayout, Layout, LayoutLeft, LayoutRight, coalesce, get, make_layout, rank, size
+from ..layout import (ComposedLayout, Layout, LayoutLeft, LayoutRight, coalesce, composition, get, make_layout,
+                      rank, size)
+from ..parse import parse_layout
 from ..swizzle import Swizzle
 from .announce import announce_exercise
 from .answers import AnswerError, Word, canon, expected_value, read, shown
@@ -23,7 +25,8 @@ __all__ = ["check_value", "check_layout_answer", "check_offsets_answer", "check_
            "check_coordinates_answer", "check_owner_answer", "layout_hint", "offsets_hint", "value_hint",
            "check_lbo_sbo_answer", "check_expect_tx_answer", "check_phase_answer", "plain_shape",
            "check_partition_shape_answer", "check_copy_atom_answer", "check_tiled_mma_answer",
-           "check_budget_answer", "check_wait_group_answer", "check_wait_release_answer",
+           "check_budget_answer", "check_wait_group_answer", "check_pipeline_stages_answer",
+           "check_refused_answer",
            "check_setmaxnreg_answer", "swizzle_costs", "SWIZZLE_RANGE"]
 
 
@@ -105,13 +108,26 @@ def _sortable(x):
     return isinstance(x, tuple) and all(is_int(v) for v in x)
 
 
+def _how(got, want):
+    """How the whole number got differs from want, without naming want."""
+    if got == -want:
+        return "the wrong sign"
+    return "too large" if got > want else "too small"
+
+
+def _others(got, want, i):
+    """Whether the entries after the first wrong one, i, are right, in words (a count could read as a value)."""
+    return "more entries differ after it" if any(not _same(g, w) for g, w in zip(got[i + 1:], want[i + 1:])) \
+        else "the other entries are right"
+
+
 def value_hint(got, want):
     """What differs between the canonical values got and want (a number, a tuple, a word), in words that
-    do not give the answer away."""
+    never name want or any entry of it: too large or small, how many entries, which entry, another order."""
     if isinstance(want, Layout):
         return layout_hint(got, want)
     if is_int(want) and is_int(got):
-        return f"{got} is too {'large' if got > want else 'small'}"
+        return f"{got} is {_how(got, want)}"
     if isinstance(want, tuple) and isinstance(got, tuple):
         if len(got) != len(want):
             return f"expected {_kind(want)}; you have {len(got)} entries"
@@ -127,8 +143,8 @@ def value_hint(got, want):
             if not _same(g, w):
                 if _kind(g) != _kind(w) and not (is_int(g) and is_int(w)):
                     return f"entry {i} should be {_kind(w)}; you have {shown(g)}"
-                right = sum(_same(a, b) for a, b in zip(got, want))
-                return f"entry {i}, {shown(g)}, is not right ({right} of {len(want)} entries are)"
+                how = f"is {_how(g, w)}" if is_int(g) and is_int(w) and not isinstance(g, bool) else "is not right"
+                return f"entry {i}, {shown(g)}, {how}; {_others(got, want, i)}"
     if _kind(got) != _kind(want) and not (is_int(got) and is_int(want)):
         return f"expected {_kind(want)}; you have {shown(got)}"
     return f"{shown(got)} is not it"
@@ -164,37 +180,50 @@ def _compact_name(layout):
     return None
 
 
+def _leaves(t):
+    return [v for x in t for v in _leaves(x)] if is_tuple(t) else [t]
+
+
 def layout_hint(answer, expected):
     """Why layout `answer` is not `expected` (None when it is: same shape and stride; static or dynamic
-    ints alike): the kind, the size, which mode's shape or stride, which offset."""
+    ints alike), never naming the expected layout or any of its extents or strides: the kind, the size,
+    the rank, which mode's shape or stride differs and how (too large, too small, the wrong sign, the
+    right strides in other modes)."""
     expected = canon(expected)
     if not isinstance(answer, Layout):
         if isinstance(answer, tuple) and _same(answer, canon(expected.shape)):
-            return f"that is the shape alone; a layout is shape:stride, e.g. {fmt(expected.shape)}:(?, ...)"
-        return f"expected a layout such as {fmt(expected.shape)}:(...) or Layout(shape, stride); " \
-               f"you have {shown(answer)}"
+            return "that is the shape alone; a layout is shape:stride, the shape, a colon, then the strides"
+        return f"expected a layout, shape:stride or Layout(shape, stride); you have {shown(answer)}"
     answer = canon(answer)
     if answer == expected:
         return None
     if size(answer) != size(expected):
-        return f"size {size(answer)} should be {size(expected)}: check the shape {fmt(answer.shape)}"
+        return f"size {size(answer)} is {_how(size(answer), size(expected))}: check the shape {fmt(answer.shape)}"
     if all(answer(i) == expected(i) for i in range(size(expected))):
-        return (f"same offsets as the expected layout, different form: {answer} vs a layout of shape "
-                f"{fmt(expected.shape)} (coalesced, both are {coalesce(expected)})")
+        return (f"{answer} has the right offsets, in other modes (both coalesce to {coalesce(expected)}): "
+                "group the modes as the question's shape does")
     if answer.shape == expected.shape and _compact_name(answer) and _compact_name(expected):
         return f"{answer} is {_compact_name(answer)}; the layout asked for is {_compact_name(expected)}"
-    if answer.shape != expected.shape:
-        if rank(answer) != rank(expected):
-            return f"rank {rank(answer)} should be {rank(expected)}: shape {fmt(answer.shape)} vs {fmt(expected.shape)}"
-        for i in range(rank(expected)):
-            if get(answer, i).shape != get(expected, i).shape:
-                return f"mode {i} has shape {fmt(get(answer, i).shape)}; it should be {fmt(get(expected, i).shape)}"
+    if rank(answer) != rank(expected):
+        return f"rank {rank(answer)} is {_how(rank(answer), rank(expected))}: the shape {fmt(answer.shape)} " \
+               f"has {'too many' if rank(answer) > rank(expected) else 'too few'} modes"
+    for i in range(rank(expected)):
+        a_mode, e_mode = get(answer, i), get(expected, i)
+        if a_mode.shape != e_mode.shape:
+            how = "the right size, nested otherwise" if size(a_mode) == size(e_mode) else \
+                f"its size is {_how(size(a_mode), size(e_mode))}"
+            return f"mode {i} has shape {fmt(a_mode.shape)}: {how}"
+    got, want = _leaves(answer.stride), _leaves(expected.stride)
+    if sorted(got) == sorted(want):
+        return f"{answer} has the right strides in the wrong modes: which mode steps through memory fastest?"
     for i in range(rank(expected)):
         a_mode, e_mode = get(answer, i), get(expected, i)
         if a_mode.stride != e_mode.stride:
-            return (f"mode {i} ({fmt(a_mode.shape)}) has stride {fmt(a_mode.stride)}; it should be "
-                    f"{fmt(e_mode.stride)}")
-    return offsets_hint(tuple(answer(i) for i in range(size(answer))), expected)
+            pairs = list(zip(_leaves(a_mode.stride), _leaves(e_mode.stride)))
+            j, (g, w) = next((j, p) for j, p in enumerate(pairs) if p[0] != p[1])
+            where = f"sub-mode {j} of its stride {fmt(a_mode.stride)}" if len(pairs) > 1 else f"its stride {fmt(g)}"
+            return f"mode {i} ({fmt(a_mode.shape)}): {where} is {_how(g, w)}"
+    return f"{answer} is not the layout asked for"
 
 
 # ---- offsets: a list in index order, or a grid as print_layout shows it -------------------------------------
@@ -217,7 +246,7 @@ def _transpose(grid):
 
 def offsets_hint(answer, expected):
     """Why the offsets `answer` differ from `expected` (a Layout, or a sequence or array of offsets);
-    None if they are the same."""
+    None if they are the same. Never names an expected offset: which one differs, and how."""
     answer, expected = canon(answer), canon(expected)
     if isinstance(expected, Layout):
         exp1d = [expected(i) for i in range(size(expected))]
@@ -229,33 +258,35 @@ def offsets_hint(answer, expected):
         exp2d = _grid_of(expected)
         exp1d = [v for col in _transpose(exp2d) for v in col] if exp2d else _flat(expected)  # column-major
     if not isinstance(answer, tuple) or not all(is_int(v) for v in _flat(answer)):
-        return f"expected the offsets as a list of {len(exp1d)} numbers or a grid (a list of rows); " \
-               f"you have {shown(answer)}"
+        return f"expected the offsets as a list of numbers or a grid (a list of rows); you have {shown(answer)}"
     grid = _grid_of(answer)
     if grid is not None:
         if exp2d is None:
-            return f"expected a flat list of {len(exp1d)} offsets, you have a {len(grid)} x {len(grid[0])} grid"
-        shape, want = (len(grid), len(grid[0])), (len(exp2d), len(exp2d[0]))
-        if shape != want:
+            return f"expected a flat list of offsets, you have a {len(grid)} x {len(grid[0])} grid"
+        (rows, cols), (want_rows, want_cols) = (len(grid), len(grid[0])), (len(exp2d), len(exp2d[0]))
+        if (rows, cols) != (want_rows, want_cols):
             if grid == _transpose(exp2d):
                 return "your grid is transposed: rows are the first mode m, columns the second n"
-            return f"the grid should be {want[0]} x {want[1]}, you have {shape[0]} x {shape[1]}"
-        diff = [(m, n) for m in range(shape[0]) for n in range(shape[1]) if grid[m][n] != exp2d[m][n]]
+            if rows != want_rows:
+                return f"your grid has {rows} rows: {'too many' if rows > want_rows else 'too few'}"
+            return f"your grid has {cols} columns: {'too many' if cols > want_cols else 'too few'}"
+        diff = [(m, n) for m in range(rows) for n in range(cols) if grid[m][n] != exp2d[m][n]]
         if not diff:
             return None
-        m, n = diff[0]
-        return f"({m},{n}) should be {exp2d[m][n]}, you have {grid[m][n]} ({len(diff)} cells differ)"
+        (m, n), more = diff[0], "more cells differ" if len(diff) > 1 else "the other cells are right"
+        return f"({m},{n}), {grid[m][n]}, is {_how(grid[m][n], exp2d[m][n])}; {more}"
     ans = _flat(answer)
     if len(ans) != len(exp1d):
-        return f"expected {len(exp1d)} offsets, you have {len(ans)}"
+        return f"you have {len(ans)} offsets: {'too many' if len(ans) > len(exp1d) else 'too few'}"
     if ans == exp1d:
         return None
     if exp2d is not None and ans == [v for row in exp2d for v in row]:
         return "you listed them row by row; CuTe's 1-D index runs down the columns first (colexicographic)"
     if sorted(ans) == sorted(exp1d):
         return "right offsets, wrong order: index i runs through the first mode fastest"
-    i = next(i for i, (a, e) in enumerate(zip(ans, exp1d)) if a != e)
-    return f"offset at index {i} should be {exp1d[i]}, you have {ans[i]}"
+    diff = [i for i, (a, e) in enumerate(zip(ans, exp1d)) if a != e]
+    i, more = diff[0], "more offsets differ after it" if len(diff) > 1 else "the other offsets are right"
+    return f"the offset at index {i}, {ans[i]}, is {_how(ans[i], exp1d[i])}; {more}"
 
 
 def check_offsets_answer(answer, expected, name="offsets", hints=None):
@@ -303,6 +334,27 @@ def check_coordinates_answer(answer, index, shape, name="coordinates"):
              natural: f"give both coordinates as a pair: (m, n), then the one shaped like {fmt(shape)}"}
     hints.pop(expected, None)
     return check_value(answer, expected, name, hints)
+
+
+# ---- chapter 2: the composition C++ refuses ----------------------------------------------------------------
+def check_refused_answer(answer, A, candidates, name="refused"):
+    """Which of `candidates` (layouts B as text, e.g. "4:2") C++ CuTe refuses to compose with the layout A:
+    the one whose composition raises (cutelite raises where C++'s static_assert fails). The hint for each
+    other candidate says that C++ compiles it, and whether its result is A o B."""
+    refused, hints = [], {}
+    for text in candidates:
+        B = parse_layout(text, plain=int)
+        try:
+            R = composition(A, B)
+        except ValueError:
+            refused.append(text)
+            continue
+        hints[text] = (f"C++ compiles {text}, and R(i) == A(B(i)) for every i" if
+                       all(R(i) == A(B(i)) for i in range(size(B))) else
+                       f"C++ compiles {text} (its divisibility checks pass), though the result is not A o B")
+    if len(refused) != 1:
+        raise ValueError(f"check_refused_answer: exactly one of {candidates} must be refused; refused: {refused}")
+    return check_value(answer, refused[0], name, hints)
 
 
 # ---- chapter 3: reading a TV layout backwards ---------------------------------------------------------------
@@ -429,31 +481,6 @@ def check_setmaxnreg_answer(answer, expected, launch_cap, name="registers a cons
     return check_value(answer, expected, name, hints)
 
 
-def check_wait_release_answer(answer, release_lag, stages=4, name="wgmma.wait_group count"):
-    """The largest N of `wgmma.wait_group N` after which a consumer may release the stage of k-tile
-    kt - release_lag: release_lag itself (the groups of k-tiles <= kt - N are then complete). The answer
-    runs in cutelite.pipeline's simulation: a larger N gets the first rule the model finds broken; a
-    smaller one is safe there but not the largest."""
-    from ..pipeline import simulate_pipeline
-    if answer is None:
-        announce_exercise("wait_release", name, release_lag, params={"release_lag": release_lag, "stages": stages})
-    got = _answer(name, answer, release_lag)
-    if got is None:
-        return False
-    if not (is_int(got) and not isinstance(got, bool) and 0 <= got <= 7):
-        return _report(name, False, f"expected N of wgmma.wait_group N, a whole number from 0 to 7; you have "
-                                    f"{shown(got)}")
-    run = simulate_pipeline(2 * stages, stages, 2, load_time=0.6, wait_group=got, release_lag=release_lag)
-    if run.errors:
-        return _report(name, False, f"the model reports: {run.errors[0]}")
-    if got < release_lag:
-        return _report(name, False, f"safe (the model finds nothing wrong), but not the largest: wait_group {got} "
-                                    f"also waits for groups the release of k-tile kt - {release_lag} does not need")
-    print(f"PASS {name}: with wait_group {got} the groups of k-tiles <= kt - {got} are complete, and the "
-          "model finds no broken rule")
-    return True
-
-
 def check_expect_tx_answer(answer, expected, box_a_bytes, name="expect_tx bytes"):
     """The bytes a stage's TMA copies announce. Hints for one box only, for elements instead of bytes."""
     hints = {box_a_bytes: "that is the A box only: both copies of the stage complete on the same mbarrier",
@@ -491,7 +518,7 @@ def check_partition_shape_answer(answer, expected, name="partition shape", hints
     n_mma = 1
     for v in _flat_ints(mma):
         n_mma *= v
-    found = {(n_mma,) + rest: f"right counts, but the MMA mode keeps the atom's value shape {mma}, "
+    found = {(n_mma,) + rest: "right counts, but the MMA mode keeps the atom's value shape (a nested shape), "
                               "not just its size",
              (mma,) + tuple(reversed(rest)): "the last two modes are swapped: (MMA, MMA_M, MMA_K) for A, "
                                              "(MMA, MMA_N, MMA_K) for B, (MMA, MMA_M, MMA_N) for C",
@@ -502,23 +529,37 @@ def check_partition_shape_answer(answer, expected, name="partition shape", hints
     return check_value(answer, expected, name, found)
 
 
-_COPY_HINTS = {
-    "SM75_U32x4_LDSM_N": "ldmatrix without .trans gives each lane a pair of neighbours along a 16-byte row; "
-                         "in an M-major tile those rows run along M, and the MMA wants K pairs",
-    "SM75_U16x8_LDSM_T": "with .trans each lane gets two elements of one column of an 8x8 matrix: right for "
-                         "rows that run along M, wrong when the rows already run along K",
-    "UniversalCopy<uint128_t>": "a 128-bit copy moves 8 contiguous halves to ONE thread; the MMA fragment "
-                                "spreads them over 4 lanes, which only ldmatrix does in one instruction",
-    "UniversalCopy<uint16_t>": "that works, one half at a time: 8 loads where one ldmatrix row would do",
-    "SM75_U16x4_LDSM_T": "right direction, but .x2 loads two 8x8 matrices: half of what a warp's atom needs",
-    "SM75_U16x2_LDSM_T": "right direction, but .x1 loads one 8x8 matrix: a quarter of what a warp's atom needs",
-}
+_LDSM = {"SM75_U32x1_LDSM_N": (False, 1), "SM75_U32x2_LDSM_N": (False, 2), "SM75_U32x4_LDSM_N": (False, 4),
+         "SM75_U16x2_LDSM_T": (True, 1), "SM75_U16x4_LDSM_T": (True, 2), "SM75_U16x8_LDSM_T": (True, 4)}
+_LDSM_WAY = {False: "ldmatrix without .trans gives each lane a pair of neighbours along a 16-byte row: right "
+                    "when those rows run along K, wrong when they run along M or N (the MMA wants K pairs)",
+             True: "with .trans each lane gets two elements of one column of an 8x8 matrix: right for rows "
+                   "that run along M or N, wrong when the rows already run along K"}
+_UNIVERSAL = {"UniversalCopy<uint128_t>": "a 128-bit copy moves 8 contiguous halves to ONE thread; the MMA "
+                                          "fragment spreads them over 4 lanes, which only ldmatrix does in one "
+                                          "instruction",
+              "UniversalCopy<uint16_t>": "that works, one half at a time: 8 loads where one ldmatrix row would do"}
+
+
+def _copy_hints(expected):
+    """Hints for the usual wrong copy ops when `expected` (an ldmatrix op) is right: the other direction,
+    more or fewer 8x8 matrices than the atom call needs, a copy without ldmatrix."""
+    trans, count = _LDSM[expected]
+    hints = dict(_UNIVERSAL)
+    for name, (t, n) in _LDSM.items():
+        if t != trans:
+            hints[name] = _LDSM_WAY[t]
+        elif n != count:
+            hints[name] = (f"right direction, but .x{n} loads {n} 8x8 matri{'x' if n == 1 else 'ces'}: "
+                           f"{'more' if n > count else 'fewer'} than one atom call needs")
+    return hints
 
 
 def check_copy_atom_answer(answer, expected, name="copy atom"):
-    """A copy op's name, as C++ writes it ("SM75_U16x8_LDSM_T", with or without cute::). Hints for the
-    usual wrong choices."""
-    return check_value(answer, expected, name, {k: v for k, v in _COPY_HINTS.items() if k != expected})
+    """A copy op's name, as C++ writes it ("SM75_U16x8_LDSM_T", with or without cute::); `expected` is an
+    ldmatrix op. Hints for the other direction, the other counts of 8x8 matrices, and copies without
+    ldmatrix."""
+    return check_value(answer, expected, name, _copy_hints(expected))
 
 
 def check_tiled_mma_answer(answer, expected, atom_threads, atom_mnk, atom_layout_mnk, name="threads and tile"):
@@ -550,13 +591,45 @@ def check_budget_answer(answer, expected, stages, a_bytes, name="(smem bytes, ac
     return check_value(answer, tuple(expected), name, hints)
 
 
-def check_wait_group_answer(answer, stages, name="cp.async.wait_group count"):
+def check_wait_group_answer(answer, stages, name="cp.async.wait_group count", groups=1):
     """The largest wait_group count that is still correct at the top of a STAGES-deep cp.async main loop
-    (k-tile kt must have landed; the groups of k-tiles kt+1 .. kt+STAGES-2 may stay in flight): STAGES - 2.
-    Hints for the other counts (0 is safe but not the largest)."""
-    hints = {stages - 1: "that lets k-tile kt's own group stay in flight: the loop then reads a buffer "
-                         "before its copy lands (the bug)",
-             0: "safe, but not the largest: it also waits for the k-tiles after kt, so the copies no longer "
-                "overlap the math",
-             stages: "more groups than are ever in flight: the wait never waits"}
-    return check_value(answer, stages - 2, name, hints)
+    whose k-tiles each commit `groups` groups (k-tile kt must have landed; the groups of k-tiles
+    kt+1 .. kt+STAGES-2 may stay in flight): groups * (STAGES - 2). Hints for the other counts (0 is safe but
+    not the largest)."""
+    expected = groups * (stages - 2)
+    hints = {n: "that lets a group of k-tile kt itself stay in flight: the loop then reads a buffer before its "
+                "copy lands (the bug)" for n in range(expected + 1, expected + groups + 1)}
+    hints[0] = ("safe, but not the largest: it also waits for the k-tiles after kt, so the copies no longer "
+                "overlap the math")
+    if groups > 1:
+        hints[stages - 2] = "safe, but not the largest: wait_group counts groups, not k-tiles"
+    hints[groups * stages] = "more groups than are ever in flight: the wait never waits"
+    hints.pop(expected, None)
+    return check_value(answer, expected, name, hints)
+
+
+def check_pipeline_stages_answer(answer, wait_group, release_lag, name="stages"):
+    """The fewest stages with which a consumer that waits with `wgmma.wait_group wait_group` and releases
+    the stage of k-tile kt - release_lag runs without a broken rule or a deadlock. The answer runs in
+    cutelite.pipeline's simulation: fewer stages get the first rule the model finds broken; more run, but
+    are not the fewest."""
+    from ..pipeline import simulate_pipeline
+
+    def errors(stages):
+        return simulate_pipeline(8, stages, 2, load_time=0.6, wait_group=wait_group, release_lag=release_lag).errors
+    expected = next(s for s in range(1, 9) if not errors(s))
+    if answer is None:
+        announce_exercise("pipeline_stages", name, expected,
+                          params={"wait_group": wait_group, "release_lag": release_lag})
+    got = _answer(name, answer, expected)
+    if got is None:
+        return False
+    if not (is_int(got) and not isinstance(got, bool) and 1 <= got <= 8):
+        return _report(name, False, f"expected a number of stages from 1 to 8; you have {shown(got)}")
+    if got < expected:
+        return _report(name, False, f"with {got} stage{'s' if got > 1 else ''} the model reports: "
+                                    f"{errors(got)[0]}")
+    if got > expected:
+        return _report(name, False, f"{got} stages run, but not the fewest: the model runs with fewer as well")
+    print(f"PASS {name}: {got} stages run without a deadlock or a broken rule in the model")
+    return True

@@ -99,8 +99,8 @@ def _check(spec, text):
         return exercises.check_swizzle_answer(text, _Cost(spec["costs"]), name)
     if spec["checker"] == "lbo_sbo":
         return exercises.check_lbo_sbo_answer(text, decode(spec["expected"]), name, lbo_used=False)
-    if spec["checker"] == "wait_release":
-        return exercises.check_wait_release_answer(text, name=name, **spec["params"])
+    if spec["checker"] == "pipeline_stages":
+        return exercises.check_pipeline_stages_answer(text, name=name, **spec["params"])
     hints = {decode(k): h for k, h in spec["hints"]}
     return _CHECKERS[spec["checker"]](text, decode(spec["expected"]), name, hints)
 

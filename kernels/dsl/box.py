@@ -3,7 +3,7 @@
 The snippet's source is read from examples.py as text (no import: the box shows it where the DSL is not
 installed too). Its output comes from running it with the DSL when the DSL imports here, otherwise from
 recorded.py (the output of the same function, recorded with the DSL), labelled as recorded. In the book
-the box is an admonition with the dropdown class, folded like a solution; in a plain terminal it is text.
+the box is an admonition with the dropdown class, folded until the reader opens it; in a plain terminal it is text.
 """
 
 import ast

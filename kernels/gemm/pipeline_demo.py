@@ -16,6 +16,7 @@ A pipeline that is right under this model is right on any GPU; a wrong one reads
     from kernels.gemm import pipeline_demo as pd
     C = pd.run(A, B)            # the right WAIT (STAGES - 2)
     C = pd.run(A, B, wait=2)    # one group too many left in flight
+    C = pd.run(A, B, wait=2, groups=2)   # A's and B's copies as two groups a k-tile: 2 (STAGES - 2) is right
 """
 
 import threading
@@ -88,7 +89,7 @@ def objects():
 
 
 @kernel
-def gemm_pipelined(mA, mB, mC, g2s_A, g2s_B, mma, wait):
+def gemm_pipelined(mA, mB, mC, g2s_A, g2s_B, mma, wait, groups):
     tid, bid = thread_idx(), block_idx()
     n_tiles = mC.shape[1] // BN
     m, n = bid // n_tiles, bid % n_tiles
@@ -109,6 +110,9 @@ def gemm_pipelined(mA, mB, mC, g2s_A, g2s_B, mma, wait):
     for s in range(STAGES - 1):                         # prologue: k-tiles 0 .. STAGES-2 in flight
         with if_(s < k_tiles):
             copy(g2s_A, tAgA[_, _, _, s], tAsA[_, _, _, s])
+        if groups == 2:
+            cp_async_fence()                            # A's copies: a group of their own
+        with if_(s < k_tiles):
             copy(g2s_B, tBgB[_, _, _, s], tBsB[_, _, _, s])
         cp_async_fence()
     read, write = var(0, "read"), var(STAGES - 1, "write")
@@ -117,8 +121,11 @@ def gemm_pipelined(mA, mB, mC, g2s_A, g2s_B, mma, wait):
         syncthreads()                                   # ... everyone's; stage `write` is free
         with if_(kt + STAGES - 1 < k_tiles):
             copy(g2s_A, tAgA[_, _, _, kt + STAGES - 1], tAsA[_, _, _, write])
+        if groups == 2:
+            cp_async_fence()
+        with if_(kt + STAGES - 1 < k_tiles):
             copy(g2s_B, tBgB[_, _, _, kt + STAGES - 1], tBsB[_, _, _, write])
-        cp_async_fence()                                # one group per iteration, even an empty one
+        cp_async_fence()                                # groups per iteration, even empty ones
         assign(write, (write + 1) % STAGES)
         copy(tCsA[_, _, _, read], tCrA)                 # this k-tile's values, shared -> registers
         copy(tCsB[_, _, _, read], tCrB)
@@ -128,15 +135,18 @@ def gemm_pipelined(mA, mB, mC, g2s_A, g2s_B, mma, wait):
     copy(tCrC, thr_mma.partition_C(gC))
 
 
-def make_kernel(wait=STAGES - 2):
+def make_kernel(wait=STAGES - 2, groups=1):
     """The kernel k: k.launch(A, B, C) for C (M, N) = A (M, K) @ B (K, N), fp32 row-major, M and N multiples
-    of 32, K of 8. `wait`: the wait_group count of the main loop. In the simulator its cp.async runs on
-    MODEL (StrictCpAsync): a copy lands only when a wait_group covers it."""
+    of 32, K of 8. `wait`: the wait_group count of the main loop; `groups`: the cp.async groups a k-tile's
+    copies form, 1 (A and B together) or 2 (A's, then B's). In the simulator its cp.async runs on MODEL
+    (StrictCpAsync): a copy lands only when a wait_group covers it."""
+    if groups not in (1, 2):
+        raise ValueError(f"pipeline_demo.make_kernel: groups must be 1 or 2, got {groups!r}")
     overrides = (dict(cp_async_cg_16=MODEL.copy16, cp_async_commit=MODEL.commit, cp_async_wait=MODEL.wait)
                  if in_simulator() else None)
     k = gemm_pipelined.build(Matrix("float32"), Matrix("float32", unit=0, transposed=True), Matrix("float32"),
-                             *objects(), wait, threads=THREADS, overrides=overrides)
-    k.wait = wait
+                             *objects(), wait, groups, threads=THREADS, overrides=overrides)
+    k.wait, k.groups = wait, groups
     k.grid = lambda A, B, C: (C.shape[0] // BM) * (C.shape[1] // BN)
     return k
 
@@ -144,11 +154,11 @@ def make_kernel(wait=STAGES - 2):
 _KERNELS = {}
 
 
-def run(A, B, wait=STAGES - 2, out=None):
-    """C = A @ B (NumPy float32, or device arrays) with the pipeline's wait_group count `wait`; the output
-    is poisoned with NaN first. Returns a NumPy array."""
-    if wait not in _KERNELS:
-        _KERNELS[wait] = make_kernel(wait)
+def run(A, B, wait=STAGES - 2, groups=1, out=None):
+    """C = A @ B (NumPy float32, or device arrays) with the pipeline's wait_group count `wait` and `groups`
+    cp.async groups per k-tile; the output is poisoned with NaN first. Returns a NumPy array."""
+    if (wait, groups) not in _KERNELS:
+        _KERNELS[wait, groups] = make_kernel(wait, groups)
     M, K = A.shape
     N = B.shape[1]
     if M % BM or N % BN or K % BK:
@@ -157,6 +167,6 @@ def run(A, B, wait=STAGES - 2, out=None):
     C = np.full((M, N), np.nan, f32) if out is None else out
     MODEL.reset()
     dA, dB, dC = (cuda.to_device(np.ascontiguousarray(x, dtype=f32)) for x in (A, B, C))
-    _KERNELS[wait].launch(dA, dB, dC)
+    _KERNELS[wait, groups].launch(dA, dB, dC)
     MODEL.reset()
     return dC.copy_to_host()
