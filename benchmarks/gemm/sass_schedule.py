@@ -20,8 +20,10 @@ import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 
 # One character an instruction; anything else is "."
-LETTERS = (("HMMA", "m"), ("LDSM", "l"), ("LDGSTS", "c"), ("DEPBAR", "w"), ("BAR.", "|"))
-LEGEND = "m mma (HMMA), l ldmatrix (LDSM), c cp.async (LDGSTS), w cp.async.wait_group (DEPBAR), | barrier, . other"
+LETTERS = (("HMMA", "m"), ("LDSM", "l"), ("LDGSTS", "c"), ("LDGDEPBAR", "."), ("LDG", "g"), ("STS", "s"),
+           ("DEPBAR", "w"), ("BAR.", "|"))
+LEGEND = ("m mma (HMMA), l ldmatrix (LDSM), c cp.async (LDGSTS), w cp.async.wait_group (DEPBAR), | barrier, "
+          "g ld.global (LDG), s st.shared (STS), . other")
 
 
 def _nvdisasm():
