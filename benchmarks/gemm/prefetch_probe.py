@@ -1,7 +1,7 @@
 """When does step 11's k-block register prefetch pay? tc_sm80 (step 10) against tc_sm80_prefetch (step 11) in
 the same configurations, on a GPU, in one process:
 
-    python3 benchmarks/gemm/prefetch_probe.py --out DIR [--rounds 5] [--ncu]
+    python3 benchmarks/gemm/prefetch_probe.py --out DIR [--rounds 5] [--ncu | --ncu-only]
 
 Configurations: the ladder's (128x128x32, 4 stages, 2 CTAs an SM), sgemm_sm80.cu's tile (128x128x64,
 3 stages: 4 k-blocks a k-tile), 8 stages (128 KiB of shared memory: 1 CTA of 4 warps an SM, one warp a
@@ -11,7 +11,8 @@ at 512^3 against NumPy (output poisoned), then timed at 4096^3 and 8192^3 (kerne
 Writes DIR/prefetch_probe.csv and DIR/sass/<config>_<kind>.sass (the SASS the driver compiled; read it with
 `python benchmarks/gemm/sass_schedule.py --sass FILE`). --ncu also profiles each kernel once at 4096^3
 (ncu: the stall reasons per issued instruction, as ladder_profile.py, and the stall samples per SASS
-instruction: DIR/ncu/<config>_<kind>_source.csv), and prints the instructions the samples fall on most.
+instruction: DIR/ncu/<config>_<kind>_source.csv), and prints the instructions the samples fall on most;
+--ncu-only does that alone.
 """
 
 import argparse
@@ -127,10 +128,16 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--sizes", type=int, nargs="+", default=[4096, 8192])
     ap.add_argument("--ncu", action="store_true")
+    ap.add_argument("--ncu-only", action="store_true")
     ap.add_argument("--launch", nargs=2, default=None)
     a = ap.parse_args()
     if a.launch:
         return launch(*a.launch)
+    if a.ncu_only:
+        for config in CONFIGS:
+            for kind in KINDS:
+                profile(config, kind, a.out)
+        return
     import kernels
     info = kernels.setup()
     from numba import cuda
