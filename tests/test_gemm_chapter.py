@@ -78,7 +78,7 @@ def test_recorded_schedule_is_the_kernels_loop():
 
 
 def test_chapter7_prose_is_what_the_record_says():
-    """What chapter 7 says in words about steps 9-11 on the H100 (cells "What holds it back", step 10's and
+    """What chapter 7 says in words about steps 6b and 9-11 on the H100 (step 6b, "What holds it back", step 10's and
     step 11's readings, "Why mma.sync cannot reach cuBLAS"), checked against the record it prints."""
     rec = _recorded_module()
     tf = {n: rec.recorded(n) for n in (STEP_9, STEP_10, STEP_11)}
@@ -105,6 +105,7 @@ def test_chapter7_prose_is_what_the_record_says():
         predicted = n[b] * sum(st[b].values()) / (n[a] * sum(st[a].values()))
         assert abs(predicted / (tf[a] / tf[b]) - 1) < 0.05, (a, b)
     assert rec.CEILINGS["m16n8k16"] < rec.recorded("cuBLAS fp16->fp32 (torch)")   # below cuBLAS on the H100
+    assert rec.recorded("simt 6b: swizzled smem") < rec.recorded("simt 6b: padded smem")  # step 6b's reading
 
 
 def _fixture_blocks():
