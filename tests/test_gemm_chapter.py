@@ -57,6 +57,57 @@ def test_recorded_stalls_are_well_formed():
     assert "per issued instruction" in rec.STALLS_UNIT
 
 
+STEP_9, STEP_10, STEP_11 = "tc sm75 128x128x32", "tc sm80 128x128x32 4st", "tc sm80 + k-block prefetch"
+
+
+def test_recorded_schedule_is_the_kernels_loop():
+    """SCHEDULE's loops hold one k-tile's work as the kernels and the H100's SASS counts have it: 64 HMMA a
+    k-tile for m16n8k16 (128 for m16n8k8), 16 LDSM, the copies of one stage, one barrier; one distance a
+    ldmatrix."""
+    rec = _recorded_module()
+    sass = {r["rung"]: r for r in csv.DictReader(open(os.path.join(BENCH, "h100_sass.csv")))}
+    letters = set("mlcwgs|.")
+    for name, s in rec.SCHEDULE.items():
+        strip = s["strip"]
+        assert set(strip) <= letters and all(c in rec.SCHEDULE_LEGEND for c in letters - {"."}), name
+        assert strip.count("m") == int(sass[name]["HMMA"]) and strip.count("l") == 16 and strip.count("|") == 1
+        assert len(s["ldmatrix_to_mma"]) == 16 and all(d > 0 for d in s["ldmatrix_to_mma"])
+    assert rec.SCHEDULE[STEP_9]["strip"].count("g") == rec.SCHEDULE[STEP_9]["strip"].count("s") == 8
+    for name in (STEP_10, STEP_11):
+        assert rec.SCHEDULE[name]["strip"].count("c") == 8 and rec.SCHEDULE[name]["strip"].count("w") == 1
+
+
+def test_chapter7_prose_is_what_the_record_says():
+    """What chapter 7 says in words about steps 6b and 9-11 on the H100 (step 6b, "What holds it back", step 10's and
+    step 11's readings, "Why mma.sync cannot reach cuBLAS"), checked against the record it prints."""
+    rec = _recorded_module()
+    tf = {n: rec.recorded(n) for n in (STEP_9, STEP_10, STEP_11)}
+    st = {n: rec.STALLS[n] for n in tf}
+    assert max(tf, key=tf.get) == STEP_10 and tf[STEP_11] < tf[STEP_10] and tf[STEP_9] < tf[STEP_11]
+    top9 = sorted((k for k in st[STEP_9] if k != "selected"), key=lambda k: -st[STEP_9][k])[:2]
+    assert top9 == ["wait", "short_scoreboard"]                    # step 9's largest stalls
+    change = {k: st[STEP_10][k] - st[STEP_9][k] for k in st[STEP_9]}
+    assert min(change, key=lambda k: change[k]) == "short_scoreboard" and change["long_scoreboard"] > 0
+    assert st[STEP_9]["short_scoreboard"] > st[STEP_11]["short_scoreboard"] > st[STEP_10]["short_scoreboard"]
+    assert st[STEP_11]["barrier"] > st[STEP_10]["barrier"]
+    assert st[STEP_11]["wait"] < st[STEP_10]["wait"] and st[STEP_11]["long_scoreboard"] < st[STEP_10]["long_scoreboard"]
+    assert rec.recorded_regs(STEP_11) > rec.recorded_regs(STEP_10)
+    loop = {n: rec.SCHEDULE[n] for n in tf}
+    n = {k: len(v["strip"]) for k, v in loop.items()}
+    assert n[STEP_10] < n[STEP_11] < n[STEP_9]                      # step 11's loop is longer than step 10's
+    ahead = {k: min(v["ldmatrix_to_mma"]) for k, v in loop.items()}
+    assert ahead[STEP_10] > 10 and ahead[STEP_11] < 10 and ahead[STEP_9] < 10
+    s10 = loop[STEP_10]["strip"]
+    assert s10.index("|") < s10.index("c") < s10.index("l") < s10.index("m")   # barrier, copies, reads, mma
+    s11 = loop[STEP_11]["strip"]
+    assert s11.count("m", 0, s11.index("|")) > s11.count("m", s11.index("|"))  # most mma above the barrier
+    for a, b in ((STEP_9, STEP_10), (STEP_10, STEP_11)):              # time ~ instructions x stall sum
+        predicted = n[b] * sum(st[b].values()) / (n[a] * sum(st[a].values()))
+        assert abs(predicted / (tf[a] / tf[b]) - 1) < 0.05, (a, b)
+    assert rec.CEILINGS["m16n8k16"] < rec.recorded("cuBLAS fp16->fp32 (torch)")   # below cuBLAS on the H100
+    assert rec.recorded("simt 6b: swizzled smem") < rec.recorded("simt 6b: padded smem")  # step 6b's reading
+
+
 def _fixture_blocks():
     return {key: text.splitlines() for key, text in cpp_fixture.blocks("seed003_cpp.txt").items()}
 
@@ -235,6 +286,22 @@ def test_tensor_core_smem_tiles_are_conflict_free_for_ldmatrix(a_kmajor, b_kmajo
                 for k in range(size(parts[0], 2)):     # value 0 of each call (a lane's row), in bytes
                     rows = [int(parts[32 * w + lane](0, i, k)) * 2 for lane in range(32)]
                     assert ldmatrix_wavefronts(rows).wavefronts == 4, (w, i, k)
+
+
+@here
+def test_fastest_and_recorded_change(capsys):
+    results = {"a": (1.0, "measured"), "b": (None, "needs a newer GPU"), "c": (3.0, "recorded")}
+    assert chapter.fastest(results) == "c" and chapter.fastest(results, ["a", "b"]) == "a"
+    assert chapter.fastest(results, ["b"]) is None and chapter.fastest({}) is None
+    got = chapter.recorded_change(STEP_10, STEP_11)
+    out = capsys.readouterr().out
+    assert got["short_scoreboard"] == (recorded.STALLS[STEP_10]["short_scoreboard"],
+                                       recorded.STALLS[STEP_11]["short_scoreboard"])
+    assert "%.1f ->  %.1f" % (recorded.recorded(STEP_10), recorded.recorded(STEP_11)) in out
+    assert "2 (8) ->  2 (8)" in out                         # 212 and 230 registers: both 2 CTAs of 4 warps
+    got = chapter.loop_schedule([STEP_10, STEP_11])
+    assert got == {n: (len(recorded.SCHEDULE[n]["strip"]), min(recorded.SCHEDULE[n]["ldmatrix_to_mma"]))
+                   for n in (STEP_10, STEP_11)}
 
 
 @here

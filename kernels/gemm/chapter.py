@@ -38,7 +38,8 @@ from . import (EXPLORE, LADDER, ceiling, runnable, simt_banks, simt_blocking1d, 
 from . import recorded as rec
 
 __all__ = ["Step", "STEPS", "step", "quote", "changes", "check_run", "Bench", "device_numbers", "BASELINE_NAMES",
-           "instruction_mix", "smem_wavefronts", "occupancy", "limits", "STALL_MEANING"]
+           "instruction_mix", "smem_wavefronts", "occupancy", "limits", "STALL_MEANING", "fastest", "recorded_change",
+           "loop_schedule"]
 
 
 @dataclass
@@ -534,3 +535,57 @@ def limits(names, top=4):
         row("  " + k, ["not recorded" if st is None else "-" if k not in st else "%.2f" % st[k] for *_, st in cols])
     for k in reasons:
         print("  %-20s %s" % (k, STALL_MEANING.get(k, "")))
+
+
+# ---- reading the record: the fastest step, what changed from one step to the next, the SASS loop ----------
+def fastest(results, names=None):
+    """The name of the fastest kernel in `results` (name -> (TFLOP/s or None, how), as Bench.results) among
+    `names` (default: all of them), counting only those that have a figure; None when none has one."""
+    figures = {n: r[0] for n, r in results.items() if r[0] is not None and (names is None or n in names)}
+    return max(figures, key=figures.get) if figures else None
+
+
+def recorded_change(a, b):
+    """Print what the H100 record says changed from rung a to rung b: TFLOP/s, registers, CTAs an SM, every
+    stall reason the two share (the largest change first) and their sums. Summed over all reasons, `selected`
+    included, the unit (warps per issued instruction) is a scheduler's warps times the cycles between two of
+    its issues; so with the same warps a scheduler, a k-tile's time goes as the instructions it issues (the
+    recorded SASS loop) times that sum, which the last line compares with the measured ratio.
+    Returns {reason: (a's value, b's value)}."""
+    sa, sb = (rec.STALLS[rec.CSV_NAME.get(n, n)] for n in (a, b))
+    tfa, tfb = rec.recorded(a), rec.recorded(b)
+    ra, rb = rec.recorded_regs(a), rec.recorded_regs(b)
+    occ = [occupancy(r, c["threads"], c["smem"]) for r, c in ((ra, rung_named(a).kernel.config),
+                                                                (rb, rung_named(b).kernel.config))]
+    print("recorded on %s at %d^3: %s -> %s" % (rec.RUN["device"], rec.RUN["size"][0], a, b))
+    print("  %-20s %6.1f -> %6.1f   (%.2fx)" % ("TFLOP/s", tfa, tfb, tfb / tfa))
+    print("  %-20s %6d -> %6d" % ("registers", ra, rb))
+    print("  %-20s %6s -> %6s" % ("CTAs (warps) an SM", "%d (%d)" % occ[0][:2], "%d (%d)" % occ[1][:2]))
+    common = sorted(set(sa) & set(sb), key=lambda k: -abs(sb[k] - sa[k]))
+    print("  stall reasons, %s, the largest change first:" % "warps stalled per issued instruction")
+    for k in common:
+        print("  %-20s %6.2f -> %6.2f   (%+.2f)  %s" % (k, sa[k], sb[k], sb[k] - sa[k], STALL_MEANING.get(k, "")))
+    ta, tb = sum(sa.values()), sum(sb.values())
+    print("  %-20s %6.2f -> %6.2f" % ("all of them", ta, tb))
+    if a in rec.SCHEDULE and b in rec.SCHEDULE:
+        na, nb = len(rec.SCHEDULE[a]["strip"]), len(rec.SCHEDULE[b]["strip"])
+        print("  %-20s %6d -> %6d   (SASS, loop_schedule)" % ("instructions a k-tile", na, nb))
+        print("  time a k-tile, ~ instructions x all stall reasons: %.2fx; measured: %.2fx"
+              % (nb * tb / (na * ta), tfa / tfb))
+    return {k: (sa[k], sb[k]) for k in common}
+
+
+def loop_schedule(names, width=96):
+    """Print the recorded SASS of each rung's main loop (kernels.gemm.recorded.SCHEDULE), one character an
+    instruction, and how far ahead of the first mma that reads it each ldmatrix is issued. Returns
+    {name: (instructions in the loop, the smallest ldmatrix-to-mma distance)}."""
+    print("main loop in SASS (%s)\n%s\n" % (rec.SCHEDULE_SOURCE, rec.SCHEDULE_LEGEND))
+    out = {}
+    for name in names:
+        s = rec.SCHEDULE[name]
+        strip, ahead = s["strip"], sorted(d for d in s["ldmatrix_to_mma"] if d is not None)
+        print("%s: %d instructions, %d mma, %d ldmatrix" % (name, len(strip), strip.count("m"), strip.count("l")))
+        print("\n".join("    " + strip[i:i + width] for i in range(0, len(strip), width)))
+        print("    ldmatrix -> its first mma, instructions: %s\n" % " ".join(map(str, ahead)))
+        out[name] = (len(strip), ahead[0])
+    return out

@@ -10,9 +10,13 @@ named as ncu names it without prefix or suffix ("long_scoreboard", "short_scoreb
 "barrier", "math_pipe_throttle", "wait", "not_selected", ...), the value in STALLS_UNIT. Chapter 7 prints
 "not recorded" for a rung that has none. STALLS come from benchmarks/gemm/ladder_profile.py (h100_stalls.csv),
 one launch each at 4096^3 on the same day's H100.
+SCHEDULE: rung name -> the main loop of its kernel in SASS, one character an instruction ("strip", letters in
+SCHEDULE_LEGEND), and for each ldmatrix in it how many instructions later the first mma reads what it loaded
+("ldmatrix_to_mma"), from benchmarks/gemm/sass_schedule.py: compiled offline, not on the H100 (SCHEDULE_SOURCE).
 """
 
-__all__ = ["RUN", "ROWS", "CEILINGS", "CSV_NAME", "STALLS", "STALLS_UNIT", "recorded", "recorded_regs"]
+__all__ = ["RUN", "ROWS", "CEILINGS", "CSV_NAME", "STALLS", "STALLS_UNIT", "SCHEDULE", "SCHEDULE_SOURCE",
+           "SCHEDULE_LEGEND", "recorded", "recorded_regs"]
 
 RUN = {"date": "2026-11-25", "device": "NVIDIA H100 80GB HBM3 (sm_90)", "size": (4096, 4096, 4096),
        "command": "python3 benchmarks/gemm/bench.py --sweep --explore",
@@ -64,6 +68,28 @@ STALLS = {
 }
 STALLS_UNIT = ("warp cycles per issued instruction (ncu --section WarpStateStats: "
                "smsp__average_warps_issue_stalled_<reason>_per_issue_active.ratio)")
+
+SCHEDULE = {
+    "tc sm75 128x128x32": {
+        "strip": ('m..m..m.m.m...mm.m..m..m..m..m..m..mmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmm.mm..m...g...'
+                  '....g.......g.......g....l.....l....g...g.g...g.....ml.m..l.....l.....l...lmlmmmmmmmmmmmmmmmmmmm'
+                  'mmmmmmmmmmmmmmmmmmmmmmmsmmsmmsmmmm.m.smmmsmmsmmsmms|...m...l.lllllll.'),
+        "ldmatrix_to_mma": [27, 21, 22, 22, 14, 12, 16, 22, 10, 18, 22, 26, 43, 50, 3, 8]},
+    "tc sm80 128x128x32 4st": {
+        "strip": ('..w.|......................................c....c.....c....c...c.ccc........l...l...l...l...l...'
+                  'l...l..l.l.llmlm.mmmmmmm..m.lm.mlmmmmm..mlm.m.mlmmmmmmmmmmmmmmmmmmmm..m.mmmmmmmmmmmmmmmmmmmmmm..'),
+        "ldmatrix_to_mma": [33, 29, 29, 27, 25, 23, 33, 54, 50, 67, 74, 49, 12, 33, 26, 12]},
+    "tc sm80 + k-block prefetch": {
+        "strip": ('m....m...m.m..m...m..lm...m..m..m.m..m...m..m.m.m.m.m..m.m.m.m.m.m.m.m.mlm.m.mlm.m....l...ml.m..'
+                  '...ml..m.l....lm..m...c.mc.mcm.m.m.m.m...mc...mc.m.cm..m.c..m.c.m....m.m.m..m..w|.m.m.m..ml..ml.'
+                  'm.lm.lmllll.'),
+        "ldmatrix_to_mma": [69, 18, 21, 25, 29, 25, 43, 68, 18, 28, 32, 36, 55, 71, 3, 11]},
+}
+SCHEDULE_SOURCE = ("benchmarks/gemm/sass_schedule.py on 2026-11-27, offline: Numba's PTX of each rung assembled by "
+                   "ptxas of CUDA 13.0 (V13.0.88) for sm_90, disassembled by nvdisasm; the H100's driver compiled "
+                   "the same PTX itself (212 registers for tc sm80 128x128x32 4st, where this ptxas gives 216)")
+SCHEDULE_LEGEND = ("m mma (HMMA), l ldmatrix (LDSM), c cp.async (LDGSTS), w cp.async.wait_group (DEPBAR), "
+                   "| barrier (BAR.SYNC), g ld.global (LDG), s st.shared (STS), . anything else")
 
 
 def recorded(name):
