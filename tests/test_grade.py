@@ -163,3 +163,18 @@ def test_shipped_key_covers_every_exercise_of_the_book():
             with open(os.path.join(ROOT, "chapters", name)) as f:
                 labels = [label for label, _, _ in grade.exercises_of(json.load(f))]
             assert [e["label"] for e in key.get(name[:-6], [])] == labels, name
+
+
+def test_teaching_page_lists_every_exercise():
+    """book/teaching.md's table has one row per chapter, naming as many exercises (separated by ';') as the
+    chapter has."""
+    rows = {}
+    with open(os.path.join(ROOT, "book", "teaching.md")) as f:
+        for line in f:
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if len(cells) == 3 and cells[0][:1].isdigit():
+                rows[int(cells[0].split()[0])] = cells[1].count(";") + 1
+    for name in sorted(os.listdir(os.path.join(ROOT, "chapters"))):
+        if name.endswith(".ipynb"):
+            with open(os.path.join(ROOT, "chapters", name)) as f:
+                assert rows.get(int(name[:2])) == len(grade.exercises_of(json.load(f))), name
