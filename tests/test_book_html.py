@@ -607,6 +607,14 @@ def test_exercises_link_to_their_solutions_and_back(built):
     assert linked >= 27, linked
 
 
+def test_grader_key_is_this_build(built):
+    """The classroom grader's shipped answer key (cutelite/teach/answer_key.json) holds exactly the checks this
+    build's chapters announced; after changing an exercise, rebuild it with
+    `python -m cutelite.teach.grade --make-key _build/jupyter_execute`."""
+    from cutelite.teach import grade
+    assert grade.make_key(str(EXECUTED)) == grade.load_key()
+
+
 @pytest.mark.parametrize("page", CHAPTERS)
 def test_live_chapter(page, built, base_url, browser):
     """Every explorer of every chapter goes live and shows what cutelite computes in CPython, refuses the
