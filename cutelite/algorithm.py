@@ -15,6 +15,7 @@ and compared with A @ B.
     gemm(mma, tCrA, tCrB, tCrC)       for k, m, n: every atom of mma computes
                                       C(_, m, n) += A(_, m, k) @ B(_, n, k) on its threads' fragments
     mainloop(mma, sA, sB, gC, alpha, beta)   the tiled GEMM of NVIDIA's CuTe blog, for every thread
+    vectorizes(atom, src, dst)        does C++ compile cute::copy(atom, src, dst)? (copy_unpack's check)
     copy_vectors(tiled_copy, layout)  the offsets each thread's atom moves at once (is it one vector?)
     ldmatrix_for(mma, "A", layout)    the ldmatrix that loads an operand from that layout in the fewest calls
 
@@ -24,11 +25,12 @@ Tensors are cutelite.Tensor views (NumPy is imported only here, for the data).
 from .atoms import mma_reference
 from .copy_atoms import make_copy_atom
 from .errors import quote
-from .layout import Layout, _, size, slice_and_offset
+from .int_tuple import is_tuple
+from .layout import Layout, _, get, size, slice_and_offset, upcast
 from .tiled import make_tiled_copy_A, make_tiled_copy_B
 
 __all__ = ["copy", "copy_all", "clear", "axpby", "gemm", "mainloop", "copy_vectors", "vector_report",
-           "ldmatrix_for"]
+           "ldmatrix_for", "vectorizes"]
 
 
 def _values(t):
@@ -63,6 +65,10 @@ def copy_all(tiled_copy, srcs, dsts):
     atom's matrix at ValLayoutSrc(lane, v) and take their destination values from ValLayoutDst(lane, v).
     For a one-thread atom (UniversalCopy) that is copy(srcs[t], dsts[t]); for ldmatrix the values change
     threads, as the hardware does.
+
+    Refused as C++ refuses to compile it (ValueError): a call whose values do not vectorize into the
+    instruction's registers (copy_unpack's static_assert, see `vectorizes`). Alignment is not checked, as
+    C++ does not check it: a misaligned ldmatrix row compiles, and the GPU faults when it runs.
     """
     atom = tiled_copy.atom
     n_thr, n_src, n_dst = size(atom.ThrID), atom.num_val_src, atom.num_val_dst
@@ -70,6 +76,10 @@ def copy_all(tiled_copy, srcs, dsts):
     if len(srcs) != threads or len(dsts) != threads:
         raise ValueError(f"copy_all: need one source and one destination tensor per thread ({threads}), "
                          f"got {len(srcs)} and {len(dsts)}")
+    for t in range(threads):
+        ok, why = vectorizes(atom, srcs[t].layout, dsts[t].layout)
+        if not ok:
+            raise ValueError(f"copy_all: thread {t}: {why}")
     calls = size(srcs[0].layout) // n_src
     if size(dsts[0].layout) // n_dst != calls:
         raise ValueError(f"copy_all: {srcs[0].layout} holds {calls} calls of {n_src} source values, but "
@@ -85,6 +95,48 @@ def copy_all(tiled_copy, srcs, dsts):
                 for v in range(n_dst):
                     dsts[t][c * n_dst + v] = matrix[int(atom.ValLayoutDst(lane, v))]
     return dsts
+
+
+def _call_layouts(src, dst, n_src, n_dst):
+    """The layouts of one atom call's source and destination values in (V, rest...) layouts, found as
+    cute::copy finds them: mode 0, peeled further (Copy_Atom::call recurses into mode 0) until the source
+    holds n_src values or the destination n_dst. None where no such mode exists."""
+    s, d = get(src, 0), get(dst, 0)
+    while size(s) != n_src and size(d) != n_dst:
+        if not (is_tuple(s.shape) and is_tuple(d.shape)):
+            return None
+        s, d = get(s, 0), get(d, 0)
+    return s, d
+
+
+def vectorizes(atom, src, dst):
+    """Does C++ compile cute::copy(atom, src, dst) for these (V, rest...) layouts? (True, "") or (False, why).
+
+    Post: as copy_unpack (cute/atom/copy_traits.hpp): each call's source values, recast to the instruction's
+    source registers (atom.register_bits), make exactly its number of registers, and so do the destination's;
+    recast checks strides only ("doesn't check alignment", cute/tensor_impl.hpp), and a swizzle is left out.
+    """
+    regs = atom.register_bits
+    if regs is None:
+        return True, ""
+    calls = _call_layouts(src, dst, atom.num_val_src, atom.num_val_dst)
+    if calls is None:
+        return False, (f"{src} and {dst} have no mode of {atom.num_val_src} source or {atom.num_val_dst} "
+                       f"destination values (C++: Src/Dst partitioning does not match the instruction requirement)")
+    for side, layout, n, bits in (("src", calls[0], atom.num_val_src, regs[0]),
+                                  ("dst", calls[1], atom.num_val_dst, regs[1])):
+        if bits < atom.bits:                                       # a downcast: registers narrower than a value
+            continue
+        layout = getattr(layout, "layout_b", layout)               # the inner layout of a swizzled one
+        k, count = bits // atom.bits, n * atom.bits // bits
+        try:
+            ok = size(upcast(layout, k)) == count
+        except ValueError as e:
+            return False, f"{atom!r}: {side} values {layout}: {e}"
+        if not ok:
+            return False, (f"{atom!r}: {side} values {layout} are not {count} {bits}-bit register(s) "
+                           f"(C++: {side} failed to vectorize into registers)")
+    return True, ""
 
 
 def clear(t):
@@ -195,8 +247,12 @@ def copy_vectors(tiled_copy, layout, side="S"):
 def vector_report(tiled_copy, layout, elem_bits, side="S"):
     """Can each atom call of `tiled_copy` on `layout` be one vector access? A dict:
     contiguous (each call's offsets are consecutive), aligned (each call starts at a multiple of its own
-    width), bits (the width of one call), and the first offending (thread, offsets) or None.
-    ldmatrix needs both for its 16-byte rows; a 128-bit UniversalCopy needs both too."""
+    width, the tile starting at a multiple too), bits (the width of one call), and the first offending
+    (thread, offsets) or None.
+    ldmatrix's 16-byte rows and a 128-bit UniversalCopy need both, at different times: C++ CuTe compiles the
+    copy only where the values are contiguous (copy_unpack's check, see `vectorizes`), and does not check
+    alignment; the PTX ISA requires each ldmatrix row address to be 16-byte aligned, so a misaligned row
+    compiles and fails only when the instruction runs."""
     calls = copy_vectors(tiled_copy, layout, side)
     n = len(calls[0][0])
     first = None

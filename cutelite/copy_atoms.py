@@ -166,6 +166,23 @@ class Copy_Atom:
         return VALUE_TYPES[self.value_type]
 
     @property
+    def register_bits(self):
+        """(source, destination) register widths of the instruction, C++'s SRegisters and DRegisters element
+        types: copy_unpack recasts each call's values to them (copy_traits.hpp). ldmatrix reads one 128-bit
+        row and writes 32-bit registers, stmatrix the reverse, the warp exchanges move 32-bit registers, a
+        one-thread copy one register of its whole width. None for the auto-vectorizing copies, which
+        cute::copy handles without copy_unpack."""
+        if "_LDSM_" in self.op:
+            return 128, 32
+        if "_STSM_" in self.op:
+            return 32, 128
+        if self.op in _WARP:
+            return 32, 32
+        if re.match(r"(%s)\s*<" % "|".join(_TEMPLATED), self.op):
+            return self.bits * self.num_val_src, self.bits * self.num_val_dst
+        return None
+
+    @property
     def num_val_src(self):
         return size(self.ValLayoutSrc, 1)
 

@@ -21,10 +21,13 @@ from collections import namedtuple
 from dataclasses import dataclass
 from types import SimpleNamespace
 
+from . import gmma
 from . import layout as L
 from . import tensor as T
 from . import tiled
+from . import tma as _tma
 from .atoms import MMA_Atom, make_mma_atom as _mma_atom
+from .basis import ArithmeticTupleIterator, ScaledBasis
 from .copy_atoms import Copy_Atom, make_copy_atom as _copy_atom
 from .identity import make_identity_layout, make_identity_tensor
 from .int_tuple import Dyn, is_int, is_tuple, product_each
@@ -101,6 +104,39 @@ NAMES = (
          "tiled_mma.make_fragment_A(thr_mma.partition_A(sA))", "the DSL makes registers from the partition"),
     Name("partition", "thr_copy.retile_D(tCrA) / retile_S", "thr_copy.retile(tCrA)", "one name for both"),
     Name("partition", "gemm(mma, A, B, C) (C += A B)", "cute.gemm(mma, D, A, B, C)", "D first, C separate"),
+    Name("hopper", "make_gmma_atom(\"SM90::GMMA::MMA_64x128x16_F32F16F16_SS<GMMA::Major::K, GMMA::Major::K>\")",
+         "make_mma_atom(nvgpu.warpgroup.MmaF16BF16Op(Float16, Float32, (64, 128, 16), OperandSource.SMEM, "
+         "OperandMajorMode.K, OperandMajorMode.K))",
+         "GMMA (wgmma, sm_90a): the source of A (SS: shared, RS: registers) and the majors are the op's arguments"),
+    Name("hopper", "gmma.Layout_K_SW128_Atom(\"half_t\"), tile_to_smem(atom, (128, 64))",
+         "nvgpu.warpgroup.make_smem_layout_atom(SmemLayoutAtomKind.K_SW128, Float16), "
+         "tile_to_shape(atom, (128, 64), (0, 1))",
+         "the swizzle acts on byte addresses; prints S<3,4,3> o 0 o (8,64):(64,1)"),
+    Name("hopper", "make_tma_atom(\"SM90_TMA_LOAD\", gA, sA_layout, (128, 64)), atom.get_tma_tensor(shape)",
+         "nvgpu.cpasync.make_tiled_tma_atom(nvgpu.cpasync.CopyBulkTensorTileG2SOp(), gA, sA_layout, (128, 64))",
+         "one call returns both, the atom and the TMA tensor; multicast is CopyBulkTensorTileG2SMulticastOp, "
+         "a store CopyBulkTensorTileS2GOp"),
+    Name("hopper", "tma_partition(atom, 0, Layout(1), sA, gA) -> (tAgA, tAsA)",
+         "nvgpu.cpasync.tma_partition(atom, 0, make_layout(1), sA, gA) -> (tAsA, tAgA)",
+         "the DSL returns the shared part first, C++ the global part; sA, gA with the tile grouped into mode 0 "
+         "(group_modes(x, 0, 2))"),
+    Name("kernel", "cutejit.warpgroup_arrive(acc)", "nvgpu.warpgroup.fence()",
+         "PTX wgmma.fence, C++'s warpgroup_arrive(): the registers' writes before it, then the wgmma reads"),
+    Name("kernel", "cutejit.warpgroup_commit()", "nvgpu.warpgroup.commit_group()",
+         "PTX wgmma.commit_group, C++'s warpgroup_commit_batch()"),
+    Name("kernel", "cutejit.warpgroup_wait(n, acc)", "nvgpu.warpgroup.wait_group(n)",
+         "PTX wgmma.wait_group n, C++'s warpgroup_wait<n>(): at most n committed groups still running"),
+    Name("kernel", "cutejit.PipelineTmaAsync(stages, tx_bytes, consumer_warpgroups)",
+         "pipeline.PipelineTmaAsync.create(num_stages=..., producer_group=..., consumer_group=..., tx_count=..., "
+         "barrier_storage=...)",
+         "a full and an empty mbarrier a stage; the DSL's groups (CooperativeGroup) count the arrivals"),
+    Name("kernel", "cutejit.PipelineState(stages)", "pipeline.make_pipeline_state(PipelineUserType.Producer, stages)",
+         "the DSL's producer state starts at phase 1; cutejit's producer waits on phase ^ 1"),
+    Name("kernel", "pipe.producer_acquire(state); cutejit.tma_load(tma, coord, sA, *pipe.producer_barrier(state))",
+         "pipe.producer_acquire(state); cute.copy(tma_atom, tAgA, tAsA, tma_bar_ptr=pipe.producer_get_barrier(state))",
+         "the TMA's bytes complete the stage's full barrier; the DSL's producer_commit is then a no-op"),
+    Name("kernel", "pipe.consumer_wait(state), pipe.consumer_release(state), state.advance()",
+         "pipe.consumer_wait(state), pipe.consumer_release(state), state.advance()", "the same names"),
     Name("printing", "(_4,_8):(_1,_4)", "(4,8):(1,4)", "no underscores: every value in a printout is static"),
     Name("printing", "(8,_4):(_1,8)   (8 dynamic)", "(?,4):(1,?)", "a dynamic value is ? at trace time"),
     Name("printing", "Sw<3,3,3> o _0 o (_8,_64):(_64,_1)", "S<3,3,3> o 0 o (8,64):(64,1)", ""),
@@ -266,11 +302,107 @@ class StMatrix8x8x16bOp(_Matrix8x8Op):
     _cpp = ("SM90", "STSM")
 
 
+# ---- Hopper (sm_90a): the warpgroup MMA and the TMA ------------------------------------------------------
+class OperandMajorMode:
+    """The contiguous mode of a GMMA operand in shared memory (C++'s GMMA::Major): K or MN."""
+    K = "K"
+    MN = "MN"
+
+
+class OperandSource:
+    """Where a GMMA's A comes from: SMEM (a descriptor; C++'s _SS atoms) or RMEM (registers; _RS)."""
+    SMEM = "SS"
+    RMEM = "RS"
+
+
+@dataclass(frozen=True)
+class WarpgroupMmaF16BF16Op:
+    """The DSL's nvgpu.warpgroup.MmaF16BF16Op: wgmma.mma_async with f16 or bf16 inputs (sm_90a), one
+    warpgroup's 64 x N x 16 product; instruction_shape (64, N) or (64, N, 16)."""
+    ab_dtype: Numeric
+    acc_dtype: Numeric
+    instruction_shape: tuple
+    a_src: str
+    a_major_mode: str
+    b_major_mode: str
+
+    def cpp(self):
+        ab, acc, shape = self.ab_dtype, self.acc_dtype, tuple(self.instruction_shape)
+        if ab not in (Float16, BFloat16) or acc not in (Float16, Float32) or (ab is BFloat16 and acc is not Float32):
+            raise ValueError(f"warpgroup.MmaF16BF16Op: A/B Float16 with Float16 or Float32 accumulators, or BFloat16 "
+                             f"with Float32; got {ab!r}, {acc!r}")
+        if len(shape) not in (2, 3) or shape[0] != 64 or shape[2:] not in ((), (16,)):
+            raise ValueError(f"warpgroup.MmaF16BF16Op: instruction_shape must be (64, N) or (64, N, 16), got "
+                             f"{self.instruction_shape!r}")
+        a, c = _MMA_LETTERS[ab.name], _MMA_LETTERS[acc.name]
+        return (f"SM90::GMMA::MMA_64x{shape[1]}x16_{c}{a}{a}_{self.a_src}"
+                f"<GMMA::Major::{self.a_major_mode}, GMMA::Major::{self.b_major_mode}>")
+
+
+class SmemLayoutAtomKind:
+    """The GMMA shared-memory layout atoms (C++'s GMMA::Layout_<major>_<swizzle>_Atom<T>)."""
+    MN_INTER, MN_SW32, MN_SW64, MN_SW128 = "MN_INTER", "MN_SW32", "MN_SW64", "MN_SW128"
+    K_INTER, K_SW32, K_SW64, K_SW128 = "K_INTER", "K_SW32", "K_SW64", "K_SW128"
+
+
+def make_smem_layout_atom(kind, element_type):
+    """The GMMA layout atom of `kind` for element_type, e.g. (K_SW128, Float16): Sw<3,4,3> o (8,64):(64,1),
+    the swizzle on byte addresses (C++ GMMA::Layout_K_SW128_Atom<half_t>)."""
+    if kind not in vars(SmemLayoutAtomKind).values():
+        raise ValueError(f"make_smem_layout_atom: kind must be a SmemLayoutAtomKind, got {kind!r}")
+    t = _need_numeric(element_type, "make_smem_layout_atom", "element_type")
+    return getattr(gmma, f"Layout_{kind}_Atom")(t.cpp)
+
+
+@dataclass(frozen=True)
+class _TmaOp:
+    def cpp(self):
+        return self._cpp
+
+
+class CopyBulkTensorTileG2SOp(_TmaOp):
+    """A TMA load, global -> shared memory (sm_90+; C++ SM90_TMA_LOAD)."""
+    _cpp = "SM90_TMA_LOAD"
+
+
+class CopyBulkTensorTileG2SMulticastOp(_TmaOp):
+    """A TMA load multicast to the CTAs of a cluster (C++ SM90_TMA_LOAD_MULTICAST)."""
+    _cpp = "SM90_TMA_LOAD_MULTICAST"
+
+
+class CopyBulkTensorTileS2GOp(_TmaOp):
+    """A TMA store, shared -> global memory (C++ SM90_TMA_STORE)."""
+    _cpp = "SM90_TMA_STORE"
+
+
+def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler, num_multicast=1):
+    """(the TMA copy atom, the TMA tensor of gmem_tensor's shape): C++'s make_tma_atom, and the atom's
+    get_tma_tensor, which the DSL returns together (they unpack as a pair)."""
+    op = _need_op(op, (_TmaOp,), "make_tiled_tma_atom", "op")
+    atom = _tma.make_tma_atom(op.cpp(), gmem_tensor, smem_layout, cta_tiler, num_multicast)
+    return CopyAtom(atom), atom.get_tma_tensor(gmem_tensor.shape)
+
+
+def tma_partition(atom, cta_coord, cta_layout, smem_tensor, gmem_tensor):
+    """One box per TMA instruction of a shared tensor and a TMA tensor, each with the tile in mode 0:
+    returns (smem part, gmem part), where C++'s tma_partition (and cutelite's) return (gmem, smem)."""
+    gmem, smem = _tma.tma_partition(_unwrap(atom, _tma.TMA_Atom, "tma_partition", "atom"), cta_coord, cta_layout,
+                                    smem_tensor, gmem_tensor)
+    return smem, gmem
+
+
 nvgpu = SimpleNamespace(
     MmaUniversalOp=MmaUniversalOp, CopyUniversalOp=CopyUniversalOp, LoadCacheMode=LoadCacheMode,
+    OperandMajorMode=OperandMajorMode,
     warp=SimpleNamespace(MmaF16BF16Op=MmaF16BF16Op, MmaTF32Op=MmaTF32Op, MmaFP8Op=MmaFP8Op,
                          LdMatrix8x8x16bOp=LdMatrix8x8x16bOp, StMatrix8x8x16bOp=StMatrix8x8x16bOp),
-    cpasync=SimpleNamespace(CopyG2SOp=CopyG2SOp, LoadCacheMode=LoadCacheMode),
+    warpgroup=SimpleNamespace(MmaF16BF16Op=WarpgroupMmaF16BF16Op, OperandSource=OperandSource,
+                              SmemLayoutAtomKind=SmemLayoutAtomKind, make_smem_layout_atom=make_smem_layout_atom),
+    cpasync=SimpleNamespace(CopyG2SOp=CopyG2SOp, LoadCacheMode=LoadCacheMode,
+                            CopyBulkTensorTileG2SOp=CopyBulkTensorTileG2SOp,
+                            CopyBulkTensorTileG2SMulticastOp=CopyBulkTensorTileG2SMulticastOp,
+                            CopyBulkTensorTileS2GOp=CopyBulkTensorTileS2GOp,
+                            make_tiled_tma_atom=make_tiled_tma_atom, tma_partition=tma_partition),
 )
 
 
@@ -337,6 +469,12 @@ def select(obj, mode=()):
 
 
 def group_modes(input, begin, end=None):
+    """Modes begin..end-1 of a layout, or of a tensor's layout, grouped into one (a swizzle is kept)."""
+    if isinstance(input, T.Tensor):
+        lay = input.layout
+        inner = getattr(lay, "layout_b", lay)
+        grouped = L.group(inner, begin, end)
+        return input.view(lay.with_inner(grouped) if inner is not lay else grouped)
     return L.group(input, begin, end)
 
 
@@ -648,7 +786,7 @@ def _unwrap(x, kind, op, what):
     return x
 
 
-_MMA_OPS = (MmaF16BF16Op, MmaTF32Op, MmaFP8Op, MmaUniversalOp)
+_MMA_OPS = (MmaF16BF16Op, MmaTF32Op, MmaFP8Op, MmaUniversalOp, WarpgroupMmaF16BF16Op)
 _COPY_OPS = (CopyUniversalOp, CopyG2SOp, LdMatrix8x8x16bOp, StMatrix8x8x16bOp)
 
 
@@ -659,15 +797,21 @@ def _need_op(op, kinds, fn, what):
     return op
 
 
+def _cutelite_mma_atom(op, fn, what):
+    """The cutelite atom of a typed MMA op: a GMMA atom for the warpgroup's, a warp-level one else."""
+    op = _need_op(op, _MMA_OPS, fn, what)
+    return gmma.make_gmma_atom(op.cpp()) if isinstance(op, WarpgroupMmaF16BF16Op) else _mma_atom(op.cpp())
+
+
 def make_mma_atom(op):
-    return MmaAtom(_mma_atom(_need_op(op, _MMA_OPS, "make_mma_atom", "op").cpp()))
+    return MmaAtom(_cutelite_mma_atom(op, "make_mma_atom", "op"))
 
 
 def make_tiled_mma(op_or_atom, atom_layout_mnk=(1, 1, 1), permutation_mnk=None):
     """A TiledMma of the op (or atom) over atom_layout_mnk (a shape or a Layout); permutation_mnk entries
     are ints, Layouts or None (the atoms' own extent)."""
     atom = op_or_atom.cutelite if isinstance(op_or_atom, MmaAtom) else \
-        _mma_atom(_need_op(op_or_atom, _MMA_OPS, "make_tiled_mma", "op_or_atom").cpp())
+        _cutelite_mma_atom(op_or_atom, "make_tiled_mma", "op_or_atom")
     perm = None if permutation_mnk is None else _proj(permutation_mnk)
     return TiledMma(tiled.make_tiled_mma(atom, atom_layout_mnk, perm))
 
@@ -759,6 +903,10 @@ def pretty_str(x):
         return ("Tiled Copy\n"
                 f"  Tiler MN:        {_tile(tuple(x.tiler) if is_tuple(x.tiler) else (x.tiler,))}\n"
                 f"  TV Layout tiled: {pretty_str(x.layout_tv)}\n" + _copy_text(x.atom, 17))
+    if isinstance(x, ScaledBasis):
+        return str(x).lstrip("_")
+    if isinstance(x, T.Tensor) and isinstance(x.engine, ArithmeticTupleIterator):
+        return f"tensor<{_int_tuple(tuple(x.engine.coord))} o {pretty_str(x.layout)}>"
     if is_int(x) or is_tuple(x) or x is None or isinstance(x, Underscore):
         return _int_tuple(x)
     return str(x)

@@ -114,6 +114,28 @@ def test_ldmatrix_round_trip_gives_the_mma_its_values(atom, ldsm, kmajor):
     assert want in built.source
 
 
+@here
+@pytest.mark.parametrize("smem, message", [
+    (Layout((32, 32), (33, 1)) if IN_PROCESS else None, "faults when it runs"),       # rows padded by one half
+    (Layout((32, 32), (1, 32)) if IN_PROCESS else None, "does not compile such a copy either"),   # M-major
+])
+def test_ldmatrix_from_rows_it_cannot_read_is_refused(smem, message):
+    """LDSM_N needs each lane's 8 halves contiguous (C++'s copy_unpack refuses otherwise: M-major) and
+    16-byte aligned (C++ does not check it, the GPU faults: rows padded by one element)."""
+    mma = make_tiled_mma(make_mma_atom("SM80_16x8x16_F32F16F16F32_TN"), Layout((2, 2, 1)), (32, 32, 16))
+    s2r = make_tiled_copy_A(make_copy_atom("SM75_U32x4_LDSM_N", "half_t"), mma)
+
+    @cj.kernel
+    def k(mA, mma, s2r):
+        tid = thread_idx()
+        sA = make_smem_tensor(smem, "float16")
+        thr = s2r.get_slice(tid)
+        copy(s2r, thr.partition_S(sA), thr.retile_D(mma.get_slice(tid).partition_fragment_A(sA)))
+
+    with pytest.raises(ValueError, match=message):
+        k.build(Matrix("float16"), mma, s2r, threads=128)
+
+
 # ---- gemm ------------------------------------------------------------------------------------------------
 @here
 @pytest.mark.parametrize("atom,warps", [("SM80_16x8x16_F32F16F16F32_TN", (2, 2)), ("SM80_16x8x16_F32BF16BF16F32_TN", (1, 2)),

@@ -137,28 +137,79 @@ MMA Atom
     assert cute.pretty_str(cute.make_swizzle(2, 3, 3)) == "S<2,3,3>"
 
 
-def _dsl_names():
-    """The function and class names the map's DSL column uses (cute.X or X(...), not methods)."""
+_CALL = re.compile(r"(?<![\w.])((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)\(")
+# The map's example objects: a call on one of them is a method (tiled_mma.get_slice(...)), not a name to look up
+_OBJECTS = {"L", "t", "pipe", "state", "atom", "tiled_mma", "thr_mma", "thr_copy", "tiled_copy", "copy_atom"}
+
+
+def _called(column, topics):
+    """The dotted names called in one column of the map's rows of these topics, `cute.` dropped."""
     names = set()
     for n in cute.NAMES:
-        if n.topic in ("printing", "running"):
-            continue
-        for m in re.finditer(r"(?<![\w.])(?:cute\.)?([a-z_][a-z0-9_]*)\(", n.dsl):
-            names.add(m.group(1))
-    return names - {"gemm"}          # cute.gemm runs a kernel's MMA: not part of the construction surface
+        if n.topic in topics:
+            for m in _CALL.finditer(getattr(n, column)):
+                name = m.group(1).removeprefix("cute.")
+                if name.split(".")[0] not in _OBJECTS:
+                    names.add(name)
+    return names
+
+
+def _missing(root, names):
+    """The names that do not resolve, attribute by attribute, from `root` (a module, or a dict of them)."""
+    def found(name):
+        obj = root
+        for part in name.split("."):
+            obj = obj.get(part) if isinstance(obj, dict) else getattr(obj, part, None)
+            if obj is None:
+                return False
+        return True
+    return sorted(n for n in names if not found(n))
+
+
+TOPICS = {n.topic for n in cute.NAMES}
+SURFACE = TOPICS - {"printing", "running", "kernel"}   # what cutelite.dsl builds; "kernel": the compiled code's
 
 
 def test_every_name_of_the_map_is_in_the_surface():
-    names = _dsl_names()
-    assert {"make_layout", "make_tiled_copy_tv", "make_tiled_copy", "recast_layout", "make_rmem_tensor"} <= names
-    assert not [n for n in names if not hasattr(cute, n)]
+    names = _called("dsl", SURFACE) - {"gemm"}     # cute.gemm runs a kernel's MMA: not construction
+    assert {"make_layout", "make_tiled_copy_tv", "make_tiled_copy", "recast_layout", "make_rmem_tensor",
+            "nvgpu.warpgroup.MmaF16BF16Op", "nvgpu.cpasync.make_tiled_tma_atom", "nvgpu.cpasync.tma_partition",
+            "nvgpu.warpgroup.make_smem_layout_atom"} <= names
+    assert not _missing(cute, names)
     assert len(cute.NAMES) >= 30 and all(n.cutelite and n.dsl for n in cute.NAMES)
+
+
+def test_every_name_of_the_books_column_is_the_books():
+    """The left column's names are cutelite's (C++'s; its algorithms too), the kernel layer's (cutejit.), or
+    Python's."""
+    import builtins
+    import cutelite
+    from cutelite import algorithm
+    from kernels import cutejit
+    names = _called("cutelite", TOPICS)
+    assert {"make_gmma_atom", "tma_partition", "cutejit.warpgroup_arrive", "cutejit.PipelineTmaAsync"} <= names
+    assert not _missing({**vars(builtins), **vars(cutelite), **vars(algorithm), "cutejit": cutejit}, names)
+    methods = {"pipe": cutejit.PipelineTmaAsync, "state": cutejit.PipelineState}
+    for n in cute.NAMES:
+        for m in _CALL.finditer(n.cutelite):
+            head, _, rest = m.group(1).partition(".")
+            if head in methods:
+                assert hasattr(methods[head], rest), m.group(1)
 
 
 @pytest.mark.skipif(missing() is not None, reason=f"{missing()}")
 def test_every_name_of_the_map_is_in_the_dsl():
+    import cutlass
     import cutlass.cute as dsl
-    assert not [n for n in _dsl_names() | {"gemm", "printf"} if not hasattr(dsl, n)]
+    names = _called("dsl", TOPICS - {"printing", "running"}) | {"printf"}
+    assert {"nvgpu.warpgroup.fence", "pipeline.PipelineTmaAsync.create", "pipeline.make_pipeline_state"} <= names
+    assert not _missing({**vars(dsl), "pipeline": cutlass.pipeline}, names)
+    methods = {"pipe": cutlass.pipeline.PipelineTmaAsync, "state": cutlass.pipeline.PipelineState}
+    for n in cute.NAMES:
+        for m in _CALL.finditer(n.dsl):
+            head, _, rest = m.group(1).partition(".")
+            if head in methods:
+                assert hasattr(methods[head], rest), m.group(1)
 
 
 def test_make_rmem_tensor_and_print_tensor(capsys):

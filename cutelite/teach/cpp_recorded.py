@@ -1,12 +1,33 @@
-"""What compiled C++ CuTe printed for the cases chapter 8 checks against, kept in the package so that a
-reader who only pip-installed it (no tests/ folder) checks against the same text.
+"""What compiled C++ CuTe printed for the cases chapters 6 and 8 check against, kept in the package so that
+a reader who only pip-installed it (no tests/ folder) checks against the same text.
 
-Each entry is copied from tests/fixtures/gmma_cpp.txt (made by tests/fixtures/gen_gmma.sh, C++ CuTe
-compiled as host code); tests/test_pipeline.py asserts that every entry still equals the fixture's block.
-Keys are the fixture's block names.
+CPP_GMMA is copied from tests/fixtures/gmma_cpp.txt (made by tests/fixtures/gen_gmma.sh, C++ CuTe compiled as
+host code; tests/test_pipeline.py asserts that every entry still equals the fixture's block). CPP_LDSM_COPY is
+the first line of each case of tests/fixtures/ldsm_copy_cpp.txt (gen_ldsm_copy.sh): whether g++ compiles
+copy(tiled_copy, tXsA, tXrA) for chapter 6's ldmatrix TiledCopy of A on a (128, 32) half tile with that
+stride (tests/test_copy_vectorize.py asserts it). Keys are the fixture's block names.
 """
 
-__all__ = ["CPP_GMMA", "cpp_desc_fields"]
+__all__ = ["CPP_GMMA", "CPP_LDSM_COPY", "cpp_desc_fields"]
+
+CPP_LDSM_COPY = {
+    "SM75_U16x8_LDSM_T (1,128)": "compiles",
+    "SM75_U16x8_LDSM_T (1,136)": "compiles",
+    "SM75_U16x8_LDSM_T (1,129)": "compiles",
+    "SM75_U16x8_LDSM_T (32,1)": "error: static assertion failed: Copy_Traits: src failed to vectorize into "
+                                "registers. Layout is incompatible with this CopyOp.",
+    "SM75_U16x8_LDSM_T (40,1)": "error: static assertion failed: Copy_Traits: src failed to vectorize into "
+                                "registers. Layout is incompatible with this CopyOp.",
+    "SM75_U16x8_LDSM_T (33,1)": "error: static assertion failed: Divisibility condition",
+    "SM75_U32x4_LDSM_N (1,128)": "error: static assertion failed: Copy_Traits: src failed to vectorize into "
+                                 "registers. Layout is incompatible with this CopyOp.",
+    "SM75_U32x4_LDSM_N (1,136)": "error: static assertion failed: Copy_Traits: src failed to vectorize into "
+                                 "registers. Layout is incompatible with this CopyOp.",
+    "SM75_U32x4_LDSM_N (1,129)": "error: static assertion failed: Divisibility condition",
+    "SM75_U32x4_LDSM_N (32,1)": "compiles",
+    "SM75_U32x4_LDSM_N (40,1)": "compiles",
+    "SM75_U32x4_LDSM_N (33,1)": "compiles",
+}
 
 CPP_GMMA = {
     "layout GMMA::Layout_K_SW128_Atom<half_t>":

@@ -1,7 +1,8 @@
 """Chapter 7's arithmetic and pictures: what a tiled GEMM costs in shared memory and registers, how many
-FLOPs it gets per byte at each level of memory, the C++ printouts and the optimisation table of the GEMM
-article the chapter answers (Huang, "GEMM 优化2: GMEM、SMEM 内存访问优化", 2025: book/references.bib,
-huang2025gemm2), and the chapter's two figures (the running bar chart of the ladder, the roofline).
+FLOPs it gets per byte at each level of memory, the GEMM article's C++ printouts (checked in chapter 6) and
+its optimisation table (measured in chapter 7) (Huang, "GEMM 优化2: GMEM、SMEM 内存访问优化", 2025:
+book/references.bib, huang2025gemm2), and the chapter's two figures (the running bar chart of the ladder,
+the roofline).
 Standard library only, except the figures (matplotlib, imported inside).
 """
 

@@ -159,13 +159,19 @@ class LdMatrix(CopyOp):
 
 
 def _contiguous(x, first, n, what):
-    """The n values from `first` are n consecutive elements in memory (else no single instruction)."""
+    """The n values from `first` are n consecutive elements in memory, the first at a multiple of n (else no
+    single instruction). C++ CuTe refuses the first to compile (copy_unpack); it does not check the second,
+    and a misaligned vector access faults on the GPU when it runs: cutejit refuses both when it builds."""
     if isinstance(x, RTensor):
         return
-    ok = x.contiguous(first, n)
-    if not ok:
-        raise ValueError("cutejit: copy: %s values %d..%d of %r are not %d consecutive, aligned elements"
-                         % (what, first, first + n - 1, x, n))
+    values = "%s values %d..%d of %r" % (what, first, first + n - 1, x)
+    if not x.contiguous(first, n, aligned=False):
+        raise ValueError("cutejit: copy: %s are not %d consecutive elements (C++ CuTe does not compile such a "
+                         "copy either)" % (values, n))
+    if not x.contiguous(first, n):
+        raise ValueError("cutejit: copy: %s are %d consecutive elements that do not start at a multiple of %d: "
+                         "C++ CuTe compiles such a copy (it does not check alignment) and it faults when it runs"
+                         % (values, n, n))
 
 
 _LDSM = re.compile(r"SM75_U(32|16)x(\d)_LDSM_(N|T)$")

@@ -218,16 +218,16 @@ class GTensor(_Base):
         static = _root(self.layout(c), self.nroot) if self.layout is not None else (0,) * self.nroot
         return tuple(sum(self.origin[m], 0) + static[m] for m in range(self.nroot))
 
-    def contiguous(self, first, n):
+    def contiguous(self, first, n, aligned=True):
         """Static coordinates first .. first + n - 1 are n consecutive elements along the matrix's unit-stride
-        mode, the first at a multiple of n there (the run-time origins are tile and thread offsets, which
-        the kernels keep aligned; the simulator's twins check every access)."""
+        mode, and (if `aligned`) the first at a multiple of n there (the run-time origins are tile and thread
+        offsets, which the kernels keep aligned; the simulator's twins check every access)."""
         unit = [m for m, st in enumerate(self.matrix.strides) if isinstance(st, int) and st == 1]
         if not unit or self.layout is None:
             return n == 1
         c0 = self.coord_static(first)
         want = lambda j: tuple(c0[m] + (j if m == unit[0] else 0) for m in range(self.nroot))
-        return c0[unit[0]] % n == 0 and all(self.coord_static(first + j) == want(j) for j in range(n))
+        return (c0[unit[0]] % n == 0 or not aligned) and all(self.coord_static(first + j) == want(j) for j in range(n))
 
     def coord_static(self, c):
         return _root(self.layout(c), self.nroot)
@@ -313,17 +313,17 @@ class STensor(_Base):
     def _key(self):
         return (self.mem, self.swizzle, tuple((m, s.src if is_sym(s) else s) for m, s in self.terms))
 
-    def contiguous(self, first, n):
-        """Values first .. first + n - 1 are n consecutive elements, the first a multiple of n, for every
-        value the run-time terms (thread coordinates) can take."""
+    def contiguous(self, first, n, aligned=True):
+        """Values first .. first + n - 1 are n consecutive elements, and (if `aligned`) the first a multiple of
+        n, for every value the run-time terms (thread coordinates) can take."""
         t = current()
         values = t.memo(("smem values",) + self._key(), self._values)
         sw = self.swizzle or (lambda x: x)
         inner = [self.layout(first + j) for j in range(n)]
-        if isinstance(self.outer, int) and self.outer % n:
+        if aligned and isinstance(self.outer, int) and self.outer % n:
             return False
-        return all(sw(v + inner[0]) % n == 0 and all(sw(v + inner[j]) == sw(v + inner[0]) + j for j in range(n))
-                   for v in values)
+        return all((sw(v + inner[0]) % n == 0 or not aligned) and
+                   all(sw(v + inner[j]) == sw(v + inner[0]) + j for j in range(n)) for v in values)
 
     def offset(self, c):
         """Element offset of static coordinate c (1-D) of the layout, as cheap as the layouts allow: one
