@@ -186,8 +186,8 @@ def _complement_steps(a, cotarget=None):
     n = bound if is_int(bound) else size(bound)
     f = flatten(coalesce(a))
     pairs = sorted(zip(wrap(f.shape), wrap(f.stride)), key=lambda p: p[1])
-    steps = [f"complement({a}, {operand_text(bound)}): the layout of the offsets A does not reach, "
-             f"in order, up to {operand_text(bound)}",
+    steps = [f"complement({a}, {operand_text(bound)}): the layout that enumerates the copies of A (the offset "
+             f"where each starts), in order, until they cover 0..{n - 1}",
              f"A's modes sorted by stride: {', '.join(f'{fmt(s)}:{fmt(d)}' for s, d in pairs if d != 0)}"]
     current, uneven = 1, None
     for s, d in pairs:

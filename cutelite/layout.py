@@ -902,7 +902,9 @@ def _coalesce_shape(t):
 
 
 def complement(layout, cotarget=None):
-    """The layout of the offsets `layout` does not reach, up to `cotarget` (default: cosize(layout)).
+    """The layout that enumerates the copies of `layout` (the offset where each starts), until they cover
+    0..cotarget-1 (default cotarget: cosize(layout)); make_layout(layout, result) reaches each offset below
+    size(layout) * size(result) once when layout fits.
 
     Post: the result is ordered (strides increase) and its image is disjoint from layout's (except 0);
           size(layout) * size(result) >= size(cotarget).

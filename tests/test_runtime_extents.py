@@ -24,6 +24,8 @@ CASES = {
     "right_inverse((_16,n):(_1,_16))": lambda: right_inverse(Layout((16, n), (1, 16))),
     "composition((_4096,_8192):(_1,_4096), (_32,n,_8,_128):(_1@0,_8@1,_1@1,_32@0))":
         lambda: composition(Layout((4096, 8192), (1, 4096)), Layout((32, n, 8, 128), (E(0), 8 * E(1), E(1), 32 * E(0)))),
+    "composition((_64,_64):(_1,_64), (_8,n):(_1@0,_1@1))":
+        lambda: composition(Layout((64, 64), (1, 64)), Layout((8, n), (E(0), E(1)))),
 }
 
 
