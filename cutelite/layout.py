@@ -98,7 +98,8 @@ class Layout:
 
     ``Layout((4, 8))`` is compact column-major, ``(_4,_8):(_1,_4)``; ``Layout((4, 8), (8, 1))`` row-major.
     Accepts an int, a natural (flat) coordinate or a hierarchical coordinate; ``_`` or ``None`` in a
-    coordinate slices (see ``slice_and_offset``).
+    coordinate slices (see ``slice_and_offset``). As in C++, values are not checked against the shape: past
+    its size a layout goes on along its last mode (``Layout(4)(6) == 6``).
     """
 
     __slots__ = ("shape", "stride")
