@@ -210,6 +210,7 @@ def _tiles_of(shape, tiler):
     tile_of, past = np.zeros(size(shape), dtype=np.int64), 0
     if not (isinstance(tiler, tuple) and all(is_int(t) or isinstance(t, Layout) for t in tiler)):
         coords = zipped_divide(make_layout(shape), tiler)       # a Layout acts on the 1-D index
+        check_cells(1, size(coords), "draw_tiles")                  # tiles far larger than the layout
         for j in range(size(coords, 1)):
             for i in range(size(coords, 0)):
                 if 0 <= coords(i, j) < len(tile_of):
@@ -219,6 +220,7 @@ def _tiles_of(shape, tiler):
         return tile_of, past
     per_mode = [zipped_divide(make_layout(e), t) if m < len(tiler) else Layout((1, e), (0, 1))
                 for m, (e, t) in enumerate(zip(extents, tiler + (None,) * len(extents)))]
+    check_cells(1, int(np.prod([size(d) for d in per_mode])), "draw_tiles")
     for tile in product(*[range(size(d, 0)) for d in per_mode]):
         for rest in product(*[range(size(d, 1)) for d in per_mode]):
             at = [d(i, j) for d, i, j in zip(per_mode, tile, rest)]
