@@ -25,8 +25,10 @@ MAX_CELLS = 1 << 16
 
 
 class OutOfRange(IndexError, ValueError):
-    """A coordinate, mode or index outside its range. An IndexError, as Python's own indexing raises, and
-    a ValueError, so that ``except (TypeError, ValueError)`` catches every refusal of the engine."""
+    """A mode outside a layout's rank, a coordinate whose tuples do not match the shape's, an element outside
+    a tensor's memory. (A coordinate's values are not checked: past its size a layout goes on along its last
+    mode, as in C++.) An IndexError, as Python's own indexing raises, and a ValueError, so that
+    ``except (TypeError, ValueError)`` catches every refusal of the engine."""
 
 
 def check_cells(rows, cols, op):

@@ -77,16 +77,6 @@ def _list(values, limit=8):
     return f"[{shown}{',...' if len(values) > limit else ''}]"
 
 
-def _extended(a, j):
-    """A(j) for any index j >= 0: past size(A), C++'s composition goes on along A's last mode."""
-    f = flatten(a)
-    shp, std = wrap(f.shape), wrap(f.stride)
-    total = 0
-    for s, d in zip(shp[:-1], std[:-1]):
-        total, j = total + (j % s) * d, j // s
-    return total + j * std[-1]
-
-
 def _stride_fault(a, b, name="B"):
     """Where B's stride meets a shape of A that it neither divides nor is a multiple of, walking the modes
     as composition does: the strong condition correctness needs, of which C++ checks only the weak part
@@ -124,15 +114,15 @@ def _check_composition(r, a, b, name="B"):
     if not _plain(a, b) or n > MAX_CHECKED:
         return [f"check skipped: {f'R has {n} coordinates' if n > MAX_CHECKED else 'strides that are not ints'}"]
     reach = [b(i) for i in range(n)]
-    if n <= 0 or min(reach) < 0:
-        return [f"not A o {name}: {name} = {b} reaches negative indices or has no coordinates (size {n}); A is "
-                "not defined there, and C++ computes R without a check"]
-    want = [a(j) if j < size(a) else _extended(a, j) for j in reach]
+    want = [a(j) for j in reach]   # past A's indices, A goes on along its last mode (C++ evaluates it so)
     got = [r(i) for i in range(n)]
     lines = []
     if max(reach) >= size(a):
         lines.append(f"{name} reaches index {max(reach)}, past A's last index {size(a) - 1}: there A({name}(i)) "
                      "goes on along A's last mode, as C++ extends A")
+    if min(reach) < 0:
+        lines.append(f"{name} reaches index {min(reach)}, below A's first index 0: there A({name}(i)) is A's "
+                     "function continued to negative indices, as C++ evaluates it (C++ division truncates)")
     lines.append(f"check: R(i) == A({name}(i)) for all i < {n}: {got == want}")
     if got != want:
         why = _stride_fault(a, b, name) or _carry_fault(a, b, got, want, reach, name)
@@ -146,8 +136,7 @@ def _carry_fault(a, b, got, want, reach, name):
     c = fmt(idx2crd(i, b.shape)).replace("_", "")
     f = flatten(b)
     modes = [Layout._make(s, d) for s, d in zip(wrap(f.shape), wrap(f.stride))]
-    alone = all(composition(a, m)(k) == (a(m(k)) if m(k) < size(a) else _extended(a, m(k)))
-                for m in modes for k in range(size(m)))
+    alone = all(composition(a, m)(k) == a(m(k)) for m in modes for k in range(size(m)))
     if alone and len(modes) > 1:
         return (f"each mode of {name} composes exactly on its own, but R adds its modes' offsets while "
                 f"{name}{c} = {reach[i]} carries from one mode of A into the next, so A({name}{c}) = {want[i]}, "
@@ -197,8 +186,8 @@ def _complement_steps(a, cotarget=None):
     n = bound if is_int(bound) else size(bound)
     f = flatten(coalesce(a))
     pairs = sorted(zip(wrap(f.shape), wrap(f.stride)), key=lambda p: p[1])
-    steps = [f"complement({a}, {operand_text(bound)}): the layout of the offsets A does not reach, "
-             f"in order, up to {operand_text(bound)}",
+    steps = [f"complement({a}, {operand_text(bound)}): the layout that enumerates the copies of A (the offset "
+             f"where each starts), in order, until they cover 0..{n - 1}",
              f"A's modes sorted by stride: {', '.join(f'{fmt(s)}:{fmt(d)}' for s, d in pairs if d != 0)}"]
     current, uneven = 1, None
     for s, d in pairs:

@@ -98,7 +98,8 @@ class Layout:
 
     ``Layout((4, 8))`` is compact column-major, ``(_4,_8):(_1,_4)``; ``Layout((4, 8), (8, 1))`` row-major.
     Accepts an int, a natural (flat) coordinate or a hierarchical coordinate; ``_`` or ``None`` in a
-    coordinate slices (see ``slice_and_offset``).
+    coordinate slices (see ``slice_and_offset``). As in C++, values are not checked against the shape: past
+    its size a layout goes on along its last mode (``Layout(4)(6) == 6``).
     """
 
     __slots__ = ("shape", "stride")
@@ -223,16 +224,22 @@ def _has_free(c):
 
 
 def _check_coord(c, s, layout):
+    """Refuse what C++ does not compile: a coordinate with leaves other than ints, ints beyond 64 bits, or
+    tuples that do not match the shape's (a tuple where the shape has an int: "Invalid parameters"; another
+    rank: "Mismatched Ranks"). The values are not checked, as in C++: an int is split by the sizes of the
+    modes before the last, which takes the rest, so a layout extends past its size along its last mode
+    (``_4:_1`` at 6 is 6; ``(_4,_3):(_3,_1)`` at 12 is 3, at -1 is -3)."""
+    check_tree(c, str(layout), "coordinate", is_int, "hold ints")
+    _check_profile(c, s, layout, "coordinate")
+
+
+def _check_profile(c, s, layout, what):
+    """OutOfRange unless coordinate c has the tuples of shape s where it has tuples (C++'s static_asserts)."""
     if is_tuple(c):
         if not is_tuple(s) or len(c) != len(s):
-            raise OutOfRange(f"{layout}: coordinate {quote(c, fmt)} does not match the shape {fmt(s)}")
+            raise OutOfRange(f"{layout}: {what} {quote(c, fmt)} does not match the shape {fmt(s)}")
         for ci, si in zip(c, s):
-            _check_coord(ci, si, layout)
-        return
-    if not is_int(c):
-        raise TypeError(f"{layout}: coordinate {quote(c)} is not an int")
-    if not 0 <= c < product(s):
-        raise OutOfRange(f"{layout}: coordinate {quote(c)} is out of range for shape {fmt(s)} (size {product(s)})")
+            _check_profile(ci, si, layout, what)
 
 
 def _compact(shape, major, current=1):
@@ -600,14 +607,14 @@ def slice_and_offset(coord, layout):
     _need_coord(coord, "slice_and_offset")
     if hasattr(layout, "layout_b"):
         if _has_fixed(coord) and isinstance(layout.layout_a, Swizzle):
-            _check_slice(coord, layout.shape, layout)
+            _check_profile(coord, layout.shape, layout, "slice coordinate")
             if not _has_free(coord):
                 raise ValueError(f"slice_and_offset: {quote(coord, fmt)} fixes every mode of {layout}, leaving no "
                                  "layout (C++ does not compile it); evaluate the layout there instead")
             return _slice_swizzled(coord, layout)
         sub_layout, off = slice_and_offset(coord, layout.layout_b)
         return layout.with_inner(sub_layout, add(layout.offset, off)), 0
-    _check_slice(coord, layout.shape, layout)
+    _check_profile(coord, layout.shape, layout, "slice coordinate")
     sub_layout = Layout._make(_slice(coord, layout.shape), _slice(coord, layout.stride))
     return sub_layout, int_tuple._crd2idx(coord, layout.shape, layout.stride)
 
@@ -689,16 +696,6 @@ def _slice_swizzled(coord, layout):
 def _has_fixed(c):
     """Whether a slicing coordinate fixes any mode (holds anything but _)."""
     return any(_has_fixed(v) for v in c) if is_tuple(c) else not _is_free(c)
-
-
-def _check_slice(c, s, layout):
-    if is_tuple(c):
-        if not is_tuple(s) or len(c) != len(s):
-            raise OutOfRange(f"{layout}: slice coordinate {quote(c, fmt)} does not match the shape {fmt(s)}")
-        for ci, si in zip(c, s):
-            _check_slice(ci, si, layout)
-    elif not _is_free(c):
-        _check_coord(c, s, layout)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -906,7 +903,9 @@ def _coalesce_shape(t):
 
 
 def complement(layout, cotarget=None):
-    """The layout of the offsets `layout` does not reach, up to `cotarget` (default: cosize(layout)).
+    """The layout that enumerates the copies of `layout` (the offset where each starts), until they cover
+    0..cotarget-1 (default cotarget: cosize(layout)); make_layout(layout, result) reaches each offset below
+    size(layout) * size(result) once when layout fits.
 
     Post: the result is ordered (strides increase) and its image is disjoint from layout's (except 0);
           size(layout) * size(result) >= size(cotarget).

@@ -92,11 +92,12 @@ def _shape(shape, op, what):
     return shape
 
 
-def _check_thread(idx, n, what):
-    if not is_int(idx):
-        raise TypeError(f"{what}: thread index must be an int, got {idx!r}")
-    if not 0 <= idx < n:
-        raise ValueError(f"{what}: thread {idx} is out of range for {n} threads")
+def _check_thread(idx, what):
+    """TypeError naming `what` unless idx is an int >= 0 (a thread index: CUDA's threadIdx is unsigned). As in
+    C++, an index past the last thread is not refused: get_slice computes with it (see the callers)."""
+    if not is_int(idx) or idx < 0:
+        raise TypeError(f"{what}: thread index must be an int >= 0, got {quote(idx)}")
+    _need_int(idx, what, "thread index")
 
 
 # ---- TiledMMA --------------------------------------------------------------------------------------------
@@ -186,9 +187,7 @@ class TiledMMA:
     def get_slice(self, thr_idx):
         """Thread thr_idx's view of the tiled MMA (ThrMMA). As in C++, an index past the last thread
         wraps around (its coordinate is taken modulo each thread mode)."""
-        if not is_int(thr_idx) or thr_idx < 0:
-            raise TypeError(f"TiledMMA.get_slice: thread index must be an int >= 0, got {quote(thr_idx)}")
-        _need_int(thr_idx, "TiledMMA.get_slice", "thread index")
+        _check_thread(thr_idx, "TiledMMA.get_slice")
         return ThrMMA(self, get_flat_coord(self.thr_layout_vmnk, dyn(thr_idx)))   # a run-time index, as in C++
 
     get_thread_slice = get_slice
@@ -430,7 +429,6 @@ class TiledCopy:
         if rank(layout) < _rank_of_tiler(self.tiler):
             raise ValueError(f"partition: the tensor {layout} has fewer modes than the tiler "
                              f"{_tile_str(self.tiler)} (Rank of tensor to be partitioned too small)")
-        _check_divides(layout, self.tiler)
         return self.tile2thrfrg(zipped_divide(layout, self.tiler), self._ref2trg(trg))
 
     def tidfrg_S(self, layout):
@@ -467,7 +465,9 @@ class TiledCopy:
         return self._layout_TV(self.atom.ValLayoutDst)
 
     def get_slice(self, thr_idx):
-        _check_thread(thr_idx, size(self.layout_tv, 0), "TiledCopy.get_slice")
+        """Thread thr_idx's view of the tiled copy (ThrCopy). As in C++, an index past the last thread is
+        not refused: its partitions slice the thread mode there, which goes on along its last mode."""
+        _check_thread(thr_idx, "TiledCopy.get_slice")
         return ThrCopy(self, dyn(thr_idx))
 
     get_thread_slice = get_slice
@@ -491,16 +491,6 @@ def _tiler_shape(tiler):
 
 def _rank_of_tiler(tiler):
     return len(tiler) if is_tuple(tiler) else 1
-
-
-def _check_divides(layout, tiler):
-    """A static tensor mode must be a whole number of tiles (C++ would read past it silently)."""
-    shp = layout.shape if is_tuple(layout.shape) else (layout.shape,)
-    for i, t in enumerate(tiler if is_tuple(tiler) else (tiler,)):
-        n, m = size(shp[i]), size(t)
-        if is_static(n) and mod(n, m) != 0:
-            raise ValueError(f"partition: mode {i} of the tensor {layout} has size {int(n)}, not a "
-                             f"multiple of the tile's {int(m)}")
 
 
 class ThrCopy:

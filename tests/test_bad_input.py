@@ -271,5 +271,5 @@ def test_every_public_function_is_probed():
 
 def test_out_of_range_is_an_index_error_and_a_value_error():
     with pytest.raises(OutOfRange) as e:
-        LAY(32)
+        LAY(1, 2, 3)
     assert isinstance(e.value, IndexError) and isinstance(e.value, ValueError)

@@ -162,3 +162,24 @@ def test_the_verdict_on_compositions_is_the_brute_force_one():
         compared += 1
         disagreements += not exact
     assert compared > 1000 and disagreements > 50
+
+
+def test_cutlass_2955_each_mode_fits_but_the_sum_carries():
+    """NVIDIA/cutlass#2955: A = (6,2):(1,7), B = (3,2):(2,3) passes every divisibility check, and C++ returns
+    (_3,_2):(_2,_3), which is not A o B: B(2,1) = 4 + 3 = 7 runs past A's first mode (6 elements)."""
+    a, b = ((6, 2), (1, 7)), ((3, 2), (2, 3))
+    r, steps = explain("composition", Layout(*a), Layout(*b))
+    assert str(r) == CPP["composition((_6,_2):(_1,_7), (_3,_2):(_2,_3))"]
+    assert offset(*b, 5) == 7 and offset(*a, 7) == 8 and r(2, 1) == 7
+    words = text(steps)
+    assert "check: R(i) == A(B(i)) for all i < 6: False" in words
+    assert "each mode of B composes exactly on its own" in words
+    assert "B(2,1) = 7 carries from one mode of A into the next, so A(B(2,1)) = 8, not R(2,1) = 7" in words
+
+
+def test_composition_below_index_0_says_a_is_continued_there():
+    r, steps = explain("composition", Layout((4, 3), (3, 1)), Layout(2, -1))
+    words = text(steps)
+    assert "B reaches index -1, below A's first index 0" in words
+    assert [r(i) for i in range(2)] == [0, -3]          # A(-1): -1 = 0 * 4 + (-1) (C++ truncation), so -1 * 3
+    assert "check: R(i) == A(B(i)) for all i < 2: True" in words

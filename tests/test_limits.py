@@ -52,6 +52,8 @@ def test_what_cpp_does_not_compile_is_a_value_error(case, call):
     ("composition((_4,_6):(_6,_1), _8:_3)", lambda: composition(Layout((4, 6), (6, 1)), Layout(8, 3))),
     ("composition((_4,_6):(_1,_8), _4:_3)", lambda: composition(Layout((4, 6), (1, 8)), Layout(4, 3))),
     ("composition((_4,_6):(_1,_8), _6:_3)", lambda: composition(Layout((4, 6), (1, 8)), Layout(6, 3))),
+    ("composition((_6,_2):(_1,_7), (_3,_2):(_2,_3))", lambda: composition(Layout((6, 2), (1, 7)), Layout((3, 2), (2, 3)))),
+    ("composition((_4,_6,_8):(_2,_3,_5), _6:_3)", lambda: composition(Layout((4, 6, 8), (2, 3, 5)), Layout(6, 3))),
     ("composition((_4,_8):(_1,_4), -4)", lambda: composition(Layout((4, 8)), -4)),
     ("composition(_4:_1, _8:_1)", lambda: composition(Layout(4), Layout(8))),
     ("left_inverse((_2,_2):(_1,_1))", lambda: left_inverse(Layout((2, 2), (1, 1)))),

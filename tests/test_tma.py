@@ -315,8 +315,8 @@ def test_partition_errors():
     with pytest.raises(TypeError, match="tma_partition: gmem must be a TMA coordinate tensor"):
         tma_partition(atom, 0, Layout(1), smem, make_tensor(Layout((128, 64))))
     grouped = tiles.view(group(tiles.layout, 0, 2))
-    with pytest.raises(ValueError, match="tma_partition: cta_coord _2 is not a coordinate of the multicast"):
-        tma_partition(atom, 2, Layout(2), smem.with_inner(group(smem.layout_b, 0, 2)), grouped)
+    with pytest.raises(ValueError, match=r"tma_partition: cta_coord \(_0,_1\) is not a coordinate of the multicast"):
+        tma_partition(atom, (0, 1), Layout(2), smem.with_inner(group(smem.layout_b, 0, 2)), grouped)
     with pytest.raises(TypeError, match="tma_partition: expected a TMA_Atom"):
         tma_partition(None, 0, Layout(1), smem, tiles)
     with pytest.raises(ValueError, match="get_tma_tensor: shape .* is not congruent"):

@@ -11,7 +11,7 @@ import pytest  # noqa: E402
 from cutelite import Layout, Swizzle, composition, make_layout, LayoutRight  # noqa: E402
 from cutelite import logical_divide, blocked_product  # noqa: E402
 from cutelite.explain import OPS, explain  # noqa: E402
-from cutelite.teach.viz import (draw_layout, draw_tiles, draw_tv_layout, draw_warp_access, layout_grid,  # noqa: E402
+from cutelite.teach.viz import (_tiles_of, draw_layout, draw_tiles, draw_tv_layout, draw_warp_access, layout_grid,  # noqa: E402
                           segments_of)
 from cutelite.teach.widgets import AlgebraExplorer, LayoutExplorer  # noqa: E402
 
@@ -57,6 +57,17 @@ def test_tiles_of_a_divide_and_a_product():
     ax = draw_warp_access([32 * lane for lane in range(32)])
     assert ax.get_title() == "32 lanes touch 32 sectors"
     assert segments_of(range(32)) == [0, 1, 2, 3]
+
+
+def test_tiles_that_reach_past_the_layout_are_counted_in_the_title_not_drawn_elsewhere():
+    """6 rows in tiles of 4: the second tile's rows 6 and 7 (4 columns: 8 elements) are past the layout. By
+    1-D index row 6 of column 0 would be row 0 of column 1, which must keep tile 0 of its own column."""
+    tile_of, past = _tiles_of((6, 4), (4, 4))
+    assert past == 2 * 4
+    assert tile_of.reshape(4, 6).T.tolist() == [[0] * 4] * 4 + [[1] * 4] * 2
+    ax = draw_tiles(Layout((6, 4)), (4, 4))
+    assert ax.get_title().endswith("8 elements of the tiles fall past the layout's 24 (not drawn)")
+    assert _tiles_of(6, Layout(4))[1] == 2          # a Layout tiler acts on the 1-D index: indices 6 and 7
 
 
 @pytest.mark.parametrize("op, a, b, expected", [

@@ -13,10 +13,13 @@ Each function draws into `ax` (a new figure when None) and returns the axes. Gri
 print_layout: row m downwards, column n across, (0, 0) top left.
 """
 
+from itertools import product
+
 import numpy as np
 
 from ..explain import operand_text
-from ..layout import _need_layout, make_layout, rank, size, zipped_divide, logical_product, blocked_product
+from ..int_tuple import crd2idx, is_int
+from ..layout import Layout, _need_layout, make_layout, rank, size, zipped_divide, logical_product, blocked_product
 from ..layout import raked_product
 from ..bank_conflicts import NUM_BANKS, _addresses, _need_count, access_cells, bank_grid
 from ..errors import check_cells, quote
@@ -198,6 +201,36 @@ def draw_tiled_copy(tiled_copy, thread=None, labels=None, cell=0.32, title=None)
     return fig
 
 
+def _tiles_of(shape, tiler):
+    """(the tile zipped_divide(make_layout(shape), tiler) puts each cell in, cells in column-major order;
+    how many elements of the tiles fall outside the shape). A tiler that does not divide the shape makes
+    tiles that reach past it (C++ does not check). A tuple of ints and Layouts divides each mode on its own,
+    so an element past the end of one mode is counted, not drawn in the next column as its 1-D index would."""
+    extents = [size(s) for s in (shape if isinstance(shape, tuple) else (shape,))]
+    tile_of, past = np.zeros(size(shape), dtype=np.int64), 0
+    if not (isinstance(tiler, tuple) and all(is_int(t) or isinstance(t, Layout) for t in tiler)):
+        coords = zipped_divide(make_layout(shape), tiler)       # a Layout acts on the 1-D index
+        check_cells(1, size(coords), "draw_tiles")                  # tiles far larger than the layout
+        for j in range(size(coords, 1)):
+            for i in range(size(coords, 0)):
+                if 0 <= coords(i, j) < len(tile_of):
+                    tile_of[coords(i, j)] = j
+                else:
+                    past += 1
+        return tile_of, past
+    per_mode = [zipped_divide(make_layout(e), t) if m < len(tiler) else Layout((1, e), (0, 1))
+                for m, (e, t) in enumerate(zip(extents, tiler + (None,) * len(extents)))]
+    check_cells(1, int(np.prod([size(d) for d in per_mode])), "draw_tiles")
+    for tile in product(*[range(size(d, 0)) for d in per_mode]):
+        for rest in product(*[range(size(d, 1)) for d in per_mode]):
+            at = [d(i, j) for d, i, j in zip(per_mode, tile, rest)]
+            if all(0 <= x < e for x, e in zip(at, extents)):
+                tile_of[crd2idx(tuple(at), tuple(extents))] = crd2idx(rest, tuple(size(d, 1) for d in per_mode))
+            else:
+                past += 1
+    return tile_of, past
+
+
 _PRODUCTS = {"logical_product": logical_product, "blocked_product": blocked_product,
              "raked_product": raked_product}
 
@@ -218,14 +251,12 @@ def draw_tiles(layout, tiler, op="divide", ax=None, title=None):
         grid = layout_grid(layout)
         # Divide the column-major *coordinate* layout of the same shape: its value at (tile i, rest j)
         # is the index of the cell, so each cell learns its tile j.
-        coords = zipped_divide(make_layout(layout.shape), tiler)
-        tile_of = np.zeros(grid.size, dtype=np.int64)
-        for j in range(size(coords, 1)):
-            for i in range(size(coords, 0)):
-                tile_of[coords(i, j)] = j
+        tile_of, past = _tiles_of(layout.shape, tiler)
         rows, cols = grid.shape
         tile = tile_of.reshape(cols, rows).T if rank(layout) == 2 else tile_of.reshape(1, -1)
         name = f"zipped_divide({layout}, {operand_text(tiler)})"
+        if past:
+            name += f": {past} elements of the tiles fall past the layout's {grid.size} (not drawn)"
     elif op in _PRODUCTS:
         product = _PRODUCTS[op]
         result = product(layout, tiler)

@@ -15,7 +15,7 @@ from . import host
 __all__ = ["CALLS", "calls", "snippets", "source", "call", "output", "box", "side_by_side"]
 
 # The argument tuples each snippet is called with in the book (the rest are called once, with none).
-CALLS = {"ch1_static_dynamic": [(16,)], "ch9_static_dynamic": [(16, 8)],
+CALLS = {"ch1_static_dynamic": [(16,)], "ch2_runtime": [(64,)], "ch9_static_dynamic": [(16, 8)],
          "ch9_compile": [("gemm_tile",), ("tc_sm80",)]}
 
 def _functions(module):

@@ -79,8 +79,25 @@ def ch2_products():
     tiler = cute.make_layout((3, 4))
     print("blocked_product:", cute.blocked_product(blk, tiler))
     print("raked_product:  ", cute.raked_product(blk, tiler))
-    print("tiled_product by a tuple of layouts:")
+    print("tiled_product by a tuple of layouts (C++ takes it, the DSL refuses):")
     cute.tiled_product(blk, (cute.make_layout(3), cute.make_layout(4)))
+
+
+@cute.jit
+def ch2_runtime(n: cutlass.Int32):
+    L = cute.make_layout((192, n), stride=(1, 192))   # n: a run-time extent
+    print("coalesce:", cute.coalesce(L))               # stays two modes
+    R = cute.make_layout((16, n), stride=(1, 16))
+    try:
+        print("right_inverse:", cute.right_inverse(R))
+    except Exception as e:
+        print("right_inverse refused:", str(e).splitlines()[-1])
+    A = cute.make_layout((64, 64), stride=(1, 64))
+    B = cute.make_layout((8, n), stride=(cute.E(0), cute.E(1)))
+    try:
+        print("composition:", cute.composition(A, B))
+    except Exception as e:
+        print("composition refused:", str(e).splitlines()[-1])
 
 
 # ---- chapter 3: tensors ------------------------------------------------------------------------------
