@@ -54,7 +54,7 @@ if IN_PROCESS:
     from cutelite import MMA_ATOMS
     from kernels.capability import MIN_SM, CapabilityError
     from kernels.instructions import selftest
-    from kernels.instructions.atoms import LDSM_PTX, supported
+    from kernels.instructions.atoms import LDSM_PTX, mma_need, supported
 
     u16_1, u32_1, u32_2, i64_1 = T.uint16[::1], T.uint32[::1], T.uint32[:, ::1], T.int64[::1]
     f32_1, f32_2, f32_3 = T.float32[::1], T.float32[:, ::1], T.float32[:, :, ::1]
@@ -65,7 +65,7 @@ if IN_PROCESS:
     for atom in MMA_ATOMS.values():
         if supported(atom):
             c = f32_2 if atom.types[3] == "float32" else u32_2
-            need = selftest._mma_needs(atom)[0]
+            need = mma_need(atom)
             KERNELS[atom.name] = (selftest._mma_kernel(atom.name), (u32_2, u32_2, c, c), MIN_SM[need][:2])
             EXPECT[atom.name] = atom.ptx
     for op, (ptx, _) in LDSM_PTX.items():
