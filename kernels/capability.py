@@ -11,7 +11,7 @@ This module imports nothing, from numba or from the rest of `kernels`: it is pur
 
 # instruction name (as PTX spells it, without .sync.aligned) -> minimum (major, minor)
 MIN_SM = {
-    "mma.m8n8k4.f16": (7, 0),        # Volta's shape; native on sm_70/75, emulated (slow) on sm_80+
+    "mma.m8n8k4.f16": (7, 0),        # Volta's shape: HMMA.884 on sm_75, no HMMA on sm_80+ (kernels.sass)
     "mma.m16n8k8.f16": (7, 5),       # Turing
     "mma.m16n8k8.bf16": (8, 0),      # bf16 inputs arrived with Ampere
     "mma.m16n8k16.f16": (8, 0),

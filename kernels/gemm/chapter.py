@@ -38,7 +38,8 @@ from . import (EXPLORE, LADDER, ceiling, simt_banks, simt_blocking1d, simt_block
 from . import recorded as rec
 
 __all__ = ["Step", "STEPS", "step", "quote", "changes", "check_run", "Bench", "best_step", "device_numbers",
-           "BASELINE_NAMES", "instruction_mix", "smem_wavefronts", "occupancy", "limits", "STALL_MEANING"]
+           "BASELINE_NAMES", "instruction_mix", "smem_wavefronts", "occupancy", "H100_SM", "T4_SM", "limits",
+           "STALL_MEANING"]
 
 
 @dataclass
@@ -484,18 +485,24 @@ def smem_wavefronts(o, swizzled=True, warp=0):
 
 
 # An H100 SM (compute capability 9.0, the CUDA C++ Programming Guide's table of technical specifications):
-# registers are given to a warp in units of 256, and the driver keeps 1 KiB of shared memory per CTA.
+# registers are given to a warp in units of 256, and the driver keeps 1 KiB of shared memory per CTA. A CTA
+# may use 48 KiB of shared memory, up to 227 KiB if the kernel opts in (kernels.runtime.allow_dynamic_shared).
 H100_SM = {"registers": 65536, "register_unit": 256, "warps": 64, "ctas": 32, "smem": 228 * 1024,
-           "smem_per_cta_reserved": 1024}
+           "smem_per_cta_reserved": 1024, "smem_per_cta": 48 * 1024, "smem_per_cta_optin": 227 * 1024}
+# A T4's SM (compute capability 7.5, same table; the Turing Tuning Guide): half the warps and CTAs of an H100's,
+# 64 KiB of shared memory, which one CTA may take whole if it opts in, none of it kept by the driver.
+T4_SM = {"registers": 65536, "register_unit": 256, "warps": 32, "ctas": 16, "smem": 64 * 1024,
+         "smem_per_cta_reserved": 0, "smem_per_cta": 48 * 1024, "smem_per_cta_optin": 64 * 1024}
 
 
 def occupancy(regs, threads, smem, sm=H100_SM):
     """(CTAs per SM, warps per SM, what limits it) for a kernel using `regs` registers per thread, `threads`
-    per CTA and `smem` bytes of shared memory per CTA, on an SM described like H100_SM."""
+    per CTA and `smem` bytes of shared memory per CTA, on an SM described like H100_SM (or T4_SM)."""
     warps = -(-threads // 32)
     per_warp = -(-regs * 32 // sm["register_unit"]) * sm["register_unit"]
+    per_cta = smem + sm["smem_per_cta_reserved"]
     limits = {"registers": (sm["registers"] // per_warp) // warps,
-              "shared memory": sm["smem"] // (smem + sm["smem_per_cta_reserved"]),
+              "shared memory": sm["smem"] // per_cta if per_cta else sm["ctas"],
               "warps": sm["warps"] // warps, "CTAs": sm["ctas"]}
     what = min(limits, key=limits.get)
     return limits[what], limits[what] * warps, what
