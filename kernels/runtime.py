@@ -120,7 +120,7 @@ def setup(verbose=True, simulator=None, profile=None):
         banner = "%s: kernels run in the CUDA simulator, sizes reduced%s%s" % (why, as_profile, note)
     elif not cuda.is_available():
         info = DeviceInfo(simulator=False, name="no GPU", cc=pcc, profile=profile)
-        _force_numba_cc(pcc)
+        _force_numba_cc(pcc if pcc != (9, 0) else None)   # sm_90a is named by the caller (compile_ptx(cc=(9, 0, "a")))
         banner = ("no GPU, and numba runs without the simulator: kernels can be compiled "
                   "(cuda.compile_ptx) but not launched%s%s" % (as_profile, note))
     else:
@@ -131,7 +131,7 @@ def setup(verbose=True, simulator=None, profile=None):
             raise ValueError("setup: profile %s is above this GPU's sm_%d%d (%s): a profile can only lower the "
                              "capability" % (profile, gpu_cc[0], gpu_cc[1], name))
         info = DeviceInfo(simulator=False, name=name, cc=pcc or gpu_cc, profile=profile, gpu_cc=gpu_cc)
-        _force_numba_cc(pcc)
+        _force_numba_cc(pcc if pcc != gpu_cc else None)   # the GPU's own: Numba's choice (sm_90a on an H100)
         _hopper_target(info.cc)
         try:
             mma = capability.best_mma_for(info.cc)
@@ -139,7 +139,7 @@ def setup(verbose=True, simulator=None, profile=None):
             mma = "none (needs sm_70+)"
         banner = "GPU: %s, compute capability %d.%d (%s); tensor-core mma: %s%s%s" % (
             name, gpu_cc[0], gpu_cc[1], "sm_%d%d" % gpu_cc, mma,
-            as_profile + (", Numba compiles for %s" % info.sm if profile else ""), note)
+            as_profile + (", Numba compiles for %s" % info.sm if pcc and pcc != gpu_cc else ""), note)
     _INFO = info
     if verbose:
         print(banner)
@@ -280,8 +280,8 @@ def check_target(name):
     cc = target_cc()
     if cc is not None and not capability.supports(name, cc):
         info = _INFO
-        device_name = info.label if (info and tuple(info.cc or ()) == tuple(cc[:2])) else None
-        capability.require(name, cc, device_name)
+        ours = info is not None and (info.simulator or info.gpu_cc) and tuple(info.cc or ()) == tuple(cc[:2])
+        capability.require(name, cc, info.label if ours else None)
 
 
 def allow_dynamic_shared(kernel, args, nbytes):
