@@ -2,6 +2,7 @@
 
     import kernels
     info = kernels.setup()          # GPU or simulator; prints a banner. Call it before importing numba.
+    kernels.setup(profile="sm_75")  # ... deciding every capability as on a T4 (or CUTE_PROFILE=sm_75)
 
   * kernels.instructions: every instruction a kernel calls (mma.sync, ldmatrix, cp.async, 16-byte loads
     and stores, shuffles; wgmma, TMA, mbarrier on Hopper): inline PTX on a GPU, a pure-Python twin in
@@ -13,13 +14,14 @@
     (chapter 7: the GEMM ladder, SIMT and tensor cores), kernels.hopper (chapter 8: wgmma and TMA).
   * kernels.gemm.matmul: C = A @ B for NumPy, CuPy and PyTorch arrays, on the ladder's best kernels.
 Beside them: kernels.layout_codegen (a layout as a device function, for the SIMT kernels and chapters 1-4),
-kernels.capability (which GPU runs what), kernels.timing (GPU time), kernels.arrays (device arrays as
-Numba views).
+kernels.capability (which GPU runs what; kernels.supports, require and why_not ask it about current_cc(),
+this GPU's or the profile's), kernels.timing (GPU time), kernels.arrays (device arrays as Numba views).
 
 Importing this package does not import numba: Numba reads NUMBA_ENABLE_CUDASIM when it is first imported,
 and `setup()` has to set it first on a machine without a GPU.
 """
 
-from .capability import CapabilityError, best_mma_for, supports  # noqa: F401
+from .capability import CapabilityError, best_mma_for  # noqa: F401
 from .layout_codegen import layout_fn, layout_pyfunc, layout_source  # noqa: F401
-from .runtime import DeviceInfo, in_simulator, pick_size, require, setup  # noqa: F401
+from .runtime import (DeviceInfo, current_cc, in_simulator, pick_size, require, setup, supports,  # noqa: F401
+                      why_not)

@@ -11,7 +11,7 @@ This module imports nothing, from numba or from the rest of `kernels`: it is pur
 
 # instruction name (as PTX spells it, without .sync.aligned) -> minimum (major, minor)
 MIN_SM = {
-    "mma.m8n8k4.f16": (7, 0),        # Volta's shape; native on sm_70/75, emulated (slow) on sm_80+
+    "mma.m8n8k4.f16": (7, 0),        # Volta's shape: HMMA.884 on sm_75, no HMMA on sm_80+ (kernels.sass)
     "mma.m16n8k8.f16": (7, 5),       # Turing
     "mma.m16n8k8.bf16": (8, 0),      # bf16 inputs arrived with Ampere
     "mma.m16n8k16.f16": (8, 0),
@@ -20,7 +20,16 @@ MIN_SM = {
     "cp.async": (8, 0),
     "ld.global.v4": (2, 0),
     "st.global.v4": (2, 0),
+    # Hopper: kernels.instructions.hopper_ptx compiles them for the arch-specific target sm_90a only
+    "wgmma": (9, 0),
+    "setmaxnreg": (9, 0),
+    "cp.async.bulk.tensor": (9, 0),  # TMA loads and stores
+    "mbarrier.try_wait": (9, 0),     # and the .expect_tx arrive these kernels pair it with
+    "fence.proxy.async": (9, 0),
 }
+
+# The GPUs a profile can stand for (kernels.setup(profile=...), CUTE_PROFILE): what the book's readers have.
+PROFILES = {"sm_75": "a T4", "sm_80": "an A100", "sm_89": "an L4", "sm_90": "an H100"}
 
 
 class CapabilityError(RuntimeError):
@@ -32,11 +41,33 @@ def sm(cc):
     return "sm_%d%d" % tuple(cc[:2])
 
 
+def profile_cc(profile):
+    """`'sm_75'` -> `(7, 5)`: the compute capability a profile stands for (one of PROFILES)."""
+    if profile not in PROFILES:
+        raise ValueError("profile: unknown %r; known: %s" % (profile, ", ".join(PROFILES)))
+    return int(profile[3]), int(profile[4])
+
+
 def supports(name, cc):
     """True when a GPU of compute capability `cc` (a (major, minor) tuple) executes `name`."""
     if name not in MIN_SM:
         raise KeyError("supports: unknown instruction %r; known: %s" % (name, ", ".join(sorted(MIN_SM))))
     return tuple(cc[:2]) >= MIN_SM[name]
+
+
+def lacking(names, cc):
+    """The instructions of `names` that compute capability `cc` lacks (none when cc is None: no limit)."""
+    return [n for n in names if cc is not None and not supports(n, cc)]
+
+
+def why_not(names, cc, device_name=None):
+    """None when compute capability `cc` has every instruction of `names`, else a sentence saying what is
+    missing: 'needs cp.async (sm_80 or newer); this is Tesla T4 (sm_75)'."""
+    missing = lacking(names, cc)
+    if not missing:
+        return None
+    return "needs %s (%s or newer); this is %s (%s)" % (" and ".join(missing), sm(max(MIN_SM[n] for n in missing)),
+                                                      device_name or "a GPU", sm(cc))
 
 
 def require(name, cc, device_name=None):
@@ -54,6 +85,8 @@ def _message(name, cc, device_name=None):
         hint = " On sm_75 use mma.m16n8k8 with f16 inputs (kernels.best_mma_for(cc) picks it)."
     elif name == "cp.async":
         hint = " On sm_75 copy through registers (ld.global.v4 + st.shared) instead."
+    elif need >= (9, 0):
+        hint = " It is a Hopper instruction (the target must be sm_90a)."
     return "%s needs %s or newer, but the target is %s.%s" % (name, sm(need), dev, hint)
 
 

@@ -61,7 +61,7 @@ def main(argv=None):
     rows, failed = [], 0
     for name, d in selftest.TESTS.items():
         t0 = time.perf_counter()
-        r = selftest.run_all([name], cc=None if info.simulator else info.cc, seed=args.seed)[0]
+        r = selftest.run_all([name], cc=info.cc, seed=args.seed)[0]
         dt = time.perf_counter() - t0
         skipped = r.note.startswith("skipped")
         status = "skip" if skipped else ("PASS" if r.ok else "FAIL")
@@ -78,7 +78,7 @@ def main(argv=None):
     print("-" * (width + 60))
     print("%d passed, %d failed, %d skipped on %s" % (
         sum(r[2] == "PASS" for r in rows), failed, sum(r[2] == "skip" for r in rows),
-        info.name if info.simulator else "%s (%s)" % (info.name, info.sm)))
+        info.label if info.simulator else "%s (%s)" % (info.label, info.sm)))
 
     if args.sass and not info.simulator:
         print("\nSASS of the test kernels (instruction counts):")

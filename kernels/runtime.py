@@ -8,6 +8,12 @@ Every chapter's first cell is
 `setup` must run before anything imports numba: Numba reads NUMBA_ENABLE_CUDASIM once, when it is first
 imported. So this module looks for a GPU through the driver library itself (ctypes, libcuda), never
 through numba, sets the variable when there is none, and only then imports numba.
+
+A profile makes every capability decision as on another GPU: `setup(profile="sm_75")`, or the environment
+variable CUTE_PROFILE=sm_75, runs the book as on a T4. `current_cc()` is the one answer to "what compute
+capability do we decide for": `supports`, `require`, the intrinsics (`check_target`) and the chapters'
+`info.cc` all ask it. In the simulator the twins then refuse what that GPU lacks; on a GPU a profile can only
+lower the capability, and Numba compiles for the profile's target (NUMBA_FORCE_CUDA_CC).
 """
 
 import ctypes
@@ -17,17 +23,28 @@ from dataclasses import dataclass
 
 from . import capability
 
+PROFILE_ENV = "CUTE_PROFILE"
+
 
 @dataclass(frozen=True)
 class DeviceInfo:
-    """What `setup()` found. `cc` is (major, minor), e.g. (7, 5) for a T4; None in the simulator."""
+    """What `setup()` found. `cc` is (major, minor), e.g. (7, 5) for a T4: the compute capability every
+    capability decision uses (a profile's if one is set); None in the simulator without a profile, where
+    every instruction has a twin. `gpu_cc` is the GPU's own (None without a GPU)."""
     simulator: bool
     name: str
     cc: tuple = None
+    profile: str = None
+    gpu_cc: tuple = None
 
     @property
     def sm(self):
         return "sm_%d%d" % self.cc if self.cc else "simulator"
+
+    @property
+    def label(self):
+        """The device as messages and tables name it: 'Tesla T4', 'NVIDIA H100 80GB HBM3 run as a T4'."""
+        return self.name + (" run as %s" % capability.PROFILES[self.profile] if self.profile else "")
 
 
 _INFO = None  # the DeviceInfo of the last setup(), for messages; setup() is the only writer
@@ -68,15 +85,21 @@ def pick_size(gpu, sim):
     return sim if in_simulator() else gpu
 
 
-def setup(verbose=True, simulator=None):
+def setup(verbose=True, simulator=None, profile=None):
     """Choose GPU or simulator, import numba, print a one-line banner and return a DeviceInfo.
 
     simulator=None decides by itself: the simulator when NUMBA_ENABLE_CUDASIM is already set or no CUDA
     GPU is found. simulator=True / False forces the choice (only before numba is first imported; False
     without a GPU still allows cuda.compile_ptx).
+    profile (default: the CUTE_PROFILE environment variable; one of capability.PROFILES, e.g. "sm_75")
+    makes every capability decision as on that GPU. On a GPU it must not be above the GPU's own capability,
+    and Numba compiles for it; choose it before the first kernel is compiled (Numba keeps what it compiled).
     Post: in_simulator() == result.simulator; numba.cuda is imported.
     """
     global _INFO
+    source = "setup(profile=%r)" % profile if profile else "%s=%s" % (PROFILE_ENV, os.environ.get(PROFILE_ENV))
+    profile = profile or os.environ.get(PROFILE_ENV) or None
+    pcc = capability.profile_cc(profile) if profile else None
     numba_loaded = "numba" in sys.modules
     want_sim = simulator if simulator is not None else (_env_wants_simulator() or count_gpus() == 0)
     if not numba_loaded:
@@ -89,29 +112,62 @@ def setup(verbose=True, simulator=None):
     if numba_loaded and sim != want_sim:
         note = (" (numba was imported before kernels.setup(), so this could not be changed: "
                 "restart the kernel and call kernels.setup() first)")
+    as_profile = "; profile %s (%s): every capability decision as on %s" % (
+        profile, source, capability.PROFILES[profile]) if profile else ""
     if sim:
-        info = DeviceInfo(simulator=True, name="CUDA simulator")
+        info = DeviceInfo(simulator=True, name="CUDA simulator", cc=pcc, profile=profile)
         why = "NUMBA_ENABLE_CUDASIM=1" if count_gpus() else "no GPU"
-        banner = "%s: kernels run in the CUDA simulator, sizes reduced%s" % (why, note)
+        banner = "%s: kernels run in the CUDA simulator, sizes reduced%s%s" % (why, as_profile, note)
     elif not cuda.is_available():
-        info = DeviceInfo(simulator=False, name="no GPU")
+        info = DeviceInfo(simulator=False, name="no GPU", cc=pcc, profile=profile)
+        _force_numba_cc(pcc if pcc != (9, 0) else None)   # sm_90a is named by the caller (compile_ptx(cc=(9, 0, "a")))
         banner = ("no GPU, and numba runs without the simulator: kernels can be compiled "
-                  "(cuda.compile_ptx) but not launched%s" % note)
+                  "(cuda.compile_ptx) but not launched%s%s" % (as_profile, note))
     else:
         dev = cuda.get_current_device()
         name = dev.name.decode() if isinstance(dev.name, bytes) else str(dev.name)
-        info = DeviceInfo(simulator=False, name=name, cc=tuple(dev.compute_capability))
+        gpu_cc = tuple(dev.compute_capability)
+        if pcc and pcc > gpu_cc:
+            raise ValueError("setup: profile %s is above this GPU's sm_%d%d (%s): a profile can only lower the "
+                             "capability" % (profile, gpu_cc[0], gpu_cc[1], name))
+        info = DeviceInfo(simulator=False, name=name, cc=pcc or gpu_cc, profile=profile, gpu_cc=gpu_cc)
+        _force_numba_cc(pcc if pcc != gpu_cc else None)   # the GPU's own: Numba's choice (sm_90a on an H100)
         _hopper_target(info.cc)
         try:
             mma = capability.best_mma_for(info.cc)
         except capability.CapabilityError:
             mma = "none (needs sm_70+)"
-        banner = "GPU: %s, compute capability %d.%d (%s); tensor-core mma: %s%s" % (
-            name, info.cc[0], info.cc[1], info.sm, mma, note)
+        banner = "GPU: %s, compute capability %d.%d (%s); tensor-core mma: %s%s%s" % (
+            name, gpu_cc[0], gpu_cc[1], "sm_%d%d" % gpu_cc, mma,
+            as_profile + (", Numba compiles for %s" % info.sm if pcc and pcc != gpu_cc else ""), note)
     _INFO = info
     if verbose:
         print(banner)
     return info
+
+
+def _numba_configs():
+    """Numba's config modules that hold FORCE_CUDA_CC (numba-cuda's own, and numba's for older numba-cuda)."""
+    mods = []
+    for name in ("numba.cuda.core.config", "numba.core.config"):
+        try:
+            mods.append(__import__(name, fromlist=["FORCE_CUDA_CC"]))
+        except ImportError:
+            pass
+    return [m for m in mods if hasattr(m, "FORCE_CUDA_CC")]
+
+
+def _force_numba_cc(cc):
+    """Make Numba compile for `cc` (None: for the device again): NUMBA_FORCE_CUDA_CC, which its NVVM arch
+    choice reads, in the environment (for a config reload) and in the loaded config."""
+    if cc:
+        os.environ["NUMBA_FORCE_CUDA_CC"] = "%d.%d" % cc
+    elif os.environ.get("NUMBA_FORCE_CUDA_CC") and _INFO is not None and _INFO.profile:
+        del os.environ["NUMBA_FORCE_CUDA_CC"]         # set by an earlier setup's profile, not by the user
+    else:
+        return
+    for config in _numba_configs():
+        config.FORCE_CUDA_CC = cc
 
 
 def _numpy_compat():
@@ -164,23 +220,49 @@ def device_info():
     return _INFO if _INFO is not None else setup(verbose=False)
 
 
+def current_cc():
+    """The compute capability every capability decision uses: the GPU's, or the profile's (setup(profile=...),
+    CUTE_PROFILE); None in the simulator without a profile, where every instruction has a twin."""
+    return device_info().cc
+
+
+def supports(name, cc=None):
+    """capability.supports on `cc`, by default current_cc(); True where that is None (the simulator)."""
+    cc = cc or current_cc()
+    return cc is None or capability.supports(name, cc)
+
+
+def why_not(*names):
+    """None when the current GPU (or profile) has every instruction of `names`, else a sentence saying what
+    it lacks, for a chapter to print instead of running a kernel: capability.why_not on current_cc()."""
+    info = device_info()
+    return capability.why_not(names, info.cc, info.label)
+
+
 def require(name, cc=None, device_name=None):
-    """capability.require on `cc`, by default the GPU setup() found. Nothing is raised in the simulator:
-    every instruction has a Python twin there."""
+    """capability.require on `cc`, by default current_cc() (naming the GPU or the profile). Nothing is raised
+    in the simulator without a profile: every instruction has a Python twin there."""
     if cc is None:
         info = device_info()
-        if info.simulator:
+        if info.cc is None:
             return
-        cc, device_name = info.cc, device_name or info.name
+        cc, device_name = info.cc, device_name or info.label
     capability.require(name, cc, device_name)
 
 
 def target_cc():
-    """The compute capability Numba is compiling for right now (inside an intrinsic's codegen), or None.
+    """The compute capability the code being built is for, or None (no limit).
 
-    numba-cuda keeps it on the target-config stack (`flags.compute_capability`); `cuda.compile_ptx(cc=...)`
-    and a launch on a device both set it.
+    In the simulator: current_cc() (the profile's). On a GPU or offline: NUMBA_FORCE_CUDA_CC when it is set
+    (a profile sets it; Numba's NVVM then compiles for it whatever it was asked), else what Numba is
+    compiling for right now, inside an intrinsic's codegen: numba-cuda keeps it on the target-config stack
+    (`flags.compute_capability`); `cuda.compile_ptx(cc=...)` and a launch on a device both set it.
     """
+    if in_simulator():
+        return _INFO.cc if _INFO is not None else None
+    forced = next((c.FORCE_CUDA_CC for c in _numba_configs() if c.FORCE_CUDA_CC), None)
+    if forced:
+        return tuple(forced)
     try:
         try:
             from numba.cuda.core import targetconfig
@@ -193,13 +275,13 @@ def target_cc():
 
 
 def check_target(name):
-    """Called by every intrinsic while it is compiled: fail with a clear message on a too-old target (naming
-    the GPU when the target is the one setup() found)."""
+    """Called by every intrinsic while it is compiled, and by every simulator twin when it runs: fail with a
+    clear message on a too-old target (naming the GPU, or the profile, when the target is setup()'s)."""
     cc = target_cc()
     if cc is not None and not capability.supports(name, cc):
         info = _INFO
-        device_name = info.name if (info and not info.simulator and info.cc == cc) else None
-        capability.require(name, cc, device_name)
+        ours = info is not None and (info.simulator or info.gpu_cc) and tuple(info.cc or ()) == tuple(cc[:2])
+        capability.require(name, cc, info.label if ours else None)
 
 
 def allow_dynamic_shared(kernel, args, nbytes):

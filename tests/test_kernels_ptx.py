@@ -7,16 +7,13 @@ sm_75; the Ampere-only kernels (m16n8k16, bf16, cp.async) are refused for sm_75 
 *and* by ptxas itself, and assemble for sm_80.
 """
 
-import os
 import re
-import shutil
-import subprocess
-import tempfile
-from unittest import mock
 
 import pytest
 
 from kernels._testing import numba_mode, run_in_subprocess
+from kernels.sass import assemble, tool
+from kernels.sass import kernel_ptx as compile_kernel_ptx
 
 IN_PROCESS = numba_mode(simulator=False)
 here = pytest.mark.skipif(not IN_PROCESS, reason="numba runs the simulator in this process: "
@@ -29,22 +26,11 @@ def test_ptx_suite_in_subprocess():
     assert rc == 0, out[-4000:]
 
 
-def _find_ptxas():
-    found = shutil.which("ptxas")
-    if found:
-        return found
-    for home in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH")):
-        if home and os.path.exists(os.path.join(home, "bin", "ptxas")):
-            return os.path.join(home, "bin", "ptxas")
-    return None
-
-
-PTXAS = _find_ptxas()
+PTXAS = tool("ptxas")
 needs_ptxas = pytest.mark.skipif(PTXAS is None, reason="ptxas not found (install the CUDA toolkit's nvcc)")
 
 if IN_PROCESS:
     from numba import cuda
-    from numba.cuda import dispatcher as _dispatcher
     try:
         from numba.cuda import types as T
         T.UniTuple  # noqa: B018
@@ -54,7 +40,7 @@ if IN_PROCESS:
     from cutelite import MMA_ATOMS
     from kernels.capability import MIN_SM, CapabilityError
     from kernels.instructions import selftest
-    from kernels.instructions.atoms import LDSM_PTX, supported
+    from kernels.instructions.atoms import LDSM_PTX, mma_need, supported
 
     u16_1, u32_1, u32_2, i64_1 = T.uint16[::1], T.uint32[::1], T.uint32[:, ::1], T.int64[::1]
     f32_1, f32_2, f32_3 = T.float32[::1], T.float32[:, ::1], T.float32[:, :, ::1]
@@ -65,7 +51,7 @@ if IN_PROCESS:
     for atom in MMA_ATOMS.values():
         if supported(atom):
             c = f32_2 if atom.types[3] == "float32" else u32_2
-            need = selftest._mma_needs(atom)[0]
+            need = mma_need(atom)
             KERNELS[atom.name] = (selftest._mma_kernel(atom.name), (u32_2, u32_2, c, c), MIN_SM[need][:2])
             EXPECT[atom.name] = atom.ptx
     for op, (ptx, _) in LDSM_PTX.items():
@@ -84,51 +70,15 @@ T4_KERNELS = [k for k, v in KERNELS.items() if v[2] <= (7, 5)]
 AMPERE_KERNELS = [k for k, v in KERNELS.items() if v[2] > (7, 5)]
 
 
-class _FakeDevice:
-    def __init__(self, cc):
-        self.compute_capability = cc
-
-
-def compile_kernel_ptx(kernel, sig, cc):
-    """PTX of a cuda.jit kernel for compute capability cc, without a GPU.
-
-    numba-cuda compiles device functions for the *current device's* cc, so with no GPU we stand one in.
-    """
-    with mock.patch.object(_dispatcher, "get_current_device", lambda: _FakeDevice(cc)):
-        ptx, _ = cuda.compile_ptx(kernel.py_func, sig, cc=cc)
-    return ptx
-
-
 def compile_ptx(name, cc):
     """PTX of KERNELS[name] for compute capability cc, without a GPU."""
     kernel, sig, _ = KERNELS[name]
     return compile_kernel_ptx(kernel, sig, cc)
 
 
-_PTX_VERSION_OF_CUDA = {(12, n): "8.%d" % n for n in range(9)}
-_PTX_VERSION_OF_CUDA.update({(13, n): "9.%d" % n for n in range(3)})
-
-
 def ptxas(ptx, arch):
-    """Assemble; (returncode, stderr). If numba stamped a newer .version than this ptxas knows, say the
-    newest it knows instead."""
-    with tempfile.TemporaryDirectory() as d:
-        src = os.path.join(d, "k.ptx")
-        for attempt in range(2):
-            with open(src, "w") as f:
-                f.write(ptx)
-            r = subprocess.run([PTXAS, "-arch=" + arch, src, "-o", os.path.join(d, "k.cubin")],
-                               capture_output=True, text=True)
-            if r.returncode and "Unsupported .version" in r.stderr and attempt == 0:
-                ptx = re.sub(r"^\.version \S+", ".version " + _ptxas_ptx_version(), ptx, flags=re.M)
-                continue
-            return r.returncode, r.stderr
-
-
-def _ptxas_ptx_version():
-    out = subprocess.run([PTXAS, "--version"], capture_output=True, text=True).stdout
-    m = re.search(r"release (\d+)\.(\d+)", out)
-    return _PTX_VERSION_OF_CUDA.get((int(m.group(1)), int(m.group(2))), "7.8") if m else "7.8"
+    """Assemble; (returncode, stderr)."""
+    return assemble(ptx, arch)
 
 
 @pytest.fixture(scope="module")

@@ -113,7 +113,7 @@ def test_require_names_instruction_and_device():
         cap.require("cp.async", (7, 5), "Tesla T4")
     cap.require("ldmatrix", (7, 5), "Tesla T4")
     with pytest.raises(KeyError, match="unknown instruction"):
-        cap.supports("wgmma", (9, 0))
+        cap.supports("tcgen05.mma", (10, 0))
 
 
 # ---- bf16 and packing helpers --------------------------------------------------------------------------

@@ -138,12 +138,13 @@ def draw_ladder(results, baseline, highlight=None, ceiling=None, title=None, ax=
 
 def draw_roofline(points, dram_tbs, smem_tbs, roofs, ax=None, title=None):
     """A roofline: bandwidth lines for DRAM and shared memory (TB/s; None leaves one out), horizontal
-    compute roofs (label -> TFLOP/s), and points (label, FLOP/byte, TFLOP/s, marker) of the kernels."""
+    compute roofs (label -> TFLOP/s; a roof without a figure is named in the legend as such), and points
+    (label, FLOP/byte, TFLOP/s, marker) of the kernels."""
     import matplotlib.pyplot as plt
     if ax is None:
         _, ax = plt.subplots(figsize=(8, 5))
     xs = [10 ** (e / 10) for e in range(-10, 41)]
-    top = max(roofs.values()) if roofs else 1000
+    top = max((tf for tf in roofs.values() if tf), default=1000)
     for tbs, name, style in ((dram_tbs, "DRAM", "-"), (smem_tbs, "shared memory", "-.")):
         if tbs:
             ax.plot(xs, [min(x * tbs, top * 1.5) for x in xs], "k" + style, lw=1,
@@ -151,6 +152,8 @@ def draw_roofline(points, dram_tbs, smem_tbs, roofs, ax=None, title=None):
     for i, (name, tf) in enumerate(roofs.items()):
         if tf:
             ax.axhline(tf, color="C%d" % (i + 3), ls="--", lw=1, label="%s %.0f" % (name, tf))
+        else:
+            ax.plot([], [], " ", label="%s: no figure" % name)
     for label, ai, tf, marker in points:
         if tf and ai:
             ax.plot([ai], [tf], marker, ms=7)

@@ -37,7 +37,7 @@ def why_not(info):
     if info.simulator or info.cc is None:
         return "no GPU here (Numba's simulator): the DSL compiles real GPU code and cuBLAS needs a GPU"
     if info.cc < (8, 0):
-        return f"this GPU is {info.sm}; the kernels use cp.async and mma.m16n8k16 (sm_80+)"
+        return f"this is {info.label} ({info.sm}); the kernels use cp.async and mma.m16n8k16 (sm_80+)"
     if missing():
         return missing()
     try:

@@ -17,7 +17,7 @@ from functools import cached_property
 
 import numpy as np
 
-from ..capability import supports
+from ..capability import lacking
 from . import (simt_banks, simt_blocking1d, simt_blocking2d, simt_coalesced, simt_naive, simt_smem,
                simt_vectorized, simt_unrolled, simt_warptile, tc_sm75, tc_sm80, tc_sm80_prefetch)
 
@@ -66,7 +66,9 @@ class Rung:
 
 
 def runnable(r, cc):
-    return cc is None or all(supports(n, cc) for n in r.needs)
+    """Whether a GPU of compute capability `cc` runs rung r (cc None: the simulator, which runs every rung;
+    kernels.current_cc() is this GPU's or the profile's)."""
+    return not lacking(r.needs, cc)
 
 
 def _simt(module, name, kernel=None):

@@ -29,17 +29,17 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import cuda
 
-from ..capability import supports
+from ..capability import MIN_SM, lacking, sm, why_not
 from ..runtime import in_simulator
 from ..timing import gpu_time_ms
-from . import (EXPLORE, LADDER, ceiling, runnable, simt_banks, simt_blocking1d, simt_blocking2d, simt_coalesced,
+from . import (EXPLORE, LADDER, ceiling, simt_banks, simt_blocking1d, simt_blocking2d, simt_coalesced,
                simt_naive, simt_smem, simt_unrolled, simt_vectorized, simt_warptile, tc_sm75, tc_sm80,
                tc_sm80_prefetch)
 from . import recorded as rec
 
 __all__ = ["Step", "STEPS", "step", "quote", "changes", "check_run", "Bench", "device_numbers", "BASELINE_NAMES",
-           "instruction_mix", "smem_wavefronts", "occupancy", "limits", "STALL_MEANING", "fastest", "recorded_change",
-           "loop_schedule"]
+           "instruction_mix", "smem_wavefronts", "occupancy", "H100_SM", "T4_SM", "limits", "STALL_MEANING", "fastest",
+           "recorded_change", "loop_schedule"]
 
 
 @dataclass
@@ -228,7 +228,8 @@ def _blas():
 class Bench:
     """TFLOP/s of the ladder's steps at size^3: measured on a GPU (CUDA events, median), the recorded H100
     figures (kernels.gemm.recorded) in the simulator. `results` maps a step name to (TFLOP/s, "measured" or
-    "recorded"); `baseline` maps "f32"/"f16" to cuBLAS's TFLOP/s (None when there is no cuBLAS to call)."""
+    "recorded"), or to (None, why not) for a step this GPU (or the profile, kernels.setup(profile=...))
+    cannot run; `baseline` maps "f32"/"f16" to cuBLAS's TFLOP/s (None when there is no cuBLAS to call)."""
 
     def __init__(self, info, size=4096, progress=True):
         self.info, self.size, self.progress = info, size, progress
@@ -241,7 +242,7 @@ class Bench:
             self.baseline = {d: rec.recorded(n) for d, n in BASELINE_NAMES.items()}
             self.ceilings = dict(rec.CEILINGS)
             return
-        self.source = "measured now on %s (sm_%d%d)" % (info.name, *info.cc)
+        self.source = "measured now on %s (%s)" % (info.label, info.sm)
         self.blas, mod = _blas()
         if self.blas is None:
             self.note, self.baseline = mod, {"f32": None, "f16": None}
@@ -275,17 +276,23 @@ class Bench:
             fn = lambda: mod.matmul(a, b)  # noqa: E731
         return self.flop / gpu_time_ms(fn) / 1e9
 
+    def why_not(self, s):
+        """None when this GPU (or profile) runs step s (a Step or a rung name), else a sentence saying why not."""
+        rung = s.rung if isinstance(s, Step) else rung_named(s)
+        return why_not(rung.needs, self.info.cc, self.info.label)
+
     def measure(self, s):
         """TFLOP/s of step s (a Step, or the name of a rung of LADDER or EXPLORE), measured or recorded;
-        None if this GPU cannot run it. Stored in results."""
+        None if this GPU cannot run it (why_not says why). Stored in results."""
         rung = s.rung if isinstance(s, Step) else rung_named(s)
+        missing = lacking(rung.needs, self.info.cc)
+        if missing:
+            self.results[rung.name] = (None, "needs %s" % sm(max(MIN_SM[n] for n in missing)))
+            return None
         if not self.live:
             tf = rec.recorded(rung.name)
             self.results[rung.name] = (tf, "recorded" if tf is not None else "not in the recorded run")
             return tf
-        if not runnable(rung, self.info.cc):
-            self.results[rung.name] = (None, "needs a newer GPU")
-            return None
         _, _, dA, dB = self._host(rung.dtype)
         C = cuda.device_array((self.size, self.size), np.float32)
         run = rung.prepare(dA, dB, C)
@@ -311,12 +318,15 @@ class Bench:
 
     def ceiling(self, shape="m16n8k16"):
         """TFLOP/s of the register-only mma.sync loop (kernels.gemm.ceiling): measured on a GPU that has
-        the instruction, recorded (H100) in the simulator, None otherwise."""
+        the instruction, recorded (H100) in the simulator, None (saying why, once) where the GPU or the
+        profile lacks the instruction."""
+        why = why_not(["mma.%s.f16" % shape], self.info.cc, self.info.label)
+        if why:
+            print("no %s ceiling: it %s" % (shape, why))
+            self.ceilings[shape] = None
+            return None
         if not self.live:
             return self.ceilings.get(shape)
-        need = "mma.m16n8k16.f16" if shape == "m16n8k16" else "mma.m16n8k8.f16"
-        if not supports(need, self.info.cc):
-            return None
         k = ceiling.make_kernel(shape)
         blocks, threads, iters = 8 * device_numbers(self.info)["sms"], 256, 2048
         out = cuda.device_array(blocks * threads, np.float32)
@@ -386,15 +396,19 @@ def intensities(s, size=4096):
 # ---- one step of the chapter: check, measure, chart -----------------------------------------------------
 def climb(bench, s):
     """Step s as the chapter runs it: checked against NumPy (output poisoned, a PASS line), its TFLOP/s
-    measured (GPU) or recorded (simulator) and printed, and the running bar chart of the steps so far drawn.
+    measured (GPU) or recorded (simulator) and printed, and the running bar chart of the steps so far drawn;
+    a step this GPU (or profile) cannot run is neither checked nor measured, and the line says why.
     Returns the chart's axes."""
     from cutelite import check_close
     from cutelite.teach.gemm import draw_ladder
-    C, want, what = check_run(s)
-    check_close(C, want, what)
+    why = bench.why_not(s)
+    if why is None:
+        check_close(*check_run(s))
     tf = bench.measure(s)
     base = bench.baseline.get(s.dtype)
-    if tf is None:
+    if why:
+        print("%s: not checked or measured: it %s" % (s.name, why))
+    elif tf is None:
         print("%s: %s" % (s.name, bench.results[s.name][1]))
     else:
         print("%s: %.1f TFLOP/s at %d^3 (%s)%s" % (s.name, tf, bench.size, bench.results[s.name][1],
@@ -463,18 +477,24 @@ def smem_wavefronts(o, swizzled=True, warp=0):
 
 
 # An H100 SM (compute capability 9.0, the CUDA C++ Programming Guide's table of technical specifications):
-# registers are given to a warp in units of 256, and the driver keeps 1 KiB of shared memory per CTA.
+# registers are given to a warp in units of 256, and the driver keeps 1 KiB of shared memory per CTA. A CTA
+# may use 48 KiB of shared memory, up to 227 KiB if the kernel opts in (kernels.runtime.allow_dynamic_shared).
 H100_SM = {"registers": 65536, "register_unit": 256, "warps": 64, "ctas": 32, "smem": 228 * 1024,
-           "smem_per_cta_reserved": 1024}
+           "smem_per_cta_reserved": 1024, "smem_per_cta": 48 * 1024, "smem_per_cta_optin": 227 * 1024}
+# A T4's SM (compute capability 7.5, same table; the Turing Tuning Guide): half the warps and CTAs of an H100's,
+# 64 KiB of shared memory, which one CTA may take whole if it opts in, none of it kept by the driver.
+T4_SM = {"registers": 65536, "register_unit": 256, "warps": 32, "ctas": 16, "smem": 64 * 1024,
+         "smem_per_cta_reserved": 0, "smem_per_cta": 48 * 1024, "smem_per_cta_optin": 64 * 1024}
 
 
 def occupancy(regs, threads, smem, sm=H100_SM):
     """(CTAs per SM, warps per SM, what limits it) for a kernel using `regs` registers per thread, `threads`
-    per CTA and `smem` bytes of shared memory per CTA, on an SM described like H100_SM."""
+    per CTA and `smem` bytes of shared memory per CTA, on an SM described like H100_SM (or T4_SM)."""
     warps = -(-threads // 32)
     per_warp = -(-regs * 32 // sm["register_unit"]) * sm["register_unit"]
+    per_cta = smem + sm["smem_per_cta_reserved"]
     limits = {"registers": (sm["registers"] // per_warp) // warps,
-              "shared memory": sm["smem"] // (smem + sm["smem_per_cta_reserved"]),
+              "shared memory": sm["smem"] // per_cta if per_cta else sm["ctas"],
               "warps": sm["warps"] // warps, "CTAs": sm["ctas"]}
     what = min(limits, key=limits.get)
     return limits[what], limits[what] * warps, what

@@ -394,7 +394,7 @@ def _matmul(A, B, out, kernel):
         return _zeros(M, N, out, o, dev_a or dev_b)
     st = _stream(A, B, out)
     info = device_info()
-    which = _choose(kernel, ta, None if info.simulator else info.cc)
+    which = _choose(kernel, ta, info.cc)
     if kernel == "auto" and ta in ("f16", "bf16") and not info.simulator and info.cc == (9, 0):
         # the persistent TMA + wgmma kernel of chapter 8 (kernels/hopper, RESULTS_HOPPER.md)
         device_out = out is not None and not isinstance(out, np.ndarray)

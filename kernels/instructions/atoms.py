@@ -10,7 +10,7 @@ Adding an MMA atom with 16-bit inputs to cutelite gives it an intrinsic here wit
 
 from cutelite import size
 
-__all__ = ["BITS", "mma_registers", "mma_name", "LDSM_PTX", "ldmatrix_name", "supported"]
+__all__ = ["BITS", "mma_registers", "mma_name", "mma_need", "LDSM_PTX", "ldmatrix_name", "supported"]
 
 BITS = {"float16": 16, "bfloat16": 16, "float32": 32}
 
@@ -31,6 +31,11 @@ def supported(atom):
     d, a, b, c = atom.types
     return (atom.ptx.startswith("mma.sync.aligned.") and size(atom.ThrID) in (8, 32) and a == b
             and a in ("float16", "bfloat16") and c == d and c in ("float16", "float32"))
+
+
+def mma_need(atom):
+    """The instruction name kernels.capability knows the atom's mma by: 'mma.m16n8k16.f16', ..."""
+    return "mma.%s.%s" % (atom.ptx.split(".")[3], {"float16": "f16", "bfloat16": "bf16"}[atom.types[1]])
 
 
 def mma_registers(atom):

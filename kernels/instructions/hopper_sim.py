@@ -3,10 +3,12 @@
 The fences, commit/wait (wgmma's and the TMA store's bulk groups) and setmaxnreg are no-ops and mbarrier
 waits succeed at once (a simulated block runs its threads to each barrier together); wgmma and the TMA
 loads and stores raise CapabilityError ("needs sm_90a"): the simulator has no tensor-memory engine to stand
-in for them.
+in for them. Under a profile below sm_90 (kernels.setup(profile="sm_75")) every twin but the named barriers
+raises CapabilityError when it runs, as the compiler would for that GPU.
 """
 
 from ..capability import CapabilityError
+from ..runtime import check_target
 
 
 def _need_sm90a(name):
@@ -15,25 +17,27 @@ def _need_sm90a(name):
 
 # ---- simulator twins: no-ops where the hardware's effect is ordering only ------------------------
 def wgmma_fence(*acc):
+    check_target("wgmma")
     return acc[0] if acc else None
 
 def wgmma_commit():
-    pass
+    check_target("wgmma")
 
 def wgmma_wait(acc, n):
+    check_target("wgmma")
     return acc
 
 def fence_proxy_async():
-    pass
+    check_target("fence.proxy.async")
 
 def fence_mbarrier_init():
-    pass
+    check_target("mbarrier.try_wait")
 
 def setmaxnreg_inc(n):
-    pass
+    check_target("setmaxnreg")
 
 def setmaxnreg_dec(n):
-    pass
+    check_target("setmaxnreg")
 
 def named_barrier_sync(bar_id, count):
     pass
@@ -42,30 +46,33 @@ def named_barrier_arrive(bar_id, count):
     pass
 
 def mbarrier_init(bar, idx, count):
+    check_target("mbarrier.try_wait")
     bar[idx] = 0
 
 def tma_store_commit():
-    pass
+    check_target("cp.async.bulk.tensor")
 
 def tma_store_wait_read(n):
-    pass
+    check_target("cp.async.bulk.tensor")
 
 def tma_store_wait(n):
-    pass
+    check_target("cp.async.bulk.tensor")
 
 def mbarrier_arrive(bar, idx):
-    pass
+    check_target("mbarrier.try_wait")
 
 def mbarrier_arrive_expect_tx(bar, idx, nbytes):
-    pass
+    check_target("mbarrier.try_wait")
 
 def mbarrier_try_wait(bar, idx, parity):
+    check_target("mbarrier.try_wait")
     return 1
 
 def shared_address(arr, idx):
     return idx * arr.itemsize
 
 def wgmma_zero(n):
+    check_target("wgmma")
     return (0.0,) * (n // 2)
 
 wgmma_uninit = wgmma_zero

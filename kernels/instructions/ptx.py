@@ -34,7 +34,7 @@ except ImportError:
     from numba.cuda.core.errors import TypingError
 
 from ..runtime import check_target
-from .atoms import LDSM_PTX, ldmatrix_name, mma_name, mma_registers
+from .atoms import LDSM_PTX, ldmatrix_name, mma_name, mma_need, mma_registers
 
 SIMULATOR = False
 SMEM_ALIGN = 16   # pass as cuda.shared.array(..., alignment=SMEM_ALIGN): 16-byte rows for ldmatrix/cp.async
@@ -114,7 +114,7 @@ def make_mma(atom):
     text = "%s %s, %s, %s, %s;" % ((atom.ptx,) + tuple(groups))
     constraints = ",".join(["=" + kc] * nc + ["r"] * (na + nb) + [kc] * nc)
     name = mma_name(atom)
-    need = "mma.%s.%s" % (atom.ptx.split(".")[3], {"float16": "f16", "bfloat16": "bf16"}[atom.types[1]])
+    need = mma_need(atom)
 
     def impl(typingctx, a, b, c):
         _check_tuple(name, "a", a, na, types.Integer)

@@ -32,7 +32,7 @@ from . import (
     ld_global_v4_b32, ld_global_v4_f32, ldmatrix_for, mma_for, pack_half2, shfl_down_sync, shfl_sync,
     shfl_up_sync, shfl_xor_sync, st_global_v4_b32, st_global_v4_f32, unpack_half2,
 )
-from .atoms import LDSM_PTX, mma_registers, supported
+from .atoms import LDSM_PTX, mma_need, mma_registers, supported
 from ..numeric import as_b32, from_bf16_bits, to_bf16_bits
 
 u16, u32, f32 = np.uint16, np.uint32, np.float32
@@ -180,14 +180,9 @@ def run_mma_atom(atom, rng):
     return check(name, np.stack(got), np.stack(want), 1e-5 if acc == "float32" else 2e-3)
 
 
-def _mma_needs(atom):
-    shape, inp = atom.ptx.split(".")[3], {"float16": "f16", "bfloat16": "bf16"}[atom.types[1]]
-    return ("mma.%s.%s" % (shape, inp),)
-
-
 for _atom in MMA_ATOMS.values():
     if supported(_atom):
-        selftest("mma " + _atom.name, *_mma_needs(_atom))(functools.partial(run_mma_atom, _atom))
+        selftest("mma " + _atom.name, mma_need(_atom))(functools.partial(run_mma_atom, _atom))
 
 
 # ---- every ldmatrix copy atom: the registers its layouts predict ------------------------------------------

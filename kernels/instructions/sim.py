@@ -10,7 +10,8 @@ ValLayoutSrc / ValLayoutDst for an ldmatrix copy atom), so a twin cannot disagre
 kernels are built from. So the same kernel gives the same numbers here and on the GPU (up to the rounding of sums).
 
 A twin fails loudly where the hardware would misbehave silently: misaligned 16-byte accesses, lanes of a
-warp that do not all reach the same warp-wide instruction.
+warp that do not all reach the same warp-wide instruction. Under a profile (kernels.setup(profile="sm_75")) a
+twin of an instruction that GPU lacks raises CapabilityError when it runs, as the compiler would on that GPU.
 """
 
 import threading
@@ -19,8 +20,9 @@ import numpy as np
 
 from cutelite import fragment_of, size
 
-from .atoms import LDSM_PTX, ldmatrix_name, mma_name, mma_registers
+from .atoms import LDSM_PTX, ldmatrix_name, mma_name, mma_need, mma_registers
 from ..numeric import from_bf16_bits, to_bf16_bits
+from ..runtime import check_target
 
 SIMULATOR = True
 SMEM_ALIGN = None  # the simulator's cuda.shared.array refuses alignment=; None means "default" to both
@@ -166,7 +168,7 @@ def make_mma(atom):
     """Twin of the atom's mma.sync: D = A @ B + C for every product the warp computes (one, or four for
     Volta's quad-pairs), each lane's registers placed by the atom's TV layouts."""
     mma_registers(atom)                                 # refuses what has no intrinsic
-    name = mma_name(atom)
+    name, need = mma_name(atom), mma_need(atom)
     M, N, K = atom.Shape_MNK
     T = size(atom.ThrID)
     copies = [[atom.ThrID(t) + (4 * q if T == 8 else 0) for t in range(T)] for q in range(32 // T)]
@@ -195,6 +197,7 @@ def make_mma(atom):
     op.__name__ = name
 
     def twin(a, b, c):
+        check_target(need)
         return _warp_collective(op, (a, b, c))
 
     twin.__name__ = name
@@ -228,6 +231,7 @@ def make_ldmatrix(copy_atom):
     op.__name__ = name
 
     def twin(arr, idx):
+        check_target("ldmatrix")
         return _warp_collective(op, (arr, idx))
 
     twin.__name__ = name
@@ -238,6 +242,7 @@ def make_ldmatrix(copy_atom):
 # ---- cp.async: the copy happens at once, so commit and wait have nothing left to do ---------------------
 def _make_cp_async(name, nbytes):
     def twin(dst, dst_idx, src, src_idx):
+        check_target("cp.async")
         _span(dst, dst_idx, nbytes, name)[:] = _span(src, src_idx, nbytes, name)
 
     twin.__name__ = name
@@ -247,6 +252,7 @@ def _make_cp_async(name, nbytes):
 
 def cp_async_cg_16_zfill(dst, dst_idx, src, src_idx, valid):
     """Simulator twin of cp.async.cg with src-size 16 or 0: a copy, or 16 zero bytes."""
+    check_target("cp.async")
     if valid:
         cp_async_cg_16(dst, dst_idx, src, src_idx)
     else:
@@ -261,10 +267,12 @@ cp_async_cg_16 = _make_cp_async("cp_async_cg_16", 16)
 
 def cp_async_commit():
     """Simulator twin of cp.async.commit_group: nothing is in flight."""
+    check_target("cp.async")
 
 
 def cp_async_wait(n):
     """Simulator twin of cp.async.wait_group n: every copy already landed."""
+    check_target("cp.async")
 
 
 # ---- 4-, 8- and 16-byte loads and stores -----------------------------------------------------------------
