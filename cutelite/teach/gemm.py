@@ -1,14 +1,18 @@
 """Chapter 7's arithmetic and pictures: what a tiled GEMM costs in shared memory and registers, how many
-FLOPs it gets per byte at each level of memory, the C++ printouts and the optimisation table of the GEMM
-article the chapter answers (Huang, "GEMM 优化2: GMEM、SMEM 内存访问优化", 2025: book/references.bib,
-huang2025gemm2), and the chapter's two figures (the running bar chart of the ladder, the roofline).
+CTAs of it an SM holds, what its shared-memory copies cost in bank wavefronts, how many FLOPs it gets per
+byte at each level of memory, the C++ printouts and the optimisation table of the GEMM article the chapter
+answers (Huang, "GEMM 优化2: GMEM、SMEM 内存访问优化", 2025: book/references.bib, huang2025gemm2), and the
+chapter's two figures (the running bar chart of the ladder, the roofline).
 Standard library only, except the figures (matplotlib, imported inside).
 """
 
+from ..bank_conflicts import ldmatrix_wavefronts, wavefronts
 from ..errors import quote
+from ..layout import ComposedLayout, _, size
 
-__all__ = ["tile_budget", "ai_dram", "ai_global", "ai_shared", "ARTICLE_CPP", "ARTICLE_TABLE",
-           "article_table_rows", "draw_ladder", "draw_roofline"]
+__all__ = ["tile_budget", "smem_wavefronts", "SM_LIMITS", "cta_limits", "occupancy", "RECORDED_REGISTERS",
+           "ai_dram", "ai_global", "ai_shared", "ARTICLE_CPP", "ARTICLE_TABLE", "article_table_rows", "draw_ladder",
+           "draw_roofline"]
 
 
 # ---- budgets ------------------------------------------------------------------------------------------
@@ -33,6 +37,109 @@ def tile_budget(BM, BN, BK, stages, threads, in_bytes=2, acc_bytes=4):
     smem = stages * (BM * BK + BK * BN) * in_bytes
     regs = BM * BN * acc_bytes // (4 * threads)
     return smem, regs
+
+
+# ---- what the kernel's shared-memory copies cost --------------------------------------------------------
+def smem_wavefronts(o, swizzled=True, warp=0):
+    """Shared-memory cost of one k-tile for one warp of a tensor-core kernel built from `o` (a
+    cutelite.tensorcore.TensorCore), from the kernel's own partitions and chapter 4's bank model:
+    {"A: 16-byte writes", "A: ldmatrix", "B: 16-byte writes", "B: ldmatrix"} -> (instructions, wavefronts,
+    ideal wavefronts). swizzled=False: the same tiles without their Swizzle.
+
+    Each copy's thread-value layout over one stage (tidfrg: (thread, value, (rest M, rest K)) -> offset) is
+    computed once; a lane's address in call (i, k) is the offset of its first value there, through the
+    stage's swizzle (what partition_S / partition_D of the lane's slice give, without slicing 32 times).
+    """
+    out = {}
+    for op, smem, g2s, s2r in (("A", o.sA, o.g2s_A, o.s2r_A), ("B", o.sB, o.g2s_B, o.s2r_B)):
+        swizzle = smem.layout_a if swizzled and isinstance(smem, ComposedLayout) else (lambda offset: offset)
+        stage = (smem.layout_b if isinstance(smem, ComposedLayout) else smem)(_, _, 0)
+        nbytes = g2s.atom.bits // 8
+        for what, frg, cost in (("16-byte writes", g2s.tidfrg_D(stage), lambda a: wavefronts(a, 16, store=True)),
+                                ("ldmatrix", s2r.tidfrg_S(stage), ldmatrix_wavefronts)):
+            rest_m, rest_k = (size(r) for r in frg.shape[2])
+            lanes = range(32 * warp, 32 * warp + 32)
+            reports = [cost([nbytes * int(swizzle(frg(t, 0, (i, k)))) for t in lanes])
+                       for i in range(rest_m) for k in range(rest_k)]
+            out[f"{op}: {what}"] = (len(reports), sum(r.wavefronts for r in reports), sum(r.ideal for r in reports))
+    return out
+
+
+# ---- how many CTAs an SM holds ---------------------------------------------------------------------------
+# Per-SM limits of three GPUs: the CUDA C++ Programming Guide's technical specifications per compute
+# capability (book/references.bib, cuda_programming_guide) for 7.5 (T4), 8.0 (A100) and 9.0 (H100): resident
+# CTAs, warps and 32-bit registers per SM, registers per thread, shared memory per SM and the most a CTA may
+# opt in to (above 48 KiB a kernel must ask for it, as kernels.runtime.allow_dynamic_shared does). From 8.0
+# on, the 1 KiB between the two is reserved by the system for every CTA. The allocation rules are those of
+# the CUDA Occupancy Calculator (the toolkit's cuda_occupancy.h, cuda_occupancy_h): registers go to a warp in
+# units of 256, within each of an SM's 4 sub-partitions; shared memory in units of 256 bytes (7.x) or 128
+# (8.x, 9.x); the default carveout gives the SM its largest shared memory.
+SM_LIMITS = {
+    "T4": {"cc": "7.5", "ctas": 16, "warps": 32, "registers": 65536, "max_regs": 255, "smem": 64 * 1024,
+           "smem_per_cta": 64 * 1024, "smem_reserved": 0, "smem_unit": 256},
+    "A100": {"cc": "8.0", "ctas": 32, "warps": 64, "registers": 65536, "max_regs": 255, "smem": 164 * 1024,
+             "smem_per_cta": 163 * 1024, "smem_reserved": 1024, "smem_unit": 128},
+    "H100": {"cc": "9.0", "ctas": 32, "warps": 64, "registers": 65536, "max_regs": 255, "smem": 228 * 1024,
+             "smem_per_cta": 227 * 1024, "smem_reserved": 1024, "smem_unit": 128},
+}
+REGISTER_UNIT, SUB_PARTITIONS = 256, 4
+
+
+def _sm(sm):
+    if isinstance(sm, str) and sm in SM_LIMITS:
+        return SM_LIMITS[sm]
+    if isinstance(sm, dict):
+        return sm
+    raise ValueError(f"occupancy: unknown GPU {quote(sm)}; known: {', '.join(SM_LIMITS)}")
+
+
+def cta_limits(regs, threads, smem, sm="H100"):
+    """{limit: CTAs per SM it allows} for a kernel of `threads` threads a CTA, `smem` bytes of shared memory a
+    CTA and `regs` registers a thread (None: not known, no register limit), on a GPU of SM_LIMITS (its name or
+    its dict): "registers", "shared memory", "warps", "CTAs". A limit of 0 means the CTA does not fit.
+
+    Post: as cuda_occupancy.h computes it (the default carveout; no barrier or cluster limits).
+    """
+    _positive("cta_limits", threads=threads)
+    g = _sm(sm)
+    if not isinstance(smem, int) or isinstance(smem, bool) or smem < 0:
+        raise ValueError(f"cta_limits: smem must be an int >= 0 (bytes), got {quote(smem)}")
+    warps = -(-threads // 32)
+    need = -(-(smem + g["smem_reserved"]) // g["smem_unit"]) * g["smem_unit"]
+    limits = {}
+    if regs is not None:
+        _positive("cta_limits", regs=regs)
+        per_warp = -(-regs * 32 // REGISTER_UNIT) * REGISTER_UNIT
+        ok = regs <= g["max_regs"] and per_warp * -(-warps // SUB_PARTITIONS) * SUB_PARTITIONS <= g["registers"]
+        limits["registers"] = SUB_PARTITIONS * (g["registers"] // SUB_PARTITIONS // per_warp) // warps if ok else 0
+    limits["shared memory"] = g["smem"] // need if need <= g["smem_per_cta"] + g["smem_reserved"] else 0
+    limits["warps"] = g["warps"] // warps if warps <= 32 else 0
+    limits["CTAs"] = g["ctas"]
+    return limits
+
+
+def occupancy(regs, threads, smem, sm="H100"):
+    """(CTAs per SM, warps per SM, the limit that decides) for a kernel using `regs` registers per thread,
+    `threads` per CTA and `smem` bytes of shared memory per CTA, on a GPU of SM_LIMITS (cta_limits)."""
+    limits = cta_limits(regs, threads, smem, sm)
+    what = min(limits, key=limits.get)
+    return limits[what], limits[what] * -(-threads // 32), what
+
+
+# Registers per thread of the tensor-core kernels in the recorded H100 SASS (kernels/gemm/recorded.py, run of
+# 2026-11-25; tests/test_gemm_explorer.py checks that each entry is the record's figure for the rung built with
+# that configuration), by (kernel module, BM, BN, BK, stages, warps, min CTAs per SM of the launch bounds);
+# fp16 inputs, A K-major, B N-major, as the ladder runs them.
+RECORDED_REGISTERS = {
+    ("tc_sm75", 128, 128, 32, 2, (2, 2), 2): 254,
+    ("tc_sm80", 128, 128, 32, 4, (2, 2), 2): 212,
+    ("tc_sm80", 128, 128, 32, 3, (2, 2), 2): 214,
+    ("tc_sm80_prefetch", 128, 128, 32, 4, (2, 2), 2): 230,
+    ("tc_sm80_prefetch", 128, 128, 64, 3, (2, 2), 2): 240,
+    ("tc_sm80_prefetch", 128, 128, 32, 3, (2, 2), 2): 232,
+    ("tc_sm80_prefetch", 128, 128, 32, 4, (2, 2), 1): 254,
+    ("tc_sm80_prefetch", 128, 256, 32, 4, (2, 4), 1): 230,
+}
 
 
 # ---- arithmetic intensity -----------------------------------------------------------------------------
