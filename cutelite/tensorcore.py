@@ -17,8 +17,10 @@ tc_sm80, tc_sm80_prefetch) are built from these objects; chapter 7's explorer re
 
 from dataclasses import dataclass
 
-from .copy_atoms import make_copy_atom
 from .atoms import make_mma_atom
+from .bank_conflicts import _need_count
+from .copy_atoms import make_copy_atom
+from .errors import quote
 from .layout import Layout, composition, tile_to_shape
 from .swizzle import Swizzle
 from .tiled import make_tiled_copy, make_tiled_copy_A, make_tiled_copy_B, make_tiled_mma
@@ -81,7 +83,12 @@ def objects(BM=128, BN=128, BK=32, stages=3, warps=(2, 2), arch="sm80", dtype="f
     """The TensorCore objects of one configuration (arch "sm80": m16n8k16 + cp.async; "sm75": the T4's
     m16n8k8, with copies through registers)."""
     if (arch, dtype) not in ATOMS:
-        raise ValueError("objects: no %s atom for %s; known: %s" % (arch, dtype, sorted(ATOMS)))
+        raise ValueError("objects: no %s atom for %s; known: %s" % (quote(arch), quote(dtype), sorted(ATOMS)))
+    if not (isinstance(warps, tuple) and len(warps) == 2):
+        raise TypeError(f"objects: warps must be a pair (along M, along N), got {quote(warps)}")
+    for name, n in (("BM", BM), ("BN", BN), ("BK", BK), ("stages", stages), ("warps along M", warps[0]),
+                    ("warps along N", warps[1])):
+        _need_count(n, "objects", name, low=1)
     wm, wn = warps
     threads = 32 * wm * wn
     mma = make_tiled_mma(make_mma_atom(ATOMS[arch, dtype]), Layout((wm, wn, 1)), (16 * wm, 16 * wn, 16))

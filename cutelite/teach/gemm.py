@@ -8,9 +8,11 @@ Standard library only, except the figures (matplotlib, imported inside).
 
 from ..bank_conflicts import ldmatrix_wavefronts, wavefronts
 from ..errors import quote
-from ..layout import ComposedLayout, _, size
+from ..int_tuple import flatten, wrap
+from ..layout import ComposedLayout, _, get, size
 
 __all__ = ["tile_budget", "smem_wavefronts", "SM_LIMITS", "cta_limits", "occupancy", "RECORDED_REGISTERS",
+           "STAGE_STATES", "stage_timeline",
            "ai_dram", "ai_global", "ai_shared", "ARTICLE_CPP", "ARTICLE_TABLE", "article_table_rows", "draw_ladder",
            "draw_roofline"]
 
@@ -40,6 +42,15 @@ def tile_budget(BM, BN, BK, stages, threads, in_bytes=2, acc_bytes=4):
 
 
 # ---- what the kernel's shared-memory copies cost --------------------------------------------------------
+def _walk(layout):
+    """layout(i) for i = 0 .. size(layout) - 1 (a Layout with int strides), by walking its flattened modes, the
+    first fastest: what evaluating it at each index gives, without checking each coordinate."""
+    offsets = [0]
+    for n, d in zip(flatten(wrap(layout.shape)), flatten(wrap(layout.stride))):
+        offsets = [o + i * int(d) for i in range(int(n)) for o in offsets]
+    return offsets
+
+
 def smem_wavefronts(o, swizzled=True, warp=0):
     """Shared-memory cost of one k-tile for one warp of a tensor-core kernel built from `o` (a
     cutelite.tensorcore.TensorCore), from the kernel's own partitions and chapter 4's bank model:
@@ -48,8 +59,11 @@ def smem_wavefronts(o, swizzled=True, warp=0):
 
     Each copy's thread-value layout over one stage (tidfrg: (thread, value, (rest M, rest K)) -> offset) is
     computed once; a lane's address in call (i, k) is the offset of its first value there, through the
-    stage's swizzle (what partition_S / partition_D of the lane's slice give, without slicing 32 times).
+    stage's swizzle: what partition_S / partition_D of the lane's slice give, without slicing 32 times.
     """
+    from ..tensorcore import TensorCore
+    if not isinstance(o, TensorCore):
+        raise TypeError(f"smem_wavefronts: expected a TensorCore (cutelite.tensorcore.objects), got {quote(o)}")
     out = {}
     for op, smem, g2s, s2r in (("A", o.sA, o.g2s_A, o.s2r_A), ("B", o.sB, o.g2s_B, o.s2r_B)):
         swizzle = smem.layout_a if swizzled and isinstance(smem, ComposedLayout) else (lambda offset: offset)
@@ -57,10 +71,8 @@ def smem_wavefronts(o, swizzled=True, warp=0):
         nbytes = g2s.atom.bits // 8
         for what, frg, cost in (("16-byte writes", g2s.tidfrg_D(stage), lambda a: wavefronts(a, 16, store=True)),
                                 ("ldmatrix", s2r.tidfrg_S(stage), ldmatrix_wavefronts)):
-            rest_m, rest_k = (size(r) for r in frg.shape[2])
-            lanes = range(32 * warp, 32 * warp + 32)
-            reports = [cost([nbytes * int(swizzle(frg(t, 0, (i, k)))) for t in lanes])
-                       for i in range(rest_m) for k in range(rest_k)]
+            lanes = _walk(get(frg, 0))[32 * warp:32 * warp + 32]
+            reports = [cost([nbytes * int(swizzle(lane + call)) for lane in lanes]) for call in _walk(get(frg, 2))]
             out[f"{op}: {what}"] = (len(reports), sum(r.wavefronts for r in reports), sum(r.ideal for r in reports))
     return out
 
@@ -90,7 +102,7 @@ def _sm(sm):
         return SM_LIMITS[sm]
     if isinstance(sm, dict):
         return sm
-    raise ValueError(f"occupancy: unknown GPU {quote(sm)}; known: {', '.join(SM_LIMITS)}")
+    raise ValueError(f"cta_limits: unknown GPU {quote(sm)}; known: {', '.join(SM_LIMITS)}")
 
 
 def cta_limits(regs, threads, smem, sm="H100"):
@@ -112,7 +124,8 @@ def cta_limits(regs, threads, smem, sm="H100"):
         per_warp = -(-regs * 32 // REGISTER_UNIT) * REGISTER_UNIT
         ok = regs <= g["max_regs"] and per_warp * -(-warps // SUB_PARTITIONS) * SUB_PARTITIONS <= g["registers"]
         limits["registers"] = SUB_PARTITIONS * (g["registers"] // SUB_PARTITIONS // per_warp) // warps if ok else 0
-    limits["shared memory"] = g["smem"] // need if need <= g["smem_per_cta"] + g["smem_reserved"] else 0
+    limits["shared memory"] = (0 if need > g["smem_per_cta"] + g["smem_reserved"] else
+                               g["smem"] // need if need else g["ctas"])      # none at all: no limit of its own
     limits["warps"] = g["warps"] // warps if warps <= 32 else 0
     limits["CTAs"] = g["ctas"]
     return limits
@@ -140,6 +153,57 @@ RECORDED_REGISTERS = {
     ("tc_sm80_prefetch", 128, 128, 32, 4, (2, 2), 1): 254,
     ("tc_sm80_prefetch", 128, 256, 32, 4, (2, 4), 1): 230,
 }
+
+
+# ---- what each stage holds while the main loop runs ------------------------------------------------------
+STAGE_STATES = {
+    "read": "read by ldmatrix for this iteration's mma",
+    "issued": "its copy issued in this column",
+    "in flight": "copied earlier; cp.async.wait_group guarantees it has landed only when it is read",
+    "loading": "ld.global in flight into registers",
+    "stored": "stored from registers (st.shared) at the end of this column, after a barrier",
+}
+
+
+def stage_timeline(kernel, stages, k_tiles):
+    """Where the k-tiles are while chapter 7's kernel `kernel` ("tc_sm80", "tc_sm80_prefetch" or "tc_sm75")
+    computes `k_tiles` k-tiles: a list of rows (name, cells), one cell per column ("before the loop", then
+    iteration kt = 0 .. k_tiles - 1), each (k-tile, state of STAGE_STATES) or None (nothing).
+
+    The cp.async kernels (`stages` buffers) issue k-tiles 0 .. stages - 2 before the loop; iteration kt reads
+    stage kt % stages and refills the stage k-tile kt - 1 was read from with k-tile kt + stages - 1 (the
+    prefetch kernel does the same per k-tile; it only reads each k-block's fragments one k-block ahead).
+    tc_sm75 has two buffers and no cp.async: iteration kt loads k-tile kt + 1 into registers, computes from
+    buffer kt % 2 and stores k-tile kt + 1 into the other buffer at its end.
+
+    Post: in iteration kt, k-tile kt is "read" from stage kt % stages (cp.async kernels; kt % 2 for tc_sm75).
+    """
+    if kernel not in ("tc_sm80", "tc_sm80_prefetch", "tc_sm75"):
+        raise ValueError(f"stage_timeline: unknown kernel {quote(kernel)}; known: tc_sm75, tc_sm80, tc_sm80_prefetch")
+    for name, n, top in (("stages", stages, 64), ("k_tiles", k_tiles, 1024)):
+        if not isinstance(n, int) or isinstance(n, bool):
+            raise TypeError(f"stage_timeline: {name} must be an int, got {quote(n)} ({type(n).__name__})")
+        if not 0 < n <= top:
+            raise ValueError(f"stage_timeline: {name} must be from 1 to {top}, got {quote(n)}")
+    real = lambda j, state: (j, state) if j < k_tiles else None      # noqa: E731
+    if kernel == "tc_sm75":
+        regs = [None] + [real(kt + 1, "loading") for kt in range(k_tiles)]
+        bufs = [[real(0, "stored") if b == 0 else None] for b in range(2)]
+        for kt in range(k_tiles):
+            for b in range(2):
+                bufs[b].append((kt, "read") if kt % 2 == b else real(kt + 1, "stored"))
+        return [("registers", regs)] + [(f"buffer {b}", bufs[b]) for b in range(2)]
+    if stages < 2:
+        raise ValueError(f"stage_timeline: a cp.async pipeline needs 2 stages or more (it waits with "
+                         f"cp.async.wait_group stages - 2), got {stages}")
+    rows = []
+    for s in range(stages):
+        cells = [real(s, "issued") if s < stages - 1 else None]
+        for kt in range(k_tiles):
+            j = kt + (s - kt) % stages                   # the k-tile in stage s: kt <= j < kt + stages
+            cells.append(real(j, "read" if j == kt else "issued" if j == kt + stages - 1 else "in flight"))
+        rows.append((f"stage {s}", cells))
+    return rows
 
 
 # ---- arithmetic intensity -----------------------------------------------------------------------------
