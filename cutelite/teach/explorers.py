@@ -437,7 +437,7 @@ def tile_pipeline_result(kernel="tc_sm80", dtype="float16", tile="(128,128,32)",
             kernel, dtype, tile, stages, warps, min_blocks, a_major, b_major)
         o = objects(BM, BN, BK, stages, warps, "sm75" if kernel == "tc_sm75" else "sm80", dtype, a_k, b_k)
         frg = o.mma.get_slice(0).partition_fragment_C(make_layout((BM, BN)))
-        cost = smem_wavefronts(o)
+        cost, plain = smem_wavefronts(o), smem_wavefronts(o, swizzled=False)
         k_tiles = min(2 * stages + 2, 12)
         rows = stage_timeline(kernel, stages, k_tiles)
     except ERRORS as e:
@@ -459,7 +459,9 @@ def tile_pipeline_result(kernel="tc_sm80", dtype="float16", tile="(128,128,32)",
              f"{'buffers' if kernel == 'tc_sm75' else 'stages'} of {BM} x {BK} + {BN} x {BK} {dtype} elements)",
              "registers per thread: " + (f"{regs} (recorded: the H100's SASS, kernels.gemm.recorded; a T4 or A100 "
                                          "compile may differ)" if regs else
-                                         f"not recorded for this configuration (the accumulators alone take {acc})"),
+                                         f"not recorded for this configuration (the accumulators alone take {acc})"
+                                         + (f", more than the {SM_LIMITS['H100']['max_regs']} a thread may have: "
+                                            "the kernel would spill them to local memory" if acc > SM_LIMITS['H100']['max_regs'] else "")),
              "", "CTAs per SM          " + "".join(f"{g + ' (' + SM_LIMITS[g]['cc'] + ')':>14s}" for g in SM_LIMITS)]
     limits = {g: cta_limits(regs, o.threads, smem, g) for g in SM_LIMITS}
     for what in limits["H100"]:
@@ -468,15 +470,15 @@ def tile_pipeline_result(kernel="tc_sm80", dtype="float16", tile="(128,128,32)",
     held = []
     for g in SM_LIMITS:
         n = min(limits[g].values())
-        held.append("-" if SM_LIMITS[g]["cc"] < cc else f"{n} ({n * o.threads // 32} warps)")
-    lines.append(f"  {'resident CTAs':20s}" + "".join(f"{c:>14s}" for c in held))
+        held.append("-" if SM_LIMITS[g]["cc"] < cc else f"{n} ({n * o.threads // 32} warps)" if n else "0")
+    lines.append(f"  {'resident CTAs' if regs else 'at most':20s}" + "".join(f"{c:>14s}" for c in held))
     if sm80:
         lines.append(f"  (-: {', '.join(sm80)} need{'s' if len(sm80) == 1 else ''} sm_80; a T4 is sm_75)")
     if regs is None:
         lines.append("  (registers not recorded: the register limit is left out)")
-    lines += ["", "shared-memory cost per k-tile of warp 0, its own partitions (chapter 4's bank model):"]
-    lines += [f"  {what:18s} {n:3d} instructions {w:5d} wavefronts (ideal {ideal})" for what, (n, w, ideal) in
-              cost.items()]
+    lines += ["", "shared-memory cost per k-tile of warp 0, its own partitions (chapter 4's bank model):",
+              f"  {'':18s} {'instructions':>12s} {'wavefronts':>11s} {'unswizzled':>11s} {'ideal':>6s}"]
+    lines += [f"  {what:18s} {n:12d} {w:11d} {plain[what][1]:11d} {ideal:6d}" for what, (n, w, ideal) in cost.items()]
     if kernel == "tc_sm75":
         lines += ["", "pipeline: 2 buffers (the stages box is for the cp.async kernels). Iteration kt loads k-tile "
                   "kt + 1 into registers (ld.global) before its math on buffer kt % 2, then stores it into the other "
