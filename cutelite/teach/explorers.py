@@ -424,6 +424,44 @@ def tile_pipeline_config(kernel, dtype, tile, stages, warps, min_blocks, a_major
             a_major == "K-major", b_major == "K-major")
 
 
+def _occupancy_lines(regs, threads, smem, cc, sm80):
+    """The table of CTAs per SM on each GPU of SM_LIMITS, limit by limit ("-": the GPU cannot run the kernel)."""
+    from .gemm import SM_LIMITS, cta_limits
+    limits = {g: cta_limits(regs, threads, smem, g) for g in SM_LIMITS}
+    runs = {g: SM_LIMITS[g]["cc"] >= cc for g in SM_LIMITS}
+    lines = ["CTAs per SM          " + "".join(f"{g + ' (' + SM_LIMITS[g]['cc'] + ')':>14s}" for g in SM_LIMITS)]
+    for what in limits["H100"]:
+        lines.append(f"  by {what:17s}" + "".join(f"{limits[g][what] if runs[g] else '-':>14}" for g in SM_LIMITS))
+    held = [min(limits[g].values()) for g in SM_LIMITS]
+    lines.append(f"  {'resident CTAs' if regs else 'at most':20s}" + "".join(
+        f"{(f'{n} ({n * threads // 32} warps)' if n else '0') if runs[g] else '-':>14s}" for g, n in zip(SM_LIMITS, held)))
+    if sm80:
+        lines.append(f"  (-: {', '.join(sm80)} need{'s' if len(sm80) == 1 else ''} sm_80; a T4 is sm_75)")
+    if regs is None:
+        lines.append("  (registers not recorded: the register limit is left out)")
+    return lines
+
+
+def _pipeline_lines(kernel, stages, k_tiles):
+    """What the kernel's main loop does with its stages, and how to read the picture of it."""
+    if kernel == "tc_sm75":
+        return ["pipeline: 2 buffers (the stages box is for the cp.async kernels). Iteration kt loads k-tile kt + 1 "
+                "into registers (ld.global) before its math on buffer kt % 2, then stores it into the other buffer "
+                "(st.shared) and waits at a barrier.",
+                f"picture: what each buffer holds in the first {k_tiles} iterations (pre: before the loop); blue: read "
+                "by this iteration's ldmatrix, orange: stored from registers at the iteration's end, purple: in "
+                "registers (ld.global in flight)"]
+    first = "k-tile 0 is" if stages == 2 else f"k-tiles 0..{stages - 2} are"
+    pending = {0: "none may stay in flight", 1: "the newest group may still be in flight"}.get(
+        stages - 2, f"the {stages - 2} newest groups may still be in flight")
+    return [f"pipeline: {stages} stages; {first} issued before the loop. Iteration kt waits with "
+            f"cp.async.wait_group {stages - 2} (k-tile kt has landed; {pending}) and a barrier, refills the stage "
+            f"k-tile kt - 1 was read from with k-tile kt + {stages - 1}, and computes k-tile kt from stage "
+            f"kt % {stages}.",
+            f"picture: what each stage holds in the first {k_tiles} iterations (pre: before the loop); blue: read by "
+            "this iteration's ldmatrix, orange: its copy issued, light orange: in flight"]
+
+
 def tile_pipeline_result(kernel="tc_sm80", dtype="float16", tile="(128,128,32)", stages="4", warps="(2,2)",
                          min_blocks="2", a_major="K-major", b_major="N-major"):
     """(text, (timeline rows, title) or None) for the tile and pipeline explorer: the objects chapter 7's
@@ -431,7 +469,7 @@ def tile_pipeline_result(kernel="tc_sm80", dtype="float16", tile="(128,128,32)",
     where the H100 record has them, CTAs per SM on a T4, an A100 and an H100 (cutelite.teach.gemm.cta_limits),
     the bank wavefronts of its own copies (smem_wavefronts) and what each stage holds, k-tile by k-tile."""
     from ..tensorcore import objects
-    from .gemm import RECORDED_REGISTERS, SM_LIMITS, cta_limits, smem_wavefronts, stage_timeline
+    from .gemm import RECORDED_REGISTERS, SM_LIMITS, smem_wavefronts, stage_timeline
     try:
         kernel, dtype, (BM, BN, BK), stages, warps, min_blocks, a_k, b_k = tile_pipeline_config(
             kernel, dtype, tile, stages, warps, min_blocks, a_major, b_major)
@@ -445,55 +483,29 @@ def tile_pipeline_result(kernel="tc_sm80", dtype="float16", tile="(128,128,32)",
     bytes_A, bytes_B = (cosize(x) * 2 for x in (o.sA, o.sB))
     smem = -(-bytes_A // 1024) * 1024 + bytes_B          # sB starts on a 1024-byte boundary, as the kernels place it
     cc, sm80 = _needs(o)
-    key = (kernel, BM, BN, BK, stages, warps, min_blocks)
-    regs = RECORDED_REGISTERS.get(key) if dtype == "float16" and a_k and not b_k else None
-    acc = size(frg)
+    regs = RECORDED_REGISTERS.get((kernel, BM, BN, BK, stages, warps, min_blocks)) \
+        if dtype == "float16" and a_k and not b_k else None
+    acc, most = size(frg), SM_LIMITS["H100"]["max_regs"]
+    buffers = "buffers" if kernel == "tc_sm75" else "stages"
     lines = [f"{kernel}: {GEMM_KERNELS[kernel]} (needs sm_{cc.replace('.', '')})",
              f"  mma   = {o.mma!r}",
              f"  g2s_A = {o.g2s_A!r}", f"  g2s_B = {o.g2s_B!r}",
              f"  s2r_A = {o.s2r_A!r}", f"  s2r_B = {o.s2r_B!r}",
              f"  sA    = {o.sA}   (BM, BK, stages)", f"  sB    = {o.sB}   (BN, BK, stages)",
-             f"{o.threads} threads; a thread's accumulators (MMA, MMA_M, MMA_N): {frg}, {acc} f32 registers",
-             "",
-             f"shared memory per CTA: sA {bytes_A} + sB {bytes_B} = {smem} bytes ({stages} "
-             f"{'buffers' if kernel == 'tc_sm75' else 'stages'} of {BM} x {BK} + {BN} x {BK} {dtype} elements)",
-             "registers per thread: " + (f"{regs} (recorded: the H100's SASS, kernels.gemm.recorded; a T4 or A100 "
-                                         "compile may differ)" if regs else
-                                         f"not recorded for this configuration (the accumulators alone take {acc})"
-                                         + (f", more than the {SM_LIMITS['H100']['max_regs']} a thread may have: "
-                                            "the kernel would spill them to local memory" if acc > SM_LIMITS['H100']['max_regs'] else "")),
-             "", "CTAs per SM          " + "".join(f"{g + ' (' + SM_LIMITS[g]['cc'] + ')':>14s}" for g in SM_LIMITS)]
-    limits = {g: cta_limits(regs, o.threads, smem, g) for g in SM_LIMITS}
-    for what in limits["H100"]:
-        cells = ["-" if SM_LIMITS[g]["cc"] < cc else str(limits[g][what]) for g in SM_LIMITS]
-        lines.append(f"  by {what:17s}" + "".join(f"{c:>14s}" for c in cells))
-    held = []
-    for g in SM_LIMITS:
-        n = min(limits[g].values())
-        held.append("-" if SM_LIMITS[g]["cc"] < cc else f"{n} ({n * o.threads // 32} warps)" if n else "0")
-    lines.append(f"  {'resident CTAs' if regs else 'at most':20s}" + "".join(f"{c:>14s}" for c in held))
-    if sm80:
-        lines.append(f"  (-: {', '.join(sm80)} need{'s' if len(sm80) == 1 else ''} sm_80; a T4 is sm_75)")
-    if regs is None:
-        lines.append("  (registers not recorded: the register limit is left out)")
+             f"{o.threads} threads; a thread's accumulators (MMA, MMA_M, MMA_N): {frg}, {acc} f32 registers", "",
+             f"shared memory per CTA: sA {bytes_A} + sB {bytes_B} = {smem} bytes ({stages} {buffers} of "
+             f"{BM} x {BK} + {BN} x {BK} {dtype} elements)",
+             "registers per thread: " + (
+                 f"{regs} (recorded: the H100's SASS, kernels.gemm.recorded; a T4 or A100 compile may differ)" if regs
+                 else f"not recorded for this configuration (the accumulators alone take {acc}"
+                      + (f", more than the {most} a thread may have: the kernel would spill)" if acc > most else ")")),
+             ""]
+    lines += _occupancy_lines(regs, o.threads, smem, cc, sm80)
     lines += ["", "shared-memory cost per k-tile of warp 0, its own partitions (chapter 4's bank model):",
               f"  {'':18s} {'instructions':>12s} {'wavefronts':>11s} {'unswizzled':>11s} {'ideal':>6s}"]
     lines += [f"  {what:18s} {n:12d} {w:11d} {plain[what][1]:11d} {ideal:6d}" for what, (n, w, ideal) in cost.items()]
-    if kernel == "tc_sm75":
-        lines += ["", "pipeline: 2 buffers (the stages box is for the cp.async kernels). Iteration kt loads k-tile "
-                  "kt + 1 into registers (ld.global) before its math on buffer kt % 2, then stores it into the other "
-                  "buffer (st.shared) and waits at a barrier."]
-    else:
-        lines += ["", f"pipeline: {stages} stages; k-tiles 0..{stages - 2} are issued before the loop. Iteration kt "
-                  f"waits with cp.async.wait_group {stages - 2} (k-tile kt has landed; the {stages - 2} newest "
-                  "groups may still be in flight) and a barrier, refills the stage k-tile kt - 1 was read from with "
-                  f"k-tile kt + {stages - 1}, and computes k-tile kt from stage kt % {stages}."]
-    lines.append(f"picture: what each {'buffer' if kernel == 'tc_sm75' else 'stage'} holds in the first {k_tiles} "
-                 "iterations (pre: before the loop); blue: read by this iteration's ldmatrix, "
-                 + ("orange: stored from registers at the iteration's end, purple: in registers (ld.global in flight)"
-                    if kernel == "tc_sm75" else "orange: its copy issued, light orange: in flight"))
-    return "\n".join(lines) + "\n", (rows, f"{kernel}: the k-tile each {'buffer' if kernel == 'tc_sm75' else 'stage'} "
-                                         "holds, by iteration")
+    lines += [""] + _pipeline_lines(kernel, stages, k_tiles)
+    return "\n".join(lines) + "\n", (rows, f"{kernel}: the k-tile each {buffers[:-1]} holds, by iteration")
 
 
 # ---- chapter 8: a GMMA operand's stage in shared memory, its descriptors and its TMA boxes -------------------
