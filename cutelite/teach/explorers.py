@@ -457,7 +457,8 @@ def _pipeline_lines(kernel, stages, k_tiles):
     return [f"pipeline: {stages} stages; {first} issued before the loop. Iteration kt waits with "
             f"cp.async.wait_group {stages - 2} (k-tile kt has landed; {pending}) and a barrier, refills the stage "
             f"k-tile kt - 1 was read from with k-tile kt + {stages - 1}, and computes k-tile kt from stage "
-            f"kt % {stages}.",
+            f"kt % {stages}." + (" (tc_sm80_prefetch waits for k-tile kt at the last k-block of iteration kt - 1, so "
+                                 "as to read its first k-block ahead.)" if kernel == "tc_sm80_prefetch" else ""),
             f"picture: what each stage holds in the first {k_tiles} iterations (pre: before the loop); blue: read by "
             "this iteration's ldmatrix, orange: its copy issued, light orange: in flight"]
 

@@ -140,7 +140,7 @@ def occupancy(regs, threads, smem, sm="H100"):
 
 
 # Registers per thread of the tensor-core kernels in the recorded H100 SASS (kernels/gemm/recorded.py, run of
-# 2026-11-25; tests/test_gemm_explorer.py checks that each entry is the record's figure for the rung built with
+# 2026-11-25; tests/test_gemm_explorers.py checks that each entry is the record's figure for the rung built with
 # that configuration), by (kernel module, BM, BN, BK, stages, warps, min CTAs per SM of the launch bounds);
 # fp16 inputs, A K-major, B N-major, as the ladder runs them.
 RECORDED_REGISTERS = {
