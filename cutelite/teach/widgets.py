@@ -319,7 +319,7 @@ class _FormExplorer:
     that `result` (a function of cutelite.teach.explorers, called with the boxes' values by name) and `draw`
     (of cutelite.teach.svg, called with the picture's case) make: the live page's text and picture."""
 
-    FIELDS = ()
+    FIELDS, result, draw = (), None, None
 
     def __init__(self, **values):
         import ipywidgets as w
@@ -367,13 +367,7 @@ def _form(kind, cls, values):
 class TilePipelineExplorer(_FormExplorer):
     """Chapter 7's tensor-core kernel for a tile, stages, warps and atoms: its objects, shared memory and
     registers, CTAs per SM on a T4, A100 and H100, its copies' bank wavefronts and its stages over time."""
-    FIELDS = TILE_PIPELINE_FIELDS
-
-    def result(self, **values):
-        return tile_pipeline_result(**values)
-
-    def draw(self, rows, title):
-        return timeline_svg(rows, title)
+    FIELDS, result, draw = TILE_PIPELINE_FIELDS, staticmethod(tile_pipeline_result), staticmethod(timeline_svg)
 
 
 def tile_pipeline_explorer(kernel="tc_sm80", dtype="float16", tile="(128,128,32)", stages="4", warps="(2,2)",
@@ -390,13 +384,7 @@ def tile_pipeline_explorer(kernel="tc_sm80", dtype="float16", tile="(128,128,32)
 class GmmaTmaExplorer(_FormExplorer):
     """Chapter 8's operand stage: the GMMA layout atom, tile_to_shape's stage, a descriptor per k-block and the
     TMA boxes that fill the stage."""
-    FIELDS = GMMA_TMA_FIELDS
-
-    def result(self, **values):
-        return gmma_tma_result(**values)
-
-    def draw(self, chunks, outlined):
-        return chunks_svg(chunks, outlined)
+    FIELDS, result, draw = GMMA_TMA_FIELDS, staticmethod(gmma_tma_result), staticmethod(chunks_svg)
 
 
 def gmma_tma_explorer(major="K", swizzle="SW128", dtype="half_t", tile="(128,64)", order="MN first",
