@@ -506,7 +506,7 @@ def tile_pipeline_result(kernel="tc_sm80", dtype="float16", tile="(128,128,32)",
               f"  {'':18s} {'instructions':>12s} {'wavefronts':>11s} {'unswizzled':>11s} {'ideal':>6s}"]
     lines += [f"  {what:18s} {n:12d} {w:11d} {plain[what][1]:11d} {ideal:6d}" for what, (n, w, ideal) in cost.items()]
     lines += [""] + _pipeline_lines(kernel, stages, k_tiles)
-    return "\n".join(lines) + "\n", (rows, f"{kernel}: the k-tile each {buffers[:-1]} holds, by iteration")
+    return "\n".join(lines) + "\n", (rows, f"{kernel}: k-tile per {buffers[:-1]}")
 
 
 # ---- chapter 8: a GMMA operand's stage in shared memory, its descriptors and its TMA boxes -------------------
