@@ -18,7 +18,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 import cutelite as cl  # noqa: E402
-from cutelite import atoms, bank_conflicts, explain, gmma, int_tuple, parse, tensor  # noqa: E402
+from cutelite import atoms, bank_conflicts, explain, gmma, int_tuple, parse, tensor, tensorcore  # noqa: E402
 from cutelite.errors import MAX_DEPTH, OutOfRange  # noqa: E402
 from cutelite.teach import checks, cpp_recorded, gemm, svg, viz, widgets  # noqa: E402
 
@@ -217,13 +217,26 @@ CALLS = {
                                ("composition", "(4,8):(1,4)", "4:2")),
     "widget_redraw": (widgets.widget_redraw, ("32x32 float (4 B)", "column, 32-bit", 5, 0, 5)),
     "fragment_html": (widgets.fragment_html, (ATOM, 3)),
+    "tensorcore.objects": (tensorcore.objects, (64, 64, 32, 2, (2, 2), "sm80", "float16", True, False)),
+    "smem_wavefronts": (gemm.smem_wavefronts, (tensorcore.objects(64, 64, 32, 2), True, 1)),
+    "cta_limits": (gemm.cta_limits, (212, 128, 65536, "H100")), "occupancy": (gemm.occupancy, (212, 128, 65536, "T4")),
+    "stage_timeline": (gemm.stage_timeline, ("tc_sm80", 3, 6)),
+    "timeline_svg": (svg.timeline_svg, (gemm.stage_timeline("tc_sm75", 2, 3), "t")),
+    "chunks_svg": (svg.chunks_svg, ([[0, 1], [3, 2]], [(0, 1)], "t")),
+    "TilePipelineExplorer.render": (lambda *v: widgets.TilePipelineExplorer(**dict(zip(
+        [f[0] for f in widgets.TILE_PIPELINE_FIELDS], v))).render(),
+        ("tc_sm80", "float16", "(64,64,32)", "3", "(2,2)", "2", "K-major", "N-major")),
+    "GmmaTmaExplorer.render": (lambda *v: widgets.GmmaTmaExplorer(**dict(zip(
+        [f[0] for f in widgets.GMMA_TMA_FIELDS], v))).render(),
+        ("MN", "SW64", "half_t", "(64,32)", "K first", "(256,256)", "2")),
 }
 
 # Arguments that accept any value by design: a title or caption, the values a check compares, a flag
 # read for its truth, an `ax` (None: a new figure).
 FREE = {"check": {0, 1, 2}, "check_close": {2}, "layout_svg": {1, 2}, "bank_svg": {3}, "grid_svg": {3},
         "tiled_mma_svg": {2, 3}, "tiled_copy_svg": {2, 3}, "draw_layout": {1, 2, 3}, "is_tensor": {0},
-        "draw_tiled_mma": {2}, "draw_tiled_copy": {2}, "operand_text": {0}, "wavefronts": {2}, "analyse": {4}}
+        "draw_tiled_mma": {2}, "draw_tiled_copy": {2}, "operand_text": {0}, "wavefronts": {2}, "analyse": {4},
+        "timeline_svg": {1}, "chunks_svg": {2}, "smem_wavefronts": {1}, "tensorcore.objects": {7, 8}}
 # Exceptions a function raises by design: check and check_close print PASS or raise AssertionError (FAIL).
 BY_DESIGN = {"check": AssertionError, "check_close": AssertionError}
 

@@ -339,6 +339,17 @@ SLOW_INPUTS = {
     "tiled_mma": [{"thr": "(32,32,1)"}, {"perm": "(512,512,512)"}],
     "partition": [{"tile": "(3000,3000)"}],
     "fragments": [{"lane": "100000000000000"}],
+    "tile_pipeline": [{"tile": "(1024,1024,512)"}, {"warps": "(32,32)"}],
+    "gmma_tma": [{"tile": "(4096,4096)"}],
+}
+# Inputs typed into the explorers of chapters 7 and 8 (on top of what the panel shows): each must show what
+# cutelite computes in CPython for the whole form, error text included.
+TYPED_INPUTS = {
+    "tile_pipeline": [{"kernel": "tc_sm75", "stages": "2"},
+                      {"kernel": "tc_sm80_prefetch", "tile": "(128,256,32)", "warps": "(2,4)", "min_blocks": "1"},
+                      {"b_major": "K-major", "stages": "1"}, {"dtype": "bfloat16", "stages": "3", "tile": "(64,64,64)"}],
+    "gmma_tma": [{"major": "MN", "order": "K first"}, {"swizzle": "SW64", "dtype": "bfloat16_t", "tile": "(64,64)"},
+                 {"k_tile": "99"}, {"major": "K", "swizzle": "SW32", "dtype": "tfloat32_t", "tile": "(64,32)"}],
 }
 
 _GO_LIVE = """
@@ -617,9 +628,10 @@ def test_grader_key_is_this_build(built):
 
 @pytest.mark.parametrize("page", CHAPTERS)
 def test_live_chapter(page, built, base_url, browser):
-    """Every explorer of every chapter goes live and shows what cutelite computes in CPython, refuses the
-    inputs that once froze the page and computes again after them; every exercise answer box accepts its
-    right answer in every spelling and gives CPython's verdict for wrong ones."""
+    """Every explorer of every chapter goes live and shows what cutelite computes in CPython, for what it shows
+    first and for typed inputs (TYPED_INPUTS), refuses the inputs that once froze the page and computes again
+    after them; every exercise answer box accepts its right answer in every spelling and gives CPython's verdict
+    for wrong ones."""
     facts = load(browser, base_url, page)
     if not facts["live_panels"] and not facts["live_answers"]:
         assert "cutelite-live" not in json.dumps(executed_notebook(page)), page
@@ -636,6 +648,10 @@ def test_live_chapter(page, built, base_url, browser):
         for panel in shown:
             assert panel["text"] == cpython_view(panel["kind"], panel["values"]), panel
         for panel in {p["kind"]: p for p in shown}.values():
+            for values in TYPED_INPUTS.get(panel["kind"], []):
+                typed = set_fields(browser, panel["kind"], values)
+                assert typed["text"] == cpython_view(panel["kind"], typed["values"]), typed
+                assert typed["svg"] or typed["text"].startswith("ValueError"), typed
             for values in SLOW_INPUTS.get(panel["kind"], []):
                 slow = set_fields(browser, panel["kind"], values)
                 assert slow["text"] == cpython_view(panel["kind"], slow["values"]), slow

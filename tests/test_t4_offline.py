@@ -31,8 +31,9 @@ def test_t4_offline_suite_in_subprocess():
 if IN_PROCESS:
     from numba.cuda import types as T
 
+    from cutelite.teach.gemm import SM_LIMITS, SMEM_PER_CTA_DEFAULT, occupancy
     from kernels import gemm, sass
-    from kernels.gemm import ceiling, chapter
+    from kernels.gemm import ceiling
     from kernels.tiled import make_copy_kernel, make_gemm_kernel
 
     F32 = T.float32[:, ::1]
@@ -82,10 +83,10 @@ def test_t4_kernel_assembles_for_sm75(name):
 def test_t4_kernel_fits_a_t4_sm(name):
     kernel, sig, threads, dynamic = RESOURCES[name]
     regs, static = _resources(kernel, sig)
-    threads, smem, sm = _threads(threads), static + dynamic, chapter.T4_SM
-    assert regs <= 255 and regs * threads <= sm["registers"], (regs, threads)
-    assert static <= sm["smem_per_cta"] and smem <= sm["smem_per_cta_optin"], (static, dynamic)
-    ctas, warps, _ = chapter.occupancy(regs, threads, smem, sm=sm)
+    threads, smem, sm = _threads(threads), static + dynamic, SM_LIMITS["T4"]
+    assert regs <= sm["max_regs"] and regs * threads <= sm["registers"], (regs, threads)
+    assert static <= SMEM_PER_CTA_DEFAULT and smem <= sm["smem_per_cta"], (static, dynamic)
+    ctas, warps, _ = occupancy(regs, threads, smem, "T4")
     assert ctas >= 1 and warps <= sm["warps"], (ctas, warps)
 
 

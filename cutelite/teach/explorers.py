@@ -8,6 +8,8 @@ in Pyodide) both call these, so the same input shows the same text in both place
     bank_result("32x32 float (4 B)", "column, 32-bit", 5, 0, 5)
     fragment_result("SM80_16x8x8_F32F16F16F32_TN", "by lane", 13)
     partition_result("local_partition", "(8,24)", "(4,8)", 13)
+    tile_pipeline_result("tc_sm80", "float16", "(128,128,32)", "4", "(2,2)", "2")
+    gmma_tma_result("K", "SW128", "half_t", "(128,64)", "MN first", "(4096,4096)", "1")
 
 Input errors never raise: cutelite's error text ("ValueError: composition: ...") becomes the text. Inputs
 too large to compute and draw quickly are refused before any work, with the same text in the notebook and
@@ -28,8 +30,9 @@ from ..swizzle import Swizzle
 from .svg import tv_owners
 
 __all__ = ["describe_layout", "layout_result", "algebra_result", "bank_result", "fragment_result",
-           "tiled_mma_result", "partition_result", "drawable", "OPS", "bank_case", "BANK_TILES", "BANK_PATTERNS",
-           "PARTITIONS", "Refused", "LIMIT", "MAX_MODES", "MAX_THREADS", "MAX_TEXT"]
+           "tiled_mma_result", "partition_result", "tile_pipeline_result", "gmma_tma_result", "drawable", "OPS",
+           "bank_case", "BANK_TILES", "BANK_PATTERNS", "PARTITIONS", "TILE_PIPELINE_FIELDS", "GMMA_TMA_FIELDS",
+           "Refused", "LIMIT", "MAX_MODES", "MAX_THREADS", "MAX_TEXT"]
 
 ERRORS = (ValueError, TypeError, IndexError, KeyError, ZeroDivisionError, RecursionError)
 LIMIT = 64 * 64        # elements an explorer computes with and draws
@@ -361,3 +364,248 @@ def partition_result(kind="local_partition", tile="(8,24)", layout="(4,8)", thre
         lines.append(f"{shared} element(s) are held by more than one (thread, value): the picture shows the "
                      "first, marked +")
     return "\n".join(lines) + "\n", (tv, (M, N), t)
+
+
+# ---- chapter 7: a tensor-core kernel's tile, pipeline and what an SM holds of it ------------------------------
+GEMM_KERNELS = {"tc_sm80": "cp.async global -> shared, ldmatrix, mma.sync m16n8k16",
+                "tc_sm80_prefetch": "as tc_sm80, each k-block's fragments read one k-block ahead",
+                "tc_sm75": "ld.global -> registers -> st.shared (2 buffers), ldmatrix, mma.sync m16n8k8"}
+GEMM_DTYPES = ("float16", "bfloat16")
+A_MAJORS, B_MAJORS = ("K-major", "M-major"), ("N-major", "K-major")
+MAX_TILE, MAX_BK, MAX_STAGES = 256, 128, 8
+
+
+# the explorer's boxes: (name, label, options or None for a text box), in the order of its function's arguments
+TILE_PIPELINE_FIELDS = (("kernel", "kernel", tuple(GEMM_KERNELS)), ("dtype", "inputs", GEMM_DTYPES),
+                        ("tile", "(BM,BN,BK)", None), ("stages", "stages", None), ("warps", "warps (M,N)", None),
+                        ("min_blocks", "min CTAs/SM", None), ("a_major", "A", A_MAJORS), ("b_major", "B", B_MAJORS))
+
+
+def _ints(box, name, n):
+    """A tuple of n positive ints typed in a box: "(128,128,32)"."""
+    value = _parse(box, name)
+    value = (value,) if is_int(value) else value
+    if not (isinstance(value, tuple) and len(value) == n and all(is_int(x) and x > 0 for x in value)):
+        raise ValueError(f"{name} must be {n} positive whole numbers, e.g. {'(128,128,32)' if n == 3 else '(2,2)'}; "
+                         f"got {box!r}")
+    return tuple(int(x) for x in value)
+
+
+def _needs(o):
+    """The compute capability the kernel's atoms need: the highest SMxy_ prefix of their CuTe names."""
+    names = [o.mma.atom.name] + [c.atom.op for c in (o.g2s_A, o.g2s_B, o.s2r_A, o.s2r_B)]
+    return max((n[2] + "." + n[3] for n in names if n[:2] == "SM" and n[2:4].isdigit()), default="7.5"), \
+        sorted({n for n in names if n.startswith("SM80")})
+
+
+def tile_pipeline_config(kernel, dtype, tile, stages, warps, min_blocks, a_major="K-major", b_major="N-major"):
+    """The explorer's boxes read and checked: (kernel, dtype, (BM, BN, BK), stages, (wm, wn), min_blocks,
+    a_kmajor, b_kmajor). Sizes beyond what the explorer draws quickly are refused before any work."""
+    if kernel not in GEMM_KERNELS:
+        raise ValueError(f"unknown kernel {kernel!r}; choose one of {', '.join(GEMM_KERNELS)}")
+    if dtype not in GEMM_DTYPES or a_major not in A_MAJORS or b_major not in B_MAJORS:
+        raise ValueError(f"dtype must be one of {', '.join(GEMM_DTYPES)}, A {' or '.join(A_MAJORS)}, "
+                         f"B {' or '.join(B_MAJORS)}; got {dtype!r}, {a_major!r}, {b_major!r}")
+    BM, BN, BK = _ints(tile, "the tile (BM, BN, BK)", 3)
+    wm, wn = _ints(warps, "the warps (along M, along N)", 2)
+    stages, min_blocks = _int(stages, "stages"), _int(min_blocks, "min CTAs per SM")
+    if max(BM, BN) > MAX_TILE or BK > MAX_BK or not 1 <= stages <= MAX_STAGES or 32 * wm * wn > MAX_THREADS:
+        raise Refused(f"a {BM} x {BN} x {BK} tile, {stages} stages, {wm} x {wn} warps: the explorer takes BM and BN "
+                      f"up to {MAX_TILE}, BK up to {MAX_BK}, 1 to {MAX_STAGES} stages and at most {MAX_THREADS} "
+                      "threads")
+    if not 1 <= min_blocks <= 32:
+        raise ValueError(f"min CTAs per SM (the launch bounds) must be from 1 to 32, got {min_blocks}")
+    if kernel != "tc_sm75" and stages < 2:
+        raise ValueError(f"{kernel}: a cp.async pipeline needs 2 stages or more (it waits with "
+                         f"cp.async.wait_group stages - 2), got {stages}")
+    if kernel == "tc_sm80_prefetch" and BK < 32:
+        raise ValueError(f"{kernel}: BK must hold two k-blocks of 16 or more, got {BK}")
+    return (kernel, dtype, (BM, BN, BK), 2 if kernel == "tc_sm75" else stages, (wm, wn), min_blocks,
+            a_major == "K-major", b_major == "K-major")
+
+
+def _occupancy_lines(regs, threads, smem, cc, sm80):
+    """The table of CTAs per SM on each GPU of SM_LIMITS, limit by limit ("-": the GPU cannot run the kernel)."""
+    from .gemm import SM_LIMITS, cta_limits
+    limits = {g: cta_limits(regs, threads, smem, g) for g in SM_LIMITS}
+    runs = {g: SM_LIMITS[g]["cc"] >= cc for g in SM_LIMITS}
+    lines = ["CTAs per SM          " + "".join(f"{g + ' (' + SM_LIMITS[g]['cc'] + ')':>14s}" for g in SM_LIMITS)]
+    for what in limits["H100"]:
+        lines.append(f"  by {what:17s}" + "".join(f"{limits[g][what] if runs[g] else '-':>14}" for g in SM_LIMITS))
+    held = [min(limits[g].values()) for g in SM_LIMITS]
+    lines.append(f"  {'resident CTAs' if regs else 'at most':20s}" + "".join(
+        f"{(f'{n} ({n * threads // 32} warps)' if n else '0') if runs[g] else '-':>14s}" for g, n in zip(SM_LIMITS, held)))
+    if sm80:
+        lines.append(f"  (-: {', '.join(sm80)} need{'s' if len(sm80) == 1 else ''} sm_80; a T4 is sm_75)")
+    if regs is None:
+        lines.append("  (registers not recorded: the register limit is left out)")
+    return lines
+
+
+def _pipeline_lines(kernel, stages, k_tiles):
+    """What the kernel's main loop does with its stages, and how to read the picture of it."""
+    if kernel == "tc_sm75":
+        return ["pipeline: 2 buffers (the stages box is for the cp.async kernels). Iteration kt loads k-tile kt + 1 "
+                "into registers (ld.global) before its math on buffer kt % 2, then stores it into the other buffer "
+                "(st.shared) and waits at a barrier.",
+                f"picture: what each buffer holds in the first {k_tiles} iterations (pre: before the loop); blue: read "
+                "by this iteration's ldmatrix, orange: stored from registers at the iteration's end, purple: in "
+                "registers (ld.global in flight)"]
+    first = "k-tile 0 is" if stages == 2 else f"k-tiles 0..{stages - 2} are"
+    pending = {0: "none may stay in flight", 1: "the newest group may still be in flight"}.get(
+        stages - 2, f"the {stages - 2} newest groups may still be in flight")
+    return [f"pipeline: {stages} stages; {first} issued before the loop. Iteration kt waits with "
+            f"cp.async.wait_group {stages - 2} (k-tile kt has landed; {pending}) and a barrier, refills the stage "
+            f"k-tile kt - 1 was read from with k-tile kt + {stages - 1}, and computes k-tile kt from stage "
+            f"kt % {stages}." + (" (tc_sm80_prefetch waits for k-tile kt at the last k-block of iteration kt - 1, so "
+                                 "as to read its first k-block ahead.)" if kernel == "tc_sm80_prefetch" else ""),
+            f"picture: what each stage holds in the first {k_tiles} iterations (pre: before the loop); blue: read by "
+            "this iteration's ldmatrix, orange: its copy issued, light orange: in flight"]
+
+
+def tile_pipeline_result(kernel="tc_sm80", dtype="float16", tile="(128,128,32)", stages="4", warps="(2,2)",
+                         min_blocks="2", a_major="K-major", b_major="N-major"):
+    """(text, (timeline rows, title) or None) for the tile and pipeline explorer: the objects chapter 7's
+    kernel is built from (cutelite.tensorcore.objects), its shared memory per CTA, its registers per thread
+    where the H100 record has them, CTAs per SM on a T4, an A100 and an H100 (cutelite.teach.gemm.cta_limits),
+    the bank wavefronts of its own copies (smem_wavefronts) and what each stage holds, k-tile by k-tile."""
+    from ..tensorcore import objects
+    from .gemm import RECORDED_REGISTERS, SM_LIMITS, smem_wavefronts, stage_timeline
+    try:
+        kernel, dtype, (BM, BN, BK), stages, warps, min_blocks, a_k, b_k = tile_pipeline_config(
+            kernel, dtype, tile, stages, warps, min_blocks, a_major, b_major)
+        o = objects(BM, BN, BK, stages, warps, "sm75" if kernel == "tc_sm75" else "sm80", dtype, a_k, b_k)
+        frg = o.mma.get_slice(0).partition_fragment_C(make_layout((BM, BN)))
+        cost, plain = smem_wavefronts(o), smem_wavefronts(o, swizzled=False)
+        k_tiles = min(2 * stages + 2, 12)
+        rows = stage_timeline(kernel, stages, k_tiles)
+    except ERRORS as e:
+        return _error(e), None
+    bytes_A, bytes_B = (cosize(x) * 2 for x in (o.sA, o.sB))
+    smem = -(-bytes_A // 1024) * 1024 + bytes_B          # sB starts on a 1024-byte boundary, as the kernels place it
+    cc, sm80 = _needs(o)
+    regs = RECORDED_REGISTERS.get((kernel, BM, BN, BK, stages, warps, min_blocks)) \
+        if dtype == "float16" and a_k and not b_k else None
+    acc, most = size(frg), SM_LIMITS["H100"]["max_regs"]
+    buffers = "buffers" if kernel == "tc_sm75" else "stages"
+    lines = [f"{kernel}: {GEMM_KERNELS[kernel]} (needs sm_{cc.replace('.', '')})",
+             f"  mma   = {o.mma!r}",
+             f"  g2s_A = {o.g2s_A!r}", f"  g2s_B = {o.g2s_B!r}",
+             f"  s2r_A = {o.s2r_A!r}", f"  s2r_B = {o.s2r_B!r}",
+             f"  sA    = {o.sA}   (BM, BK, stages)", f"  sB    = {o.sB}   (BN, BK, stages)",
+             f"{o.threads} threads; a thread's accumulators (MMA, MMA_M, MMA_N): {frg}, {acc} f32 registers", "",
+             f"shared memory per CTA: sA {bytes_A} + sB {bytes_B} = {smem} bytes ({stages} {buffers} of "
+             f"{BM} x {BK} + {BN} x {BK} {dtype} elements)",
+             "registers per thread: " + (
+                 f"{regs} (recorded: the H100's SASS, kernels.gemm.recorded; a T4 or A100 compile may differ)" if regs
+                 else f"not recorded for this configuration (the accumulators alone take {acc}"
+                      + (f", more than the {most} a thread may have: the kernel would spill)" if acc > most else ")")),
+             ""]
+    lines += _occupancy_lines(regs, o.threads, smem, cc, sm80)
+    lines += ["", "shared-memory cost per k-tile of warp 0, its own partitions (chapter 4's bank model):",
+              f"  {'':18s} {'instructions':>12s} {'wavefronts':>11s} {'unswizzled':>11s} {'ideal':>6s}"]
+    lines += [f"  {what:18s} {n:12d} {w:11d} {plain[what][1]:11d} {ideal:6d}" for what, (n, w, ideal) in cost.items()]
+    lines += [""] + _pipeline_lines(kernel, stages, k_tiles)
+    return "\n".join(lines) + "\n", (rows, f"{kernel}: k-tile per {buffers[:-1]}")
+
+
+# ---- chapter 8: a GMMA operand's stage in shared memory, its descriptors and its TMA boxes -------------------
+GMMA_MAJORS = ("K", "MN")
+GMMA_SWIZZLES = ("SW128", "SW64", "SW32", "INTER")
+GMMA_TYPES = ("half_t", "bfloat16_t", "tfloat32_t", "float_e4m3_t", "int8_t")
+TILE_ORDERS = {"MN first": None, "K first": (1, 0)}    # tile_to_shape's order of the atoms (None: LayoutLeft)
+MAX_BOXES = 8                                         # boxes listed one by one
+
+
+GMMA_TMA_FIELDS = (("major", "major", GMMA_MAJORS), ("swizzle", "swizzle", GMMA_SWIZZLES),
+                   ("dtype", "type", GMMA_TYPES), ("tile", "tile (MN,K)", None), ("order", "atoms", tuple(TILE_ORDERS)),
+                   ("gmem", "global (MN,K)", None), ("k_tile", "k-tile", None))
+
+
+def _stage_chunks(stage, major, bits):
+    """rows[c][x]: the 16-byte chunk of shared memory (address / 16) that holds chunk c of line x of the stage,
+    a line being the elements along the contiguous mode (K for a K-major stage: line x is row m = x; MN for an
+    MN-major one: line x is column k = x) and c counting its 16-byte chunks."""
+    per = 128 // bits                                     # elements in 16 bytes
+    lay = stage.element_layout()
+    MN, K = size(stage, 0), size(stage, 1)
+    if major == "K":
+        return [[lay(m, c * per) // per for m in range(MN)] for c in range(K // per)]
+    return [[lay(c * per, k) // per for k in range(K)] for c in range(MN // per)]
+
+
+def gmma_tma_result(major="K", swizzle="SW128", dtype="half_t", tile="(128,64)", order="MN first",
+                    gmem="(4096,4096)", k_tile="1"):
+    """(text, (chunks, k-block 0's chunks, title) or None) for the GMMA descriptor and TMA box explorer: the
+    GMMA layout atom (cutelite.gmma), tile_to_shape's stage of (MN, K) elements (the atoms MN first, as C++'s
+    default LayoutLeft, or K first, as chapter 8's kernels tile an MN-major operand), the descriptor of each
+    k-block a wgmma reads (gmma_desc_blocks), and the TMA atom that loads the stage from an (MN, K) global
+    tensor of the same major (cutelite.tma): its box, its tensor map, and the boxes of k-tile `k_tile`."""
+    from ..gmma import LAYOUT_TYPES, gmma_desc_blocks, make_gmma_layout_atom, tile_to_smem
+    from ..layout import _, group
+    from ..tensor import local_tile
+    from ..tma import make_tma_atom, tensor_map_params, tma_partition, SWIZZLES
+    try:
+        if major not in GMMA_MAJORS or swizzle not in GMMA_SWIZZLES or dtype not in GMMA_TYPES \
+                or order not in TILE_ORDERS:
+            raise ValueError(f"major must be one of {', '.join(GMMA_MAJORS)}, swizzle one of "
+                             f"{', '.join(GMMA_SWIZZLES)}, type one of {', '.join(GMMA_TYPES)}, order one of "
+                             f"{', '.join(TILE_ORDERS)}; got {major!r}, {swizzle!r}, {dtype!r}, {order!r}")
+        MN, K = _ints(tile, "the tile (MN, K)", 2)
+        gMN, gK = _ints(gmem, "the global tensor (MN, K)", 2)
+        kt = _int(k_tile, "k-tile")
+        atom = make_gmma_layout_atom(f"GMMA::Layout_{major}_{swizzle}_Atom<{dtype}>")
+        bits = atom.bits
+        if MN > 256 or K > 256 or MN * K * bits // 128 > LIMIT:
+            raise Refused(f"a {MN} x {K} tile of {bits}-bit elements: the explorer takes MN and K up to 256 and "
+                          f"draws at most {LIMIT} 16-byte chunks")
+        stage = tile_to_smem(atom, (MN, K), *[TILE_ORDERS[order]] if TILE_ORDERS[order] else [])
+        kblock = 256 // bits                              # one wgmma reads 32 bytes of K
+        if K % kblock:
+            raise ValueError(f"the tile's K = {K} is not a whole number of wgmma k-blocks of {kblock} {dtype} "
+                             "(32 bytes)")
+        descs = gmma_desc_blocks(major, stage, (MN, kblock))
+        g = Layout((gMN, gK), (gK, 1) if major == "K" else (1, gMN))
+        tma = make_tma_atom("SM90_TMA_LOAD", g, stage, (MN, K), value_type=dtype)
+        params = tensor_map_params(tma)
+        if gMN % MN or gK % K:
+            raise ValueError(f"the global tensor ({gMN}, {gK}) is not a whole number of ({MN}, {K}) tiles")
+        if not 0 <= kt < gK // K:
+            raise ValueError(f"k-tile {kt} is out of range: the global tensor has {gK // K} k-tiles of {K}")
+        tiles = local_tile(tma.get_tma_tensor(g.shape), (MN, K), (_, _))
+        tiles = tiles.view(group(tiles.layout, 0, 2))
+        gpart, spart = tma_partition(tma, 0, Layout(1), group(stage.layout_b, 0, 2), tiles)
+        boxes = [(tuple(int(x) for x in gpart((0, i), 0, kt)), int(spart(((0, i),))) * bits // 8)
+                 for i in range(tma.num_tma)]
+        chunks = _stage_chunks(stage, major, bits)
+    except ERRORS as e:
+        return _error(e), None
+    name = f"GMMA::Layout_{major}_{swizzle}_Atom<{dtype}>"
+    lines = [f"layout atom {name}:", f"  {atom}",
+             f"tile_to_shape(atom, ({MN},{K}){'' if order == 'MN first' else ', (1,0)'}), one stage (the atoms "
+             f"{order}):", f"  {stage}",
+             f"  in elements (what cp.async would index): {stage.element_layout()}",
+             "",
+             f"a wgmma reads K in k-blocks of {kblock} {dtype} (32 bytes): {K // kblock} descriptors of ({MN},{kblock}) "
+             "slices, start address 0 (a kernel adds the stage's address, in 16-byte units):",
+             "  k-block  start  LBO  SBO  base  layout type   64-bit descriptor"]
+    lines += [f"  {b:7d} {d.start_address:6d} {d.leading_byte_offset:4d} {d.stride_byte_offset:4d} {d.base_offset:5d}"
+              f"  {d.layout_type} {LAYOUT_TYPES[d.layout_type]:11s} 0x{d.desc:016x}" for b, d in enumerate(descs)]
+    order = "(MN, K):(K, 1), K-major" if major == "K" else "(MN, K):(1, MN), MN-major"
+    lines += ["", f"TMA: SM90_TMA_LOAD of a ({gMN}, {gK}) {dtype} tensor {order}, one ({MN},{K}) tile a stage:",
+              f"  box {tma.box} (innermost dimension first), {tma.tma_bytes} bytes; {tma.num_tma} box"
+              f"{'es' if tma.num_tma > 1 else ''} a stage; expect_tx {tma.transaction_bytes} bytes",
+              f"  tensor map: dims {params.dims}, strides {params.strides} bytes, box {params.box}, swizzle "
+              f"{SWIZZLES[params.swizzle][0]}",
+              f"  k-tile {kt} of tile row 0:"]
+    lines += [f"    box {i}: TMA coordinate {c} -> byte {b} of the stage" for i, (c, b) in enumerate(boxes[:MAX_BOXES])]
+    if len(boxes) > MAX_BOXES:
+        lines.append(f"    ... {len(boxes) - MAX_BOXES} more, to box {len(boxes) - 1}: TMA coordinate {boxes[-1][0]} -> "
+                     f"byte {boxes[-1][1]}")
+    per = 128 // bits
+    line = "row x of the tile (m = x), its K" if major == "K" else "column x of the tile (k = x), its MN"
+    lines.append(f"picture: the stage in 16-byte chunks: column x is {line} in 16-byte chunks downwards; each chunk coloured by the group of 4 banks it lands in (address / 16 "
+                 "mod 8; numbered by its address / 16 where the labels fit); k-block 0's chunks outlined")
+    first = [(c, x) for c in range(len(chunks)) for x in range(len(chunks[0]))
+             if (c < kblock // per if major == "K" else x < kblock)]
+    return "\n".join(lines) + "\n", (chunks, first)

@@ -1,15 +1,20 @@
 """Chapter 7's arithmetic and pictures: what a tiled GEMM costs in shared memory and registers, how many
-FLOPs it gets per byte at each level of memory, the GEMM article's C++ printouts (checked in chapter 6) and
-its optimisation table (measured in chapter 7) (Huang, "GEMM 优化2: GMEM、SMEM 内存访问优化", 2025:
-book/references.bib, huang2025gemm2), and the chapter's two figures (the running bar chart of the ladder,
-the roofline).
+CTAs of it an SM holds, what its shared-memory copies cost in bank wavefronts, how many FLOPs it gets per
+byte at each level of memory, the GEMM article's C++ printouts (checked in chapter 6) and its optimisation
+table (measured in chapter 7) (Huang, "GEMM 优化2: GMEM、SMEM 内存访问优化", 2025: book/references.bib,
+huang2025gemm2), and the chapter's two figures (the running bar chart of the ladder, the roofline).
 Standard library only, except the figures (matplotlib, imported inside).
 """
 
+from ..bank_conflicts import ldmatrix_wavefronts, wavefronts
 from ..errors import quote
+from ..int_tuple import flatten, wrap
+from ..layout import ComposedLayout, _, get, size
 
-__all__ = ["tile_budget", "ai_dram", "ai_global", "ai_shared", "ARTICLE_CPP", "ARTICLE_TABLE",
-           "article_table_rows", "draw_ladder", "draw_roofline"]
+__all__ = ["tile_budget", "smem_wavefronts", "SM_LIMITS", "cta_limits", "occupancy", "RECORDED_REGISTERS",
+           "STAGE_STATES", "stage_timeline",
+           "ai_dram", "ai_global", "ai_shared", "ARTICLE_CPP", "ARTICLE_TABLE", "article_table_rows", "draw_ladder",
+           "draw_roofline"]
 
 
 # ---- budgets ------------------------------------------------------------------------------------------
@@ -34,6 +39,172 @@ def tile_budget(BM, BN, BK, stages, threads, in_bytes=2, acc_bytes=4):
     smem = stages * (BM * BK + BK * BN) * in_bytes
     regs = BM * BN * acc_bytes // (4 * threads)
     return smem, regs
+
+
+# ---- what the kernel's shared-memory copies cost --------------------------------------------------------
+def _walk(layout):
+    """layout(i) for i = 0 .. size(layout) - 1 (a Layout with int strides), by walking its flattened modes, the
+    first fastest: what evaluating it at each index gives, without checking each coordinate."""
+    offsets = [0]
+    for n, d in zip(flatten(wrap(layout.shape)), flatten(wrap(layout.stride))):
+        offsets = [o + i * int(d) for i in range(int(n)) for o in offsets]
+    return offsets
+
+
+def smem_wavefronts(o, swizzled=True, warp=0):
+    """Shared-memory cost of one k-tile for one warp of a tensor-core kernel built from `o` (a
+    cutelite.tensorcore.TensorCore), from the kernel's own partitions and chapter 4's bank model:
+    {"A: 16-byte writes", "A: ldmatrix", "B: 16-byte writes", "B: ldmatrix"} -> (instructions, wavefronts,
+    ideal wavefronts). swizzled=False: the same tiles without their Swizzle.
+
+    Each copy's thread-value layout over one stage (tidfrg: (thread, value, (rest M, rest K)) -> offset) is
+    computed once; a lane's address in call (i, k) is the offset of its first value there, through the
+    stage's swizzle: what partition_S / partition_D of the lane's slice give, without slicing 32 times.
+    """
+    from ..tensorcore import TensorCore
+    if not isinstance(o, TensorCore):
+        raise TypeError(f"smem_wavefronts: expected a TensorCore (cutelite.tensorcore.objects), got {quote(o)}")
+    out = {}
+    for op, smem, g2s, s2r in (("A", o.sA, o.g2s_A, o.s2r_A), ("B", o.sB, o.g2s_B, o.s2r_B)):
+        swizzle = smem.layout_a if swizzled and isinstance(smem, ComposedLayout) else (lambda offset: offset)
+        stage = (smem.layout_b if isinstance(smem, ComposedLayout) else smem)(_, _, 0)
+        nbytes = g2s.atom.bits // 8
+        for what, frg, cost in (("16-byte writes", g2s.tidfrg_D(stage), lambda a: wavefronts(a, 16, store=True)),
+                                ("ldmatrix", s2r.tidfrg_S(stage), ldmatrix_wavefronts)):
+            lanes = _walk(get(frg, 0))[32 * warp:32 * warp + 32]
+            reports = [cost([nbytes * int(swizzle(lane + call)) for lane in lanes]) for call in _walk(get(frg, 2))]
+            out[f"{op}: {what}"] = (len(reports), sum(r.wavefronts for r in reports), sum(r.ideal for r in reports))
+    return out
+
+
+# ---- how many CTAs an SM holds ---------------------------------------------------------------------------
+# Per-SM limits of three GPUs: the CUDA C++ Programming Guide's technical specifications per compute
+# capability (book/references.bib, cuda_programming_guide) for 7.5 (T4), 8.0 (A100) and 9.0 (H100): resident
+# CTAs, warps and 32-bit registers per SM, registers per thread, shared memory per SM and the most a CTA may
+# opt in to (above 48 KiB a kernel must ask for it, as kernels.runtime.allow_dynamic_shared does). From 8.0
+# on, the 1 KiB between the two is reserved by the system for every CTA. The allocation rules are those of
+# the CUDA Occupancy Calculator (the toolkit's cuda_occupancy.h, cuda_occupancy_h): registers go to a warp in
+# units of 256, within each of an SM's 4 sub-partitions; shared memory in units of 256 bytes (7.x) or 128
+# (8.x, 9.x); the default carveout gives the SM its largest shared memory.
+SM_LIMITS = {
+    "T4": {"cc": "7.5", "ctas": 16, "warps": 32, "registers": 65536, "max_regs": 255, "smem": 64 * 1024,
+           "smem_per_cta": 64 * 1024, "smem_reserved": 0, "smem_unit": 256},
+    "A100": {"cc": "8.0", "ctas": 32, "warps": 64, "registers": 65536, "max_regs": 255, "smem": 164 * 1024,
+             "smem_per_cta": 163 * 1024, "smem_reserved": 1024, "smem_unit": 128},
+    "H100": {"cc": "9.0", "ctas": 32, "warps": 64, "registers": 65536, "max_regs": 255, "smem": 228 * 1024,
+             "smem_per_cta": 227 * 1024, "smem_reserved": 1024, "smem_unit": 128},
+}
+REGISTER_UNIT, SUB_PARTITIONS = 256, 4
+SMEM_PER_CTA_DEFAULT = 48 * 1024   # what a CTA may use on every one of them without opting in
+
+
+def _sm(sm):
+    if isinstance(sm, str) and sm in SM_LIMITS:
+        return SM_LIMITS[sm]
+    if isinstance(sm, dict):
+        return sm
+    raise ValueError(f"cta_limits: unknown GPU {quote(sm)}; known: {', '.join(SM_LIMITS)}")
+
+
+def cta_limits(regs, threads, smem, sm="H100"):
+    """{limit: CTAs per SM it allows} for a kernel of `threads` threads a CTA, `smem` bytes of shared memory a
+    CTA and `regs` registers a thread (None: not known, no register limit), on a GPU of SM_LIMITS (its name or
+    its dict): "registers", "shared memory", "warps", "CTAs". A limit of 0 means the CTA does not fit.
+
+    Post: as cuda_occupancy.h computes it (the default carveout; no barrier or cluster limits).
+    """
+    _positive("cta_limits", threads=threads)
+    g = _sm(sm)
+    if not isinstance(smem, int) or isinstance(smem, bool) or smem < 0:
+        raise ValueError(f"cta_limits: smem must be an int >= 0 (bytes), got {quote(smem)}")
+    warps = -(-threads // 32)
+    need = -(-(smem + g["smem_reserved"]) // g["smem_unit"]) * g["smem_unit"]
+    limits = {}
+    if regs is not None:
+        _positive("cta_limits", regs=regs)
+        per_warp = -(-regs * 32 // REGISTER_UNIT) * REGISTER_UNIT
+        ok = regs <= g["max_regs"] and per_warp * -(-warps // SUB_PARTITIONS) * SUB_PARTITIONS <= g["registers"]
+        limits["registers"] = SUB_PARTITIONS * (g["registers"] // SUB_PARTITIONS // per_warp) // warps if ok else 0
+    limits["shared memory"] = (0 if need > g["smem_per_cta"] + g["smem_reserved"] else
+                               g["smem"] // need if need else g["ctas"])      # none at all: no limit of its own
+    limits["warps"] = g["warps"] // warps if warps <= 32 else 0
+    limits["CTAs"] = g["ctas"]
+    return limits
+
+
+def occupancy(regs, threads, smem, sm="H100"):
+    """(CTAs per SM, warps per SM, the limit that decides) for a kernel using `regs` registers per thread,
+    `threads` per CTA and `smem` bytes of shared memory per CTA, on a GPU of SM_LIMITS (cta_limits)."""
+    limits = cta_limits(regs, threads, smem, sm)
+    what = min(limits, key=limits.get)
+    return limits[what], limits[what] * -(-threads // 32), what
+
+
+# Registers per thread of the tensor-core kernels in the recorded H100 SASS (kernels/gemm/recorded.py, run of
+# 2026-11-25; tests/test_gemm_explorers.py checks that each entry is the record's figure for the rung built with
+# that configuration), by (kernel module, BM, BN, BK, stages, warps, min CTAs per SM of the launch bounds);
+# fp16 inputs, A K-major, B N-major, as the ladder runs them.
+RECORDED_REGISTERS = {
+    ("tc_sm75", 128, 128, 32, 2, (2, 2), 2): 254,
+    ("tc_sm80", 128, 128, 32, 4, (2, 2), 2): 212,
+    ("tc_sm80", 128, 128, 32, 3, (2, 2), 2): 214,
+    ("tc_sm80_prefetch", 128, 128, 32, 4, (2, 2), 2): 230,
+    ("tc_sm80_prefetch", 128, 128, 64, 3, (2, 2), 2): 240,
+    ("tc_sm80_prefetch", 128, 128, 32, 3, (2, 2), 2): 232,
+    ("tc_sm80_prefetch", 128, 128, 32, 4, (2, 2), 1): 254,
+    ("tc_sm80_prefetch", 128, 256, 32, 4, (2, 4), 1): 230,
+}
+
+
+# ---- what each stage holds while the main loop runs ------------------------------------------------------
+STAGE_STATES = {
+    "read": "read by ldmatrix for this iteration's mma",
+    "issued": "its copy issued in this column",
+    "in flight": "copied earlier; cp.async.wait_group guarantees it has landed only when it is read",
+    "loading": "ld.global in flight into registers",
+    "stored": "stored from registers (st.shared) at the end of this column, after a barrier",
+}
+
+
+def stage_timeline(kernel, stages, k_tiles):
+    """Where the k-tiles are while chapter 7's kernel `kernel` ("tc_sm80", "tc_sm80_prefetch" or "tc_sm75")
+    computes `k_tiles` k-tiles: a list of rows (name, cells), one cell per column ("before the loop", then
+    iteration kt = 0 .. k_tiles - 1), each (k-tile, state of STAGE_STATES) or None (nothing).
+
+    The cp.async kernels (`stages` buffers) issue k-tiles 0 .. stages - 2 before the loop; iteration kt reads
+    stage kt % stages and refills the stage k-tile kt - 1 was read from with k-tile kt + stages - 1 (the
+    prefetch kernel does the same per k-tile; it only reads each k-block's fragments one k-block ahead).
+    tc_sm75 has two buffers and no cp.async: iteration kt loads k-tile kt + 1 into registers, computes from
+    buffer kt % 2 and stores k-tile kt + 1 into the other buffer at its end.
+
+    Post: in iteration kt, k-tile kt is "read" from stage kt % stages (cp.async kernels; kt % 2 for tc_sm75).
+    """
+    if kernel not in ("tc_sm80", "tc_sm80_prefetch", "tc_sm75"):
+        raise ValueError(f"stage_timeline: unknown kernel {quote(kernel)}; known: tc_sm75, tc_sm80, tc_sm80_prefetch")
+    for name, n, top in (("stages", stages, 64), ("k_tiles", k_tiles, 1024)):
+        if not isinstance(n, int) or isinstance(n, bool):
+            raise TypeError(f"stage_timeline: {name} must be an int, got {quote(n)} ({type(n).__name__})")
+        if not 0 < n <= top:
+            raise ValueError(f"stage_timeline: {name} must be from 1 to {top}, got {quote(n)}")
+    real = lambda j, state: (j, state) if j < k_tiles else None      # noqa: E731
+    if kernel == "tc_sm75":
+        regs = [None] + [real(kt + 1, "loading") for kt in range(k_tiles)]
+        bufs = [[real(0, "stored") if b == 0 else None] for b in range(2)]
+        for kt in range(k_tiles):
+            for b in range(2):
+                bufs[b].append((kt, "read") if kt % 2 == b else real(kt + 1, "stored"))
+        return [("registers", regs)] + [(f"buffer {b}", bufs[b]) for b in range(2)]
+    if stages < 2:
+        raise ValueError(f"stage_timeline: a cp.async pipeline needs 2 stages or more (it waits with "
+                         f"cp.async.wait_group stages - 2), got {stages}")
+    rows = []
+    for s in range(stages):
+        cells = [real(s, "issued") if s < stages - 1 else None]
+        for kt in range(k_tiles):
+            j = kt + (s - kt) % stages                   # the k-tile in stage s: kt <= j < kt + stages
+            cells.append(real(j, "read" if j == kt else "issued" if j == kt + stages - 1 else "in flight"))
+        rows.append((f"stage {s}", cells))
+    return rows
 
 
 # ---- arithmetic intensity -----------------------------------------------------------------------------

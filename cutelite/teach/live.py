@@ -20,7 +20,7 @@ from contextlib import redirect_stdout
 from . import exercises
 from . import explorers as ex
 from .announce import decode
-from .svg import bank_svg, grid_svg, layout_svg, tiled_mma_svg, tv_svg
+from .svg import bank_svg, chunks_svg, grid_svg, layout_svg, tiled_mma_svg, timeline_svg, tv_svg
 
 __all__ = ["view", "check"]
 
@@ -61,6 +61,12 @@ def _view(kind, v):
     if kind == "partition":
         text, case = ex.partition_result(v["kind"], v["tile"], v["layout"], v.get("thread", "0"))
         return text, tv_svg(*case[:2], thread=case[2]) if case else ""
+    if kind == "tile_pipeline":
+        text, case = ex.tile_pipeline_result(**{f[0]: v[f[0]] for f in ex.TILE_PIPELINE_FIELDS if f[0] in v})
+        return text, timeline_svg(*case) if case else ""
+    if kind == "gmma_tma":
+        text, case = ex.gmma_tma_result(**{f[0]: v[f[0]] for f in ex.GMMA_TMA_FIELDS if f[0] in v})
+        return text, chunks_svg(*case) if case else ""
     raise ValueError(f"live: unknown explorer {kind!r}")
 
 

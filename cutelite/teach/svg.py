@@ -5,6 +5,8 @@
     tiled_mma_svg(mma)            print_latex's picture of a TiledMMA: A left of C, B above C
     tiled_copy_svg(copy)          print_latex's picture of a TiledCopy: source and destination side by side
     bank_svg(L, elem_bytes, access)   each element coloured by its shared-memory bank, accessed cells outlined
+    timeline_svg(rows)            what each pipeline stage holds, iteration by iteration (teach.gemm.stage_timeline)
+    chunks_svg(chunks)            a shared-memory tile in 16-byte chunks, coloured by the group of banks each lands in
     grid_svg(rows, cols, cell)    the one drawing routine the others fill in
 
 They look like cutelite.teach.viz's matplotlib figures (same colour maps, same labelling rule: numbers
@@ -21,7 +23,8 @@ from ..int_tuple import flatten, is_int, wrap
 from ..layout import _need_int_strides, _need_layout, rank, size
 
 __all__ = ["layout_rows", "layout_svg", "tv_svg", "bank_svg", "grid_svg", "panels_svg", "viridis", "thread_colour",
-           "tv_offsets", "tv_owners", "tiled_mma_svg", "tiled_copy_svg", "mma_panels", "copy_panels"]
+           "tv_offsets", "tv_owners", "tiled_mma_svg", "tiled_copy_svg", "mma_panels", "copy_panels", "timeline_svg",
+           "STATE_COLOURS", "chunks_svg"]
 
 MAX_LABELS = 16 * 16  # as viz.MAX_LABELS: beyond this many cells, colours only
 
@@ -339,3 +342,74 @@ def bank_svg(layout, elem_bytes=4, access=(), title=None, banks=32):
         return colour(bank), str(bank) if rows * cols <= 512 else "", f"({m},{n}): bank {bank}"
     return grid_svg(rows, cols, cell, title or f"{layout}: bank of each element ({elem_bytes}-byte elements)",
                     outlined=outlined)
+
+
+def _rows(rows, op):
+    """rows as a list of (name, cells) pairs, or a TypeError naming `op`."""
+    if not isinstance(rows, list) or not all(isinstance(r, tuple) and len(r) == 2 and isinstance(r[0], str)
+                                             for r in rows):
+        raise TypeError(f"{op}: expected a list of (name, cells) rows, got {quote(rows)}")
+    return rows
+
+
+def _grid(grid, op, ok, what):
+    """TypeError or ValueError naming `op` unless grid is a non-empty list of equally long non-empty lists
+    whose every cell passes ok (`what` says what a cell must be), small enough to draw."""
+    if not (isinstance(grid, list) and grid and all(isinstance(r, list) and r for r in grid)):
+        raise TypeError(f"{op}: expected a non-empty list of non-empty lists, got {quote(grid)}")
+    if len({len(r) for r in grid}) != 1:
+        raise ValueError(f"{op}: the rows have different lengths: {sorted({len(r) for r in grid})}")
+    check_cells(len(grid), len(grid[0]), op)
+    bad = next((c for r in grid for c in r if not ok(c)), _OK)
+    if bad is not _OK:
+        raise TypeError(f"{op}: {what}, got {quote(bad)}")
+
+
+_OK = object()
+
+
+# The colours of a stage's states (teach.gemm.STAGE_STATES): matplotlib's tab10 blue for a k-tile being read,
+# orange for a copy issued, light orange while it may be in flight, purple in registers.
+STATE_COLOURS = {"read": "#1f77b4", "issued": "#ff7f0e", "in flight": "#ffbb78", "loading": "#c5b0d5",
+                 "stored": "#ff7f0e"}
+
+
+def timeline_svg(rows, title=""):
+    """teach.gemm.stage_timeline as a grid: a row per stage (or buffer, or the registers), a column per
+    iteration after the one "before the loop"; each cell names the k-tile it holds, coloured by its state."""
+    from .gemm import STAGE_STATES
+    _grid([cells for _, cells in _rows(rows, "timeline_svg")], "timeline_svg",
+          lambda c: c is None or isinstance(c, tuple) and len(c) == 2 and c[1] in STAGE_STATES and is_int(c[0]),
+          "a cell must be None or (k-tile, state)")
+    cols = len(rows[0][1])
+    heads = ["pre"] + [f"it {kt}" for kt in range(cols - 1)]
+
+    def cell(m, n):
+        if m == 0:
+            return "#ffffff", heads[n - 1] if n else "", "before the loop" if n == 1 else f"iteration {n - 2}"
+        name, cells = rows[m - 1]
+        if n == 0:
+            return "#ffffff", name.replace("stage ", "s").replace("buffer ", "b").replace("registers", "regs"), name
+        held = cells[n - 1]
+        if held is None:
+            return "#f4f4f4", "", f"{name}: nothing"
+        kt, state = held
+        return STATE_COLOURS[state], f"k{kt}", f"{name}: k-tile {kt}, {STAGE_STATES[state]}"
+    return grid_svg(len(rows) + 1, cols + 1, cell, title, size_px=min(40 * (cols + 1), 640))
+
+
+def chunks_svg(chunks, outlined=(), title=""):
+    """A shared-memory tile in 16-byte chunks: chunks[r][c] is the chunk (address / 16) that chunk (r, c) of the
+    tile lands in, drawn coloured by its group of 4 banks (address / 16 mod 8: chapter 4's view of a 128-byte
+    line; tab10's colours), labelled with the chunk address where the labels fit; `outlined` cells get a
+    border."""
+    _grid(chunks, "chunks_svg", lambda a: is_int(a) and a >= 0, "a chunk must be an int >= 0")
+    rows, cols = len(chunks), len(chunks[0])
+    c = max(4.0, min(28.0, 720 / cols, 560 / rows))
+    show = rows * cols <= MAX_LABELS and c >= 14
+
+    def cell(m, n):
+        a = chunks[m][n]
+        return thread_colour(2 * (a % 8), 20), str(a) if show else "", f"({m},{n}) -> chunk {a} (byte {16 * a}), " \
+            f"bank group {a % 8}"
+    return grid_svg(rows, cols, cell, title, size_px=max(1, round(c * cols)), outlined=outlined)

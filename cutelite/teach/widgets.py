@@ -18,14 +18,17 @@ from ..atoms import MMA_ATOMS, fragment_grids, fragment_of, owner_of, tile_shape
 from ..errors import quote
 from ..explain import OPS
 from ..layout import Layout, rank
-from .explorers import (BANK_PATTERNS, BANK_TILES, PARTITIONS, algebra_result, bank_case, describe_layout,
-                        layout_result, make_layout_from_text, partition_result)
+from .explorers import (BANK_PATTERNS, BANK_TILES, GMMA_TMA_FIELDS, PARTITIONS, TILE_PIPELINE_FIELDS, algebra_result,
+                        bank_case, describe_layout, gmma_tma_result, layout_result, make_layout_from_text,
+                        partition_result, tile_pipeline_result)
 from .announce import announce, explorer_spec
+from .svg import chunks_svg, timeline_svg
 from .viz import draw_banks, layout_png
 
 __all__ = ["layout_explorer", "algebra_explorer", "tiled_mma_explorer", "partition_explorer", "LayoutExplorer",
            "AlgebraExplorer", "TiledMMAExplorer", "PartitionExplorer", "describe_layout", "bank_widget",
-           "widget_redraw", "fragment_widget", "fragment_html"]
+           "widget_redraw", "fragment_widget", "fragment_html", "tile_pipeline_explorer", "TilePipelineExplorer",
+           "gmma_tma_explorer", "GmmaTmaExplorer"]
 
 
 def _picture(layout):
@@ -308,3 +311,86 @@ def fragment_widget(atom):
         w.observe(redraw, names="value")
     redraw()
     return W.VBox([mode, W.HBox([lane]), W.HBox([op, row, col]), text, picture])
+
+
+# ---- chapters 7 and 8: a kernel's tile and pipeline; a GMMA operand's stage, descriptors and TMA boxes -------
+class _FormExplorer:
+    """An explorer whose boxes are FIELDS (name, label, options or None), shown with the text and SVG picture
+    that `result` (a function of cutelite.teach.explorers, called with the boxes' values by name) and `draw`
+    (of cutelite.teach.svg, called with the picture's case) make: the live page's text and picture."""
+
+    FIELDS, result, draw = (), None, None
+
+    def __init__(self, **values):
+        import ipywidgets as w
+        who = type(self).__name__
+        _texts(who, **values)
+        for name, _, options in self.FIELDS:
+            if options and values[name] not in options:
+                raise ValueError(f"{who}: {name} must be one of {', '.join(options)}, got {quote(values[name])}")
+        self.boxes = {}
+        for name, label, options in self.FIELDS:
+            if options:
+                self.boxes[name] = w.Dropdown(options=list(options), value=values[name], description=label)
+            else:
+                self.boxes[name] = w.Text(value=values[name], description=label)
+            self.boxes[name].observe(lambda _change: self.update(), names="value")
+        self.out = w.HTML()
+        self.update()
+        boxes = list(self.boxes.values())
+        self.widget = w.VBox([w.HBox(boxes[i:i + 3]) for i in range(0, len(boxes), 3)] + [self.out])
+
+    def values(self):
+        return {name: box.value for name, box in self.boxes.items()}
+
+    def render(self):
+        """(text, svg or "") for the boxes as they are."""
+        text, case = self.result(**self.values())
+        return text, self.draw(*case) if case else ""
+
+    def update(self):
+        start = time.perf_counter()
+        text, svg = self.render()
+        ms = (time.perf_counter() - start) * 1e3
+        self.out.value = (f"<pre style='line-height:1.1'>{html.escape(text)}</pre>{svg}"
+                          f"<br><small>drawn in {ms:.0f} ms</small>")
+
+
+def _form(kind, cls, values):
+    """Build explorer `kind`'s widget and announce it for the live page."""
+    widget = cls(**values).widget
+    announce(explorer_spec(kind, *((name, label, values[name], list(options) if options else None)
+                                   for name, label, options in cls.FIELDS)))
+    return widget
+
+
+class TilePipelineExplorer(_FormExplorer):
+    """Chapter 7's tensor-core kernel for a tile, stages, warps and atoms: its objects, shared memory and
+    registers, CTAs per SM on a T4, A100 and H100, its copies' bank wavefronts and its stages over time."""
+    FIELDS, result, draw = TILE_PIPELINE_FIELDS, staticmethod(tile_pipeline_result), staticmethod(timeline_svg)
+
+
+def tile_pipeline_explorer(kernel="tc_sm80", dtype="float16", tile="(128,128,32)", stages="4", warps="(2,2)",
+                           min_blocks="2", a_major="K-major", b_major="N-major"):
+    """A widget: pick chapter 7's kernel (its atoms), the inputs, the CTA tile (BM, BN, BK), the stages, the
+    warps and the launch bounds' CTAs per SM; see the objects it is built from, its shared memory and
+    registers (where recorded), CTAs per SM on a T4, an A100 and an H100, the bank wavefronts of its own
+    copies and what each stage holds, iteration by iteration."""
+    return _form("tile_pipeline", TilePipelineExplorer, dict(
+        kernel=kernel, dtype=dtype, tile=tile, stages=stages, warps=warps, min_blocks=min_blocks, a_major=a_major,
+        b_major=b_major))
+
+
+class GmmaTmaExplorer(_FormExplorer):
+    """Chapter 8's operand stage: the GMMA layout atom, tile_to_shape's stage, a descriptor per k-block and the
+    TMA boxes that fill the stage."""
+    FIELDS, result, draw = GMMA_TMA_FIELDS, staticmethod(gmma_tma_result), staticmethod(chunks_svg)
+
+
+def gmma_tma_explorer(major="K", swizzle="SW128", dtype="half_t", tile="(128,64)", order="MN first",
+                      gmem="(4096,4096)", k_tile="1"):
+    """A widget: pick a GMMA operand's major mode, swizzle, element type and stage tile (and the order
+    tile_to_shape places the atoms in), and the global tensor a TMA copies it from; see the layout atom,
+    the stage's layout, each k-block's descriptor, the TMA box, the tensor map and the boxes of one k-tile."""
+    return _form("gmma_tma", GmmaTmaExplorer, dict(major=major, swizzle=swizzle, dtype=dtype, tile=tile,
+                                                   order=order, gmem=gmem, k_tile=k_tile))

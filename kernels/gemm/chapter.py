@@ -1,7 +1,7 @@
 """What chapter 7 needs around kernels.gemm: the ladder's steps, quotes of their source and what changed
 from one step to the next, a check of each step against NumPy, live timings against cuBLAS (torch or CuPy,
-whichever is installed), and the figures that say what limits a step (shared-memory wavefronts computed
-here, registers and stall reasons recorded on an H100, occupancy from both).
+whichever is installed), and the figures that say what limits a step (shared-memory wavefronts and occupancy
+from cutelite.teach.gemm, registers and stall reasons recorded on an H100).
 
     import kernels; info = kernels.setup()
     from kernels.gemm import chapter
@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import cuda
 
+from cutelite.teach.gemm import occupancy, smem_wavefronts  # noqa: F401  (the chapter calls them from here)
+
 from ..capability import MIN_SM, lacking, sm, why_not
 from ..runtime import in_simulator
 from ..timing import gpu_time_ms
@@ -38,7 +40,7 @@ from . import (EXPLORE, LADDER, ceiling, simt_banks, simt_blocking1d, simt_block
 from . import recorded as rec
 
 __all__ = ["Step", "STEPS", "step", "quote", "changes", "check_run", "Bench", "device_numbers", "BASELINE_NAMES",
-           "instruction_mix", "smem_wavefronts", "occupancy", "H100_SM", "T4_SM", "limits", "STALL_MEANING", "fastest",
+           "instruction_mix", "smem_wavefronts", "occupancy", "limits", "STALL_MEANING", "fastest",
            "recorded_change", "loop_schedule"]
 
 
@@ -445,59 +447,6 @@ def instruction_mix(kernel):
         body.append(ln)
     calls = re.findall(r"([A-Za-z_][\w.]*)\(", "\n".join(body))
     return Counter(c for c in calls if c not in ("range", "min", "float32"))
-
-
-def _stage(layout, swizzled):
-    """Stage 0 of a (MN, K, stages) shared layout, with or without its Swizzle."""
-    from cutelite import ComposedLayout, _
-    inner = layout.layout_b if isinstance(layout, ComposedLayout) else layout
-    return (layout if swizzled else inner)(_, _, 0)
-
-
-def smem_wavefronts(o, swizzled=True, warp=0):
-    """Shared-memory cost of one k-tile for one warp of a tensor-core kernel built from `o` (a
-    kernels.gemm.tensorcore.TensorCore), from the kernel's own partitions and chapter 4's bank model:
-    {"A: 16-byte writes", "B: 16-byte writes", "A: ldmatrix", "B: ldmatrix"} -> (instructions, wavefronts,
-    ideal wavefronts). swizzled=False: the same tiles without their Swizzle."""
-    from cutelite import cosize, make_tensor, size
-    from cutelite.bank_conflicts import ldmatrix_wavefronts, wavefronts
-    out = {}
-    for op, smem, g2s, s2r in (("A", o.sA, o.g2s_A, o.s2r_A), ("B", o.sB, o.g2s_B, o.s2r_B)):
-        tile = _stage(smem, swizzled)
-        offsets = make_tensor(np.arange(cosize(tile)), tile)       # each element holds its own offset
-        lanes = range(32 * warp, 32 * warp + 32)
-        for what, copy, cost in (("16-byte writes", lambda t: g2s.get_slice(t).partition_D(offsets),
-                                  lambda a: wavefronts(a, 16, store=True)),
-                                 ("ldmatrix", lambda t: s2r.get_slice(t).partition_S(offsets), ldmatrix_wavefronts)):
-            parts = [copy(t) for t in lanes]
-            calls = [(i, k) for i in range(size(parts[0].layout, 1)) for k in range(size(parts[0].layout, 2))]
-            reps = [cost([2 * int(p(0, i, k)) for p in parts]) for i, k in calls]
-            out["%s: %s" % (op, what)] = (len(reps), sum(r.wavefronts for r in reps), sum(r.ideal for r in reps))
-    return out
-
-
-# An H100 SM (compute capability 9.0, the CUDA C++ Programming Guide's table of technical specifications):
-# registers are given to a warp in units of 256, and the driver keeps 1 KiB of shared memory per CTA. A CTA
-# may use 48 KiB of shared memory, up to 227 KiB if the kernel opts in (kernels.runtime.allow_dynamic_shared).
-H100_SM = {"registers": 65536, "register_unit": 256, "warps": 64, "ctas": 32, "smem": 228 * 1024,
-           "smem_per_cta_reserved": 1024, "smem_per_cta": 48 * 1024, "smem_per_cta_optin": 227 * 1024}
-# A T4's SM (compute capability 7.5, same table; the Turing Tuning Guide): half the warps and CTAs of an H100's,
-# 64 KiB of shared memory, which one CTA may take whole if it opts in, none of it kept by the driver.
-T4_SM = {"registers": 65536, "register_unit": 256, "warps": 32, "ctas": 16, "smem": 64 * 1024,
-         "smem_per_cta_reserved": 0, "smem_per_cta": 48 * 1024, "smem_per_cta_optin": 64 * 1024}
-
-
-def occupancy(regs, threads, smem, sm=H100_SM):
-    """(CTAs per SM, warps per SM, what limits it) for a kernel using `regs` registers per thread, `threads`
-    per CTA and `smem` bytes of shared memory per CTA, on an SM described like H100_SM (or T4_SM)."""
-    warps = -(-threads // 32)
-    per_warp = -(-regs * 32 // sm["register_unit"]) * sm["register_unit"]
-    per_cta = smem + sm["smem_per_cta_reserved"]
-    limits = {"registers": (sm["registers"] // per_warp) // warps,
-              "shared memory": sm["smem"] // per_cta if per_cta else sm["ctas"],
-              "warps": sm["warps"] // warps, "CTAs": sm["ctas"]}
-    what = min(limits, key=limits.get)
-    return limits[what], limits[what] * warps, what
 
 
 # What Nsight Compute's stall reasons mean (its Kernel Profiling Guide, "Warp Scheduler States"), in short.

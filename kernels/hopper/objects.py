@@ -16,9 +16,9 @@ from dataclasses import dataclass
 
 from cutelite import Layout, dyn, make_tiled_mma, make_tma_atom, size
 from cutelite.gmma import Layout_K_SW128_Atom, Layout_MN_SW128_Atom, make_gmma_atom, tile_to_smem
+from cutelite.tensorcore import g2s_copy
 
 from ..cutejit import Matrix, TensorMap
-from ..gemm.tensorcore import g2s_copy
 
 __all__ = ["BK", "EPI_BOX", "Hopper", "objects", "operand_matrices", "stage_layouts", "tma_atom", "finish"]
 
