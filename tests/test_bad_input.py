@@ -158,6 +158,7 @@ CALLS = {
     "gmma_fragment_of": (gmma.gmma_fragment_of, (GMMA, "C", 5)),
     "tile_to_smem": (cl.tile_to_smem, (gmma.Layout_K_SW32_Atom("half_t"), (64, 16))),
     "make_gmma_desc": (cl.make_gmma_desc, ("K", SMEM, 0, None, 0)),
+    "GmmaDescriptor": (gmma.GmmaDescriptor, (0, 1, 8, 0, 3)),
     "gmma_desc_blocks": (cl.gmma_desc_blocks, ("K", SMEM, (64, 16), 0)),
     "make_tma_atom": (cl.make_tma_atom, ("SM90_TMA_LOAD", TMA_G, TMA_S, (128, 64), 1, "half_t")),
     "make_tma_copy": (cl.make_tma_copy, ("SM90_TMA_LOAD", TMA_G, TMA_S, (128, 64), 1, "half_t")),
