@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from .atoms import MMA_Atom
 from .basis import Iterator
 from .errors import quote
-from .int_tuple import congruent, is_int, is_static, wrap
+from .int_tuple import congruent, is_int, is_static, is_tuple, product_each, wrap
 from .layout import Layout, LayoutLeft, get, logical_divide, rank, size, tile_to_shape, upcast, zipped_divide
 from .layout import ComposedLayout
 from .swizzle import Swizzle
@@ -421,11 +421,19 @@ def gmma_desc_blocks(major, smem_layout, tile, address=0, element_bits=None):
     """The descriptors of the tiles `tile` = (MN, K) along K of an smem layout (C++: make_gmma_desc of
     local_tile(smem, tile, (0, b)) for each b), the smem tensor starting at byte `address`.
 
+    The tile must divide the layout's (MN, K) shape: a descriptor past its end would read other memory.
+
     Post: one GmmaDescriptor per K block; block b starts b * (its offset in elements) * bits / 8 bytes in.
     """
     sw, bits, inner = _parts(smem_layout, element_bits, "gmma_desc_blocks")
     if not is_int(address) or address < 0:
-        raise ValueError(f"gmma_desc_blocks: address must be an int >= 0 (bytes), got {address!r}")
+        raise ValueError(f"gmma_desc_blocks: address must be an int >= 0 (bytes), got {quote(address)}")
+    shape = product_each(inner.shape)
+    if not (is_tuple(tile) and len(tile) == len(shape) == 2 and all(is_int(t) and t > 0 for t in tile)):
+        raise ValueError(f"gmma_desc_blocks: tile must be (MN, K), two positive ints, for the (MN, K) layout "
+                         f"{inner}, got {quote(tile)}")
+    if any(s % t for s, t in zip(shape, tile)):
+        raise ValueError(f"gmma_desc_blocks: tile {quote(tile)} does not divide the layout's shape {shape}")
     z = zipped_divide(inner, tile)
     tile_layout, rest = get(z, 0), get(z, 1)
     out = []

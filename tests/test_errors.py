@@ -223,6 +223,7 @@ def test_swizzle_masks_past_32_bits_are_refused():
 # ---- issue 28: the Hopper helpers validate every field; both sides of each bound ------------------------
 from cutelite import make_gmma_desc, multicast_mask, tile_to_smem  # noqa: E402
 from cutelite import pipeline as P  # noqa: E402
+from cutelite import gmma as cl_gmma  # noqa: E402
 from cutelite.gmma import GmmaDescriptor, Layout_K_INTER_Atom, Layout_K_SW32_Atom  # noqa: E402
 
 SW32_TILE = tile_to_smem(Layout_K_SW32_Atom("half_t"), (64, 16))   # one k-block, 32-byte swizzle
@@ -365,3 +366,13 @@ def test_epilogue_steps_are_checked():
             P.check_epilogue([op])
     with pytest.raises(TypeError, match="check_epilogue: ops must be a list"):
         P.check_epilogue(3)
+
+
+def test_gmma_desc_blocks_tile_divides_the_layout():
+    smem = tile_to_smem(Layout_K_SW32_Atom("half_t"), (64, 32))
+    assert len(cl_gmma.gmma_desc_blocks("K", smem, (64, 16))) == 2
+    for tile in ((1024, 16), (64, 48), (48, 16)):
+        with pytest.raises(ValueError, match=r"gmma_desc_blocks: tile .* does not divide the layout's shape \(64, 32\)"):
+            cl_gmma.gmma_desc_blocks("K", smem, tile)
+    with pytest.raises(ValueError, match="gmma_desc_blocks: tile must be"):
+        cl_gmma.gmma_desc_blocks("K", smem, 16)
