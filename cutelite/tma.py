@@ -566,7 +566,8 @@ def multicast_mask(cluster_layout, cta_coord, mode):
     except (ValueError, TypeError, IndexError):
         raise ValueError(f"{what}: cta_coord {quote(cta_coord)} is not a coordinate of the cluster "
                          f"{cluster_layout}") from None
-    mask = 0
-    for i in range(size(sub)):
-        mask |= 1 << int(sub(i))
-    return mask << int(elected)
+    ranks = sorted({int(sub(i)) + int(elected) for i in range(size(sub))})
+    if ranks[0] < 0 or ranks[-1] > 15:          # a coordinate past the cluster (C++ would cut the mask)
+        raise ValueError(f"{what}: the CTAs of cta_coord {quote(cta_coord)} in the cluster {cluster_layout} have "
+                         f"ranks {ranks[0]}..{ranks[-1]}; a ctaMask names ranks 0..15")
+    return sum(1 << r for r in ranks)
