@@ -771,8 +771,6 @@ def make_mma_atom(op):
 def make_tiled_mma(op_or_atom, atom_layout_mnk=(1, 1, 1), permutation_mnk=None):
     """A TiledMma of the op (or atom) over atom_layout_mnk (a rank-3 shape or Layout, M N K); permutation_mnk
     is None or three entries, each an int, a Layout or None (the atoms' own extent)."""
-    atom = op_or_atom.cutelite if isinstance(op_or_atom, MmaAtom) else \
-        _mma_atom(_need_op(op_or_atom, _MMA_OPS, "make_tiled_mma", "op_or_atom").cpp())
     modes = len(atom_layout_mnk) if is_tuple(atom_layout_mnk) else \
         L.rank(atom_layout_mnk) if isinstance(atom_layout_mnk, Layout) else None
     if modes != 3:
@@ -780,6 +778,8 @@ def make_tiled_mma(op_or_atom, atom_layout_mnk=(1, 1, 1), permutation_mnk=None):
     if permutation_mnk is not None and not (is_tuple(permutation_mnk) and len(permutation_mnk) == 3):
         raise ValueError(f"make_tiled_mma: permutation_mnk must be None or three entries (M, N, K), got "
                          f"{permutation_mnk!r}")
+    atom = op_or_atom.cutelite if isinstance(op_or_atom, MmaAtom) else \
+        _mma_atom(_need_op(op_or_atom, _MMA_OPS, "make_tiled_mma", "op_or_atom").cpp())
     perm = None if permutation_mnk is None else _proj(permutation_mnk)
     return TiledMma(tiled.make_tiled_mma(atom, atom_layout_mnk, perm))
 

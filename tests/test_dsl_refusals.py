@@ -563,8 +563,10 @@ KNOWN = {
     ("TiledMma.partition_shape_B", "64"): CPP + " (a partition needs a rank-2 shape: thrfrg_B)",
     ("TiledMma.partition_shape_C", "64"): CPP + " (a partition needs a rank-2 shape: thrfrg_C)",
     ("slice_", "(None,9)"): PAST, ("crd2idx", "(9,9)"): PAST, ("crd2idx", "(-1,0)"): PAST,
-    ("local_tile", "coordinate (9,1)"): PAST, ("TiledMma.get_slice", "-1"): PAST, ("TiledCopy.get_slice", "999"): PAST,
-    ("TiledCopy.get_slice", "-1"): PAST, ("ThrCopy.partition_S", "(4,16)"): PAST,
+    ("local_tile", "coordinate (9,1)"): PAST, ("TiledCopy.get_slice", "999"): PAST,
+    ("ThrCopy.partition_S", "(4,16)"): PAST,
+    ("TiledMma.get_slice", "-1"): "cutelite refuses a negative thread index; the DSL partitions with it",
+    ("TiledCopy.get_slice", "-1"): "cutelite refuses a negative thread index; the DSL partitions with it",
 }
 
 
