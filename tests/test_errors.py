@@ -376,3 +376,32 @@ def test_gmma_desc_blocks_tile_divides_the_layout():
             cl_gmma.gmma_desc_blocks("K", smem, tile)
     with pytest.raises(ValueError, match="gmma_desc_blocks: tile must be"):
         cl_gmma.gmma_desc_blocks("K", smem, 16)
+
+
+# ---- issue 28: the DSL facade refuses what NVIDIA's CuTe DSL refuses (tests/test_dsl_refusals.py compares the
+# two input by input where the DSL installs; these stand without it) -------------------------------------
+import cutelite.dsl as cute  # noqa: E402
+
+DL = cute.make_layout((4, 8), stride=(8, 1))
+
+
+@pytest.mark.parametrize("call, op", [
+    (lambda: cute.zipped_divide(DL, 4), "zipped_divide"), (lambda: cute.logical_divide(DL, None), "logical_divide"),
+    (lambda: cute.composition(DL, None), "composition"), (lambda: cute.complement(DL, 0), "complement"),
+    (lambda: cute.size(DL, mode=[-1]), "size"), (lambda: cute.recast_layout(0, 16, DL), "recast_layout"),
+    (lambda: cute.recast_layout(16, 0, DL), "recast_layout"),                  # the DSL dies of SIGFPE
+    (lambda: cute.local_tile(cute.make_rmem_tensor(DL, cute.Float32), 4, 1), "local_tile"),
+    (lambda: cute.local_partition(cute.make_rmem_tensor(DL, cute.Float32), cute.make_layout(8), 3), "local_partition"),
+    (lambda: cute.make_composed_layout(4, 0, DL), "make_composed_layout"),
+    (lambda: cute.make_tiled_mma(cute.nvgpu.MmaUniversalOp(cute.Float32), (2, 2)), "make_tiled_mma"),
+])
+def test_the_facade_refuses_what_the_dsl_refuses(call, op):
+    with pytest.raises((TypeError, ValueError), match=op):
+        call()
+
+
+def test_the_facade_computes_what_the_dsl_computes():
+    assert cute.crd2idx(None, DL) == 0 and cute.crd2idx((None, 2), DL) == 2          # None counts as 0 here
+    assert cute.make_rmem_tensor(DL, cute.BFloat16).engine.itemsize == 2              # bf16 as its 16 bits
+    # C++ recast_layout: 16/24 = 2/3, downcast<3>(upcast<2>((4,8):(1,4))) = downcast<3>((2,8):(1,2))
+    assert str(cute.recast_layout(16, 24, cute.make_layout((4, 8), stride=(1, 4)))) == "(_6,_8):(_1,_6)"
