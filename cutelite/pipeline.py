@@ -39,7 +39,6 @@ from typing import NamedTuple
 
 from .errors import quote
 from .int_tuple import is_int
-from .layout import Layout
 
 __all__ = ["PipelineState", "make_producer_start_state", "stage_of", "full_parity", "empty_parity",
            "producer_waits", "empty_arrivals", "tma_box_bytes", "expect_tx_bytes", "stage_alignment",
@@ -211,8 +210,8 @@ def launch_register_cap(threads, register_file=65536, granule=8):
     """The most registers per thread a kernel of `threads` threads a block (1 to 1024) can be compiled for and
     still fit one block on an SM: the register file over the block's warps (a partial warp takes a whole
     warp's), rounded down to the allocation granule (8 a thread), and at most 255, the most a thread may have
-    (CUDA C++ Programming Guide, technical specifications). A 255-register thread is allotted 256: a granule's
-    multiple (_allotted)."""
+    (CUDA C++ Programming Guide, technical specifications). A thread compiled for 255 holds 256, a whole
+    number of granules."""
     what = "launch_register_cap"
     granule = _count(granule, f"{what}: granule", 1)
     register_file = _count(register_file, f"{what}: register_file", 1)
@@ -234,7 +233,7 @@ def setmaxnreg_plan(roles, register_file=65536):
     (name, warpgroups, registers per thread after setmaxnreg). Each count must be a multiple of 8 from 24 to
     256 (PTX). The registers `.inc` takes come from a pool PTX keeps per CTA, which only the block's own
     `.dec`s fill: after the change the block must still fit the registers it was given at launch,
-    threads x launch_register_cap (the rest of the SM's register file is not the block's to take).
+    threads x the registers each holds at launch (the rest of the SM's register file is not the block's).
 
     Returns {"threads", "launch_cap" (launch_register_cap), "cta_registers" (threads x the registers a thread
     compiled for launch_cap holds: the block's registers), "roles": [(name, warpgroups, registers, registers
