@@ -280,6 +280,12 @@ def test_launch_register_cap_is_at_most_255():
     with pytest.raises(ValueError, match="launch_register_cap: a register file of 4096 leaves 32 warps fewer"):
         P.launch_register_cap(1024, 4096)
     assert P.setmaxnreg_room([], 1) == 256        # a 255-register thread holds 256: setmaxnreg's top still fits
+    # PTX setmaxnreg: a multiple of 8 from 24 to 256, both ends taken
+    assert P.setmaxnreg_plan([("one", 1, 256)])["total"] == 128 * 256
+    assert P.setmaxnreg_plan([("low", 1, 24), ("high", 1, 256)])["total"] == 128 * (24 + 256)
+    for bad in (16, 264, 252):
+        with pytest.raises(ValueError, match="setmaxnreg takes a multiple of 8 from 24 to 256"):
+            P.setmaxnreg_plan([("one", 1, bad)])
 
 
 def test_tma_box_extents_are_1_to_256_in_1_to_5_dimensions():
