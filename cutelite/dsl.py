@@ -9,16 +9,19 @@
 The functions are cutelite's (C++ CuTe's results) behind the signatures of NVIDIA's CuTe DSL
 (`cutlass.cute`, nvidia-cutlass-dsl 4.8): keyword strides, `mode=` paths, `target_profile=`,
 `up_to_rank=`, typed MMA and copy ops, `None` for `_`. Where the DSL refuses an input C++ accepts
-(complement without a cotarget, a product by a tuple of layouts, a swizzle composed with `composition`,
-layouts concatenated by make_layout), this surface refuses it too, so that code written against it runs in
-the DSL as it is. Layouts and tensors are cutelite's own objects and print as C++ prints; atoms, TiledMMAs
-and TiledCopys are thin wrappers with the DSL's attribute names around cutelite's (`.cutelite`).
+(complement without a cotarget, a product by a tuple of layouts, zipped_divide by an int, a swizzle composed
+with `composition`, layouts concatenated by make_layout, a Python int as local_partition's index), this
+surface refuses it too, so that code written against it runs in the DSL as it is (tests/test_dsl_refusals.py
+runs hundreds of inputs through both, and lists the differences by design). Layouts and tensors are
+cutelite's own objects and print as C++ prints; atoms, TiledMMAs and TiledCopys are thin wrappers with the
+DSL's attribute names around cutelite's (`.cutelite`).
 `pretty_str(x)` is the text the DSL prints for x. NAMES is the name map, the table of chapter 9.
 The engine keeps C++'s names: its ground truth is compiled C++ CuTe.
 """
 
 from collections import namedtuple
 from dataclasses import dataclass
+from fractions import Fraction
 from types import SimpleNamespace
 
 from . import gmma
@@ -27,7 +30,7 @@ from . import tensor as T
 from . import tiled
 from . import tma as _tma
 from .atoms import MMA_Atom, make_mma_atom as _mma_atom
-from .basis import ArithmeticTupleIterator, ScaledBasis
+from .basis import ArithmeticTupleIterator, ScaledBasis, as_arithmetic_tuple
 from .copy_atoms import Copy_Atom, make_copy_atom as _copy_atom
 from .identity import make_identity_layout, make_identity_tensor
 from .int_tuple import Dyn, is_int, is_tuple, product_each
@@ -156,14 +159,14 @@ class Numeric:
     cpp: str
     width: int
     short: str       # as the DSL prints it in a copy atom ("f16")
-    numpy: str
+    numpy: str       # the NumPy storage: bf16 and fp8 as their bits (NumPy has no such types), as kernels/ does
 
     def __repr__(self):
         return self.name
 
 
 Float16 = Numeric("Float16", "half_t", 16, "f16", "float16")
-BFloat16 = Numeric("BFloat16", "bfloat16_t", 16, "bf16", "float32")
+BFloat16 = Numeric("BFloat16", "bfloat16_t", 16, "bf16", "uint16")
 Float32 = Numeric("Float32", "float", 32, "f32", "float32")
 TFloat32 = Numeric("TFloat32", "tfloat32_t", 32, "tf32", "float32")
 Float64 = Numeric("Float64", "double", 64, "f64", "float64")
@@ -174,6 +177,8 @@ Float8E4M3FN = Numeric("Float8E4M3FN", "float_e4m3_t", 8, "f8E4M3FN", "uint8")
 Float8E5M2 = Numeric("Float8E5M2", "float_e5m2_t", 8, "f8E5M2", "uint8")
 _SHORT = {t.cpp: t.short for t in (Float16, BFloat16, Float32, TFloat32, Float64, Int8, Uint8, Int32,
                                     Float8E4M3FN, Float8E5M2)}
+_OF_MMA_TYPE = {"float16": Float16, "bfloat16": BFloat16, "float32": Float32, "tf32": TFloat32, "float64": Float64,
+                "float8_e4m3": Float8E4M3FN, "float8_e5m2": Float8E5M2}      # MMA_Atom.types' names
 
 
 def _need_numeric(t, op, what):
@@ -407,14 +412,28 @@ nvgpu = SimpleNamespace(
 
 
 # ---- layouts ---------------------------------------------------------------------------------------------
-def _path(mode, op):
+def _path(mode, op, negative=False):
+    """A mode path as a tuple; a negative entry (from the end) only where the DSL takes one (rank, shape)."""
     if mode is None:
         return ()
-    if is_int(mode):
-        return (mode,)
-    if isinstance(mode, (list, tuple)) and all(is_int(m) for m in mode):
-        return tuple(mode)
-    raise TypeError(f"{op}: mode must be an int or a list of ints (a path into the modes), got {mode!r}")
+    path = (mode,) if is_int(mode) else tuple(mode) if isinstance(mode, (list, tuple)) else None
+    if path is None or not all(is_int(m) for m in path):
+        raise TypeError(f"{op}: mode must be an int or a list of ints (a path into the modes), got {mode!r}")
+    if not negative and any(m < 0 for m in path):
+        raise ValueError(f"{op}: mode {list(path)} counts from 0; the CuTe DSL's {op} refuses a negative mode")
+    return path
+
+
+def _positive(x, op, what):
+    """x, a positive int or a tuple of them (a shape), else a TypeError or ValueError naming op."""
+    if is_tuple(x) and x:
+        for e in x:
+            _positive(e, op, what)
+    elif not is_int(x):
+        raise TypeError(f"{op}: {what} must be a positive int or a tuple of them, got {x!r}")
+    elif x <= 0:
+        raise ValueError(f"{op}: {what} must be positive (the CuTe DSL refuses {x})")
+    return x
 
 
 def make_layout(shape, *, stride=None):
@@ -449,7 +468,7 @@ def cosize(obj, mode=()):
 
 
 def rank(obj, mode=()):
-    return L.rank(obj, *_path(mode, "rank"))
+    return L.rank(obj, *_path(mode, "rank", negative=True))
 
 
 def depth(a):
@@ -457,7 +476,7 @@ def depth(a):
 
 
 def shape(input, *, mode=None):
-    return L.shape(input, *_path(mode, "shape"))
+    return L.shape(input, *_path(mode, "shape", negative=True))
 
 
 def get(obj, mode=()):
@@ -517,12 +536,14 @@ def composition(lhs, rhs):
     if isinstance(lhs, Swizzle):
         raise TypeError("composition: the CuTe DSL does not compose a swizzle this way; "
                         "write make_composed_layout(swizzle, 0, layout)")
+    if rhs is None:
+        raise TypeError("composition: the CuTe DSL takes a layout, a shape or a tiler as rhs, not None")
     return T.composition(lhs, rhs)
 
 
 def complement(input, cotarget):
-    """The DSL requires the cotarget (C++ defaults it to cosize(input))."""
-    return L.complement(input, cotarget)
+    """The DSL requires the cotarget (C++ defaults it to cosize(input)), a positive int or shape."""
+    return L.complement(input, _positive(cotarget, "complement", "cotarget"))
 
 
 def right_inverse(input):
@@ -533,20 +554,28 @@ def left_inverse(input):
     return L.left_inverse(input)
 
 
+def _divide_tiler(tiler, op, whole=False):
+    """The DSL divides by a Layout or a tuple; logical_divide also by an int (`whole`), none by None."""
+    if tiler is None or (is_int(tiler) and not whole):
+        raise TypeError(f"{op}: the CuTe DSL takes a Layout or a tuple as the tiler (\"must be a Value\"), "
+                        f"got {tiler!r}")
+    return tiler
+
+
 def logical_divide(target, tiler):
-    return T.logical_divide(target, tiler)
+    return T.logical_divide(target, _divide_tiler(tiler, "logical_divide", whole=True))
 
 
 def zipped_divide(target, tiler):
-    return T.zipped_divide(target, tiler)
+    return T.zipped_divide(target, _divide_tiler(tiler, "zipped_divide"))
 
 
 def tiled_divide(target, tiler):
-    return T.tiled_divide(target, tiler)
+    return T.tiled_divide(target, _divide_tiler(tiler, "tiled_divide"))
 
 
 def flat_divide(target, tiler):
-    return T.flat_divide(target, tiler)
+    return T.flat_divide(target, _divide_tiler(tiler, "flat_divide"))
 
 
 def logical_product(block, tiler):
@@ -594,20 +623,32 @@ def max_common_vector(a, b):
 
 
 def recast_layout(new_type_bits, old_type_bits, src_layout):
-    """src_layout, of elements of old_type_bits bits, seen in elements of new_type_bits (C++ recast_layout)."""
-    if new_type_bits >= old_type_bits:
-        if new_type_bits % old_type_bits:
-            raise ValueError(f"recast_layout: {new_type_bits} bits is not a multiple of {old_type_bits}")
-        return L.upcast(src_layout, new_type_bits // old_type_bits)
-    if old_type_bits % new_type_bits:
-        raise ValueError(f"recast_layout: {old_type_bits} bits is not a multiple of {new_type_bits}")
-    return L.downcast(src_layout, old_type_bits // new_type_bits)
+    """src_layout, of elements of old_type_bits bits, seen in elements of new_type_bits (C++ recast_layout):
+    with new / old = num / den in lowest terms, upcast by num, then downcast by den."""
+    for what, bits in (("new_type_bits", new_type_bits), ("old_type_bits", old_type_bits)):
+        if not is_int(bits):
+            raise TypeError(f"recast_layout: {what} must be an int, got {bits!r}")
+        if bits <= 0:
+            raise ValueError(f"recast_layout: {what} must be positive, got {bits}")
+    ratio = Fraction(new_type_bits, old_type_bits)
+    up = src_layout if ratio.numerator == 1 else L.upcast(src_layout, ratio.numerator)
+    return up if ratio.denominator == 1 else L.downcast(up, ratio.denominator)
 
 
 def crd2idx(coord, layout):
-    """The offset of coord in layout (a Layout or ComposedLayout)."""
+    """The offset of coord in layout (a Layout, a ComposedLayout, or a shape: column-major). A None in
+    coord counts as 0, as in the DSL (crd2idx(None, L) is 0): this is no slice; slice_ keeps modes."""
+    coord = _none_is_zero(coord)
+    if is_int(layout) or is_tuple(layout):
+        return L.make_layout(layout)(coord)
     L._need_layout(layout, "crd2idx", composed=True)
     return layout(coord)
+
+
+def _none_is_zero(c):
+    if is_tuple(c):
+        return tuple(_none_is_zero(x) for x in c)
+    return 0 if c is None or isinstance(c, Underscore) else c
 
 
 def idx2crd(idx, shape):
@@ -619,34 +660,72 @@ def make_swizzle(b, m, s):
 
 
 def make_composed_layout(inner, offset, outer):
-    """inner o offset o outer: coordinate c -> inner(offset + outer(c)); inner is typically the swizzle."""
+    """inner o offset o outer: coordinate c -> inner(offset + outer(c)); inner is a swizzle (then the offset is
+    an int) or a Layout, as the DSL takes them."""
+    if not isinstance(inner, (Swizzle, Layout)):
+        raise TypeError(f"make_composed_layout: the CuTe DSL takes a swizzle or a Layout as inner, got {inner!r}")
+    if offset is None or (isinstance(inner, Swizzle) and not is_int(offset)):
+        kinds = "an int" if isinstance(inner, Swizzle) else "an int or a tuple"
+        raise TypeError(f"make_composed_layout: the offset must be {kinds} for {inner}, got {offset!r}")
     return ComposedLayout(inner, offset, outer)
 
 
 # ---- tensors -------------------------------------------------------------------------------------------
 def make_tensor(iterator, layout):
-    """A tensor over `iterator`: a NumPy array (cutelite's memory) or a coordinate (an identity tensor)."""
+    """A tensor over `iterator`: a NumPy array (cutelite's memory), or an int or a tuple of ints, the first
+    coordinate of a coordinate tensor (make_identity_tensor's starts at 0)."""
+    if is_int(iterator) or (is_tuple(iterator) and all(is_int(x) for x in iterator)):
+        L._need_layout(layout, "make_tensor")
+        return T.Tensor(ArithmeticTupleIterator(as_arithmetic_tuple(iterator)), layout)
     return T.make_tensor(iterator, layout)
 
 
 def make_rmem_tensor(layout_or_shape, dtype):
-    """A fresh tensor of `dtype` (zero-filled here; registers in the DSL)."""
-    lay = layout_or_shape if isinstance(layout_or_shape, (Layout, ComposedLayout)) else L.make_layout(layout_or_shape)
+    """A fresh tensor of `dtype` (zero-filled here; registers in the DSL) over a Layout or a shape (the DSL
+    takes no swizzled layout here). BFloat16 and the Float8 types hold their bits (Numeric.numpy)."""
+    if isinstance(layout_or_shape, ComposedLayout):
+        raise TypeError(f"make_rmem_tensor: the CuTe DSL takes a Layout or a shape, not the swizzled "
+                        f"{layout_or_shape}")
+    lay = layout_or_shape if isinstance(layout_or_shape, Layout) else L.make_layout(layout_or_shape)
     return T.make_tensor(lay, dtype=_need_numeric(dtype, "make_rmem_tensor", "dtype").numpy)
 
 
 def make_fragment_like(src, dtype=None):
+    """Registers like src. Of a Layout: C++'s make_fragment_like (a tensor of `dtype` when one is given). Of a
+    tensor: a tensor of `dtype` (default: src's) over make_layout_like(src.layout), the DSL's
+    make_rmem_tensor_like (a coordinate tensor has no element type: give dtype)."""
+    if dtype is not None:
+        _need_numeric(dtype, "make_fragment_like", "dtype")
     if isinstance(src, T.Tensor):
-        frag = T.make_fragment_like(src)
-        return frag if dtype is None else T.make_tensor(frag.layout, dtype=dtype.numpy)
-    return L.make_fragment_like(src)
+        if src.counts and dtype is None:
+            raise ValueError("make_fragment_like: a coordinate tensor has no element type; give dtype")
+        lay = L.make_layout(L.shape(src.layout)) if src.counts else src.layout
+        lay = lay.layout_b if isinstance(lay, ComposedLayout) else lay
+        return T.make_tensor(L.make_layout_like(lay), dtype=dtype.numpy if dtype else src.engine.dtype)
+    if not isinstance(src, (Layout, ComposedLayout)):
+        raise TypeError(f"make_fragment_like: src must be a Layout, ComposedLayout or Tensor, got {src!r}")
+    frag = L.make_fragment_like(src)
+    return frag if dtype is None else make_rmem_tensor(frag, dtype)
 
 
 def local_tile(input, tiler, coord, proj=None):
+    """The tile at coord of input divided by tiler; the DSL takes the tiler as a tuple or a Layout and the
+    coordinate as a tuple of the tiler's rank."""
+    if not (is_tuple(tiler) or isinstance(tiler, Layout)):
+        raise TypeError(f"local_tile: the CuTe DSL takes the tiler as a tuple or a Layout, got {tiler!r}")
+    modes = len(tiler) if is_tuple(tiler) else L.rank(tiler)
+    if not is_tuple(coord) or len(coord) != modes:
+        raise ValueError(f"local_tile: coord must be a tuple of the tiler's {modes} modes, got {coord!r}")
     return T.local_tile(input, tiler, coord, None if proj is None else _proj(proj))
 
 
 def local_partition(target, tiler, index, proj=None):
+    """target's elements that thread `index` of tiler owns. The DSL takes the index as a run-time value (such as
+    a thread index): write cutelite.dyn(i) here where it would be cutlass.Int32(i)."""
+    if not isinstance(index, Dyn):
+        raise TypeError(f"local_partition: the CuTe DSL takes the index as a run-time value (cutlass.Int32, "
+                        f"e.g. a thread index; a Python int fails there: 'int' object has no attribute "
+                        f"'ir_value'); write cutelite.dyn({index!r})")
     return T.local_partition(target, tiler, index, None if proj is None else _proj(proj))
 
 
@@ -684,16 +763,20 @@ class MmaAtom(_Wrapped):
     tv_layout_C = property(lambda self: self._atom.LayoutC_TV)
 
     def make_fragment_A(self, input):
-        """Registers for a partition of A (C++ MMA_Atom::make_fragment_A): make_fragment_like(input)."""
-        return make_fragment_like(input)
+        """Registers for a partition of A (C++ MMA_Atom::make_fragment_A): C++'s make_fragment_like of its
+        layout, of the atom's A type."""
+        return self._fragment(L.make_fragment_like(_layout_of(input, "make_fragment_A")), 1)
 
     def make_fragment_B(self, input):
-        return make_fragment_like(input)
+        return self._fragment(L.make_fragment_like(_layout_of(input, "make_fragment_B")), 2)
 
     def make_fragment_C(self, input):
-        """Accumulators for a partition of C: compact column-major of its shape."""
+        """Accumulators for a partition of C: compact column-major of its shape, of the atom's C type."""
         shp = input.shape if hasattr(input, "shape") else input
-        return T.make_tensor(L.make_layout(shp), dtype="float32")
+        return self._fragment(L.make_layout(shp), 3)
+
+    def _fragment(self, layout, operand):
+        return T.make_tensor(layout, dtype=_OF_MMA_TYPE[self._atom.types[operand]].numpy)
 
 
 class TiledMma(MmaAtom):
@@ -717,26 +800,36 @@ class TiledMma(MmaAtom):
         return ThrMma(self.cutelite, self.cutelite.get_slice(thr_idx))
 
     def partition_shape_A(self, shape_mk):
-        return tiled.partition_shape_A(self.cutelite, shape_mk)
+        return tiled.partition_shape_A(self.cutelite, self._divides(shape_mk, (0, 2), "partition_shape_A"))
 
     def partition_shape_B(self, shape_nk):
-        return tiled.partition_shape_B(self.cutelite, shape_nk)
+        return tiled.partition_shape_B(self.cutelite, self._divides(shape_nk, (1, 2), "partition_shape_B"))
 
     def partition_shape_C(self, shape_mn):
-        return tiled.partition_shape_C(self.cutelite, shape_mn)
+        return tiled.partition_shape_C(self.cutelite, self._divides(shape_mn, (0, 1), "partition_shape_C"))
+
+    def _divides(self, shape, modes, op):
+        """shape, whose first two extents divide or are divided by the tile's (C++'s shape_div on static
+        extents; the DSL refuses the others)."""
+        for extent, mode in zip(shape if is_tuple(shape) else (), modes):
+            tile = tiled.tile_size(self.cutelite, mode)
+            if is_int(extent) and extent > 0 and extent % tile and tile % extent:
+                raise ValueError(f"{op}: extent {extent} of {shape} and the tile's {'MNK'[mode]} extent {tile} "
+                                 "do not divide one another")
+        return shape
 
 
 class ThrMma(TiledMma):
-    """One thread's TiledMma: partition_A/B/C as in C++."""
+    """One thread's TiledMma: partition_A/B/C as in C++, of tensors (the DSL takes no layout here)."""
 
     def partition_A(self, input):
-        return self.thr.partition_A(input)
+        return self.thr.partition_A(_tensor(input, "partition_A"))
 
     def partition_B(self, input):
-        return self.thr.partition_B(input)
+        return self.thr.partition_B(_tensor(input, "partition_B"))
 
     def partition_C(self, input):
-        return self.thr.partition_C(input)
+        return self.thr.partition_C(_tensor(input, "partition_C"))
 
 
 class CopyAtom(_Wrapped):
@@ -773,10 +866,21 @@ class ThrCopy(TiledCopy):
     """One thread's TiledCopy: partition_S/D as in C++, retile for both retile_S and retile_D."""
 
     def partition_S(self, src):
-        return self.thr.partition_S(src)
+        return self.thr.partition_S(_tensor(src, "partition_S"))
 
     def partition_D(self, dst):
-        return self.thr.partition_D(dst)
+        return self.thr.partition_D(_tensor(dst, "partition_D"))
+
+
+def _tensor(x, op):
+    if not isinstance(x, T.Tensor):
+        raise TypeError(f"{op}: the CuTe DSL partitions a tensor, got {x!r}; make one with make_rmem_tensor or "
+                        "make_identity_tensor")
+    return x
+
+
+def _layout_of(x, op):
+    return _tensor(x, op).layout if not isinstance(x, (Layout, ComposedLayout)) else x
 
 
 def _unwrap(x, kind, op, what):
@@ -808,8 +912,15 @@ def make_mma_atom(op):
 
 
 def make_tiled_mma(op_or_atom, atom_layout_mnk=(1, 1, 1), permutation_mnk=None):
-    """A TiledMma of the op (or atom) over atom_layout_mnk (a shape or a Layout); permutation_mnk entries
-    are ints, Layouts or None (the atoms' own extent)."""
+    """A TiledMma of the op (or atom) over atom_layout_mnk (a rank-3 shape or Layout, M N K); permutation_mnk
+    is None or three entries, each an int, a Layout or None (the atoms' own extent)."""
+    modes = len(atom_layout_mnk) if is_tuple(atom_layout_mnk) else \
+        L.rank(atom_layout_mnk) if isinstance(atom_layout_mnk, Layout) else None
+    if modes != 3:
+        raise ValueError(f"make_tiled_mma: the CuTe DSL expects a rank-3 MNK atom layout, got {atom_layout_mnk!r}")
+    if permutation_mnk is not None and not (is_tuple(permutation_mnk) and len(permutation_mnk) == 3):
+        raise ValueError(f"make_tiled_mma: permutation_mnk must be None or three entries (M, N, K), got "
+                         f"{permutation_mnk!r}")
     atom = op_or_atom.cutelite if isinstance(op_or_atom, MmaAtom) else \
         _cutelite_mma_atom(op_or_atom, "make_tiled_mma", "op_or_atom")
     perm = None if permutation_mnk is None else _proj(permutation_mnk)

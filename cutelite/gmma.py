@@ -28,7 +28,8 @@ from dataclasses import dataclass, replace
 
 from .atoms import MMA_Atom
 from .basis import Iterator
-from .int_tuple import congruent, is_int, is_static, wrap
+from .errors import quote
+from .int_tuple import congruent, is_int, is_static, is_tuple, product_each, wrap
 from .layout import Layout, LayoutLeft, get, logical_divide, rank, size, tile_to_shape, upcast, zipped_divide
 from .layout import ComposedLayout
 from .swizzle import Swizzle
@@ -260,18 +261,34 @@ LAYOUT_TYPES = {0: "INTERLEAVE", 1: "B128", 2: "B64", 3: "B32"}   # the descript
 _TYPE_OF_SWIZZLE = {0: 0, 1: 3, 2: 2, 3: 1}                        # Sw<B,4,3> -> layout type
 
 
+_DESC_FIELDS = {"start_address": 14, "leading_byte_offset": 14, "stride_byte_offset": 14, "base_offset": 3,
+                "layout_type": 2}   # each field's bits (cute/arch/mma_sm90_desc.hpp's bitfield)
+
+
 @dataclass(frozen=True)
 class GmmaDescriptor:
     """The 64-bit shared-memory matrix descriptor wgmma reads (PTX ISA, "Matrix Descriptor Format").
 
     Fields in 16-byte units: start_address (bits 0-13), leading_byte_offset (16-29), stride_byte_offset
     (32-45); base_offset (49-51); layout_type (62-63: 0 none, 1 128B, 2 64B, 3 32B swizzle).
+    Each field must fit its bits (C++'s bitfield would cut it, and the rest would run into the next field);
+    PTX reads the base offset for the swizzled modes only, so without a swizzle it must be 0.
     """
     start_address: int
     leading_byte_offset: int
     stride_byte_offset: int
     base_offset: int
     layout_type: int
+
+    def __post_init__(self):
+        for name, bits in _DESC_FIELDS.items():
+            value = getattr(self, name)
+            if not is_int(value) or not 0 <= value < 1 << bits:
+                raise ValueError(f"GmmaDescriptor: {name} {quote(value)} does not fit the descriptor's "
+                                 f"{bits}-bit field (0..{(1 << bits) - 1})")
+        if self.base_offset and self.layout_type == 0:
+            raise ValueError(f"GmmaDescriptor: base_offset {self.base_offset} with no swizzle (INTERLEAVE): PTX "
+                             "reads the base offset for the swizzled modes only")
 
     @property
     def desc(self):
@@ -292,13 +309,24 @@ class GmmaDescriptor:
 def _parts(layout, element_bits, what):
     """(byte swizzle, element bits, inner layout) of a GMMA smem layout, a swizzled layout or a plain one,
     or of a shared-memory Tensor (its layout, its swizzle, its element type)."""
+    if element_bits is not None and (not is_int(element_bits) or not 0 < element_bits <= 128
+                                     or 128 % element_bits):
+        raise ValueError(f"{what}: element_bits must be a power of two from 1 to 128 (an element within 16 "
+                         f"bytes), got {quote(element_bits)}")
     if isinstance(layout, Tensor):
         if layout.counts or layout.swizzle is None:
             raise TypeError(f"{what}: GMMA Descriptors can only be constructed on smem: {layout} is not a "
                             "shared-memory tensor (make_tensor(array, tile_to_smem(...)))")
-        return layout.swizzle, layout.engine.itemsize * 8, layout.layout
-    if isinstance(layout, GmmaSmemLayout):
-        return layout.layout_a, layout.bits, layout.layout_b
+        bits, swizzle, inner = layout.engine.itemsize * 8, layout.swizzle, layout.layout
+    elif isinstance(layout, GmmaSmemLayout):
+        bits, swizzle, inner = layout.bits, layout.layout_a, layout.layout_b
+    else:
+        bits = None
+    if bits is not None:
+        if element_bits is not None and element_bits != bits:
+            raise ValueError(f"{what}: element_bits {element_bits} differs from the {bits}-bit elements of "
+                             f"{quote(layout, str)}")
+        return swizzle, bits, inner
     if element_bits is None:
         raise ValueError(f"{what}: element_bits is needed for {layout} (only a GmmaSmemLayout carries it)")
     if isinstance(layout, ComposedLayout):
@@ -327,12 +355,18 @@ def make_gmma_desc(major, layout, address=0, element_bits=None, base_offset=0):
       K-major:  ((8, m), 2) : ((W, SBO), LBO)        (LBO is 1 unless INTERLEAVE)
       MN-major: ((W, m), (8, k)) : ((1, LBO), (W, SBO))  (INTERLEAVE: ((1,m),(8,k)):((.., SBO),(1, LBO)))
     with W = 1, 2, 4, 8 for INTERLEAVE, 32B, 64B, 128B.
+    `base_offset` is the descriptor's bits 49-51, 0..7 (C++ always writes 0): PTX's (address of the swizzle
+    pattern's start >> 7) & 7 for a tile that does not start on the pattern's period (pipeline.desc_base_offset);
+    PTX reads it for the swizzled modes only, so a tile without a swizzle takes 0.
     Raises ValueError, with C++'s static_assert text, for a tile no descriptor describes; also (where C++
     would silently truncate) for an address or offset that does not fit its field.
     """
     what = "make_gmma_desc"
     if major not in (K, MN):
-        raise ValueError(f"{what}: major must be 'K' or 'MN', got {major!r}")
+        raise ValueError(f"{what}: major must be 'K' or 'MN', got {quote(major)}")
+    if not is_int(base_offset) or not 0 <= base_offset <= 7:
+        raise ValueError(f"{what}: base_offset {quote(base_offset)} must be an int in 0..7 (the descriptor's "
+                         "3-bit field, bits 49-51)")
     sw, bits, inner = _parts(layout, element_bits, what)
     if isinstance(layout, Tensor) and is_int(address):
         address += layout.offset * bits // 8
@@ -347,6 +381,9 @@ def make_gmma_desc(major, layout, address=0, element_bits=None, base_offset=0):
     if not is_int(address) or address < 0 or address % 16:
         raise ValueError(f"{what}: address {address} must be a non-negative multiple of 16 bytes")
     layout_type = _TYPE_OF_SWIZZLE[sw.bits]
+    if base_offset and layout_type == 0:
+        raise ValueError(f"{what}: base_offset {base_offset} for a tile without a swizzle: PTX reads the base "
+                         "offset for the swizzled modes only")
     w = 1 << sw.bits
     u128 = upcast(inner, 128 // bits)
     if major == K:
@@ -384,11 +421,19 @@ def gmma_desc_blocks(major, smem_layout, tile, address=0, element_bits=None):
     """The descriptors of the tiles `tile` = (MN, K) along K of an smem layout (C++: make_gmma_desc of
     local_tile(smem, tile, (0, b)) for each b), the smem tensor starting at byte `address`.
 
+    The tile must divide the layout's (MN, K) shape: a descriptor past its end would read other memory.
+
     Post: one GmmaDescriptor per K block; block b starts b * (its offset in elements) * bits / 8 bytes in.
     """
     sw, bits, inner = _parts(smem_layout, element_bits, "gmma_desc_blocks")
     if not is_int(address) or address < 0:
-        raise ValueError(f"gmma_desc_blocks: address must be an int >= 0 (bytes), got {address!r}")
+        raise ValueError(f"gmma_desc_blocks: address must be an int >= 0 (bytes), got {quote(address)}")
+    shape = product_each(inner.shape)
+    if not (is_tuple(tile) and len(tile) == len(shape) == 2 and all(is_int(t) and t > 0 for t in tile)):
+        raise ValueError(f"gmma_desc_blocks: tile must be (MN, K), two positive ints, for the (MN, K) layout "
+                         f"{inner}, got {quote(tile)}")
+    if any(s % t for s, t in zip(shape, tile)):
+        raise ValueError(f"gmma_desc_blocks: tile {quote(tile)} does not divide the layout's shape {shape}")
     z = zipped_divide(inner, tile)
     tile_layout, rest = get(z, 0), get(z, 1)
     out = []

@@ -27,7 +27,8 @@ order the two (`tma_store_epilogue` writes the kernel's steps out).
 
 Beside it, the numbers such a pipeline is built from: the bytes a stage announces (expect_tx_bytes), the
 boundary its stages start on (stage_alignment, desc_base_offset), the registers its roles trade with
-`setmaxnreg` (setmaxnreg_plan), and a cluster's multicast masks and arrival counts. Standard library only.
+`setmaxnreg` (setmaxnreg_plan), and a cluster's arrival counts (its multicast masks: tma.multicast_mask).
+Standard library only.
 """
 
 import heapq
@@ -38,17 +39,20 @@ from typing import NamedTuple
 
 from .errors import quote
 from .int_tuple import is_int
-from .layout import Layout
 
 __all__ = ["PipelineState", "make_producer_start_state", "stage_of", "full_parity", "empty_parity",
            "producer_waits", "empty_arrivals", "tma_box_bytes", "expect_tx_bytes", "stage_alignment",
-           "desc_base_offset", "launch_register_cap", "setmaxnreg_plan", "setmaxnreg_room", "multicast_mask",
+           "desc_base_offset", "launch_register_cap", "setmaxnreg_plan", "setmaxnreg_room",
            "MBarrier", "WgmmaGroups",
            "Op", "consumer_ops", "PipelineRun", "simulate_pipeline",
            "EpilogueOp", "tma_store_epilogue", "SharedMemoryProxies", "check_epilogue"]
 
 
-MAX_KTILES = 4096        # the simulation's and consumer_ops' limit: a model, not a GEMM
+MAX_KTILES = 4096        # consumer_ops' limit: a model, not a GEMM
+MAX_SIMULATED = 2048     # simulate_pipeline's limit on ktiles x consumers: a run it accepts takes well under a second
+MBARRIER_MAX = 2 ** 20 - 1   # the most an mbarrier counts: arrivals, and bytes (tx-count) either way (PTX ISA,
+                             # mbarrier; CUTLASS barrier.h and the CuTe DSL's pipeline helpers: 2^20 - 1)
+MAX_REGISTERS = 255      # registers a thread may have (CUDA C++ Programming Guide, technical specifications)
 
 
 def _count(value, what, low=0, high=None):
@@ -123,30 +127,55 @@ def producer_waits(kt, stages):
     return _count(kt, "producer_waits: kt") >= _count(stages, "producer_waits: stages", 1)
 
 
+def _cluster(shape, what):
+    """(CTAs along M, CTAs along N) of a cluster: at most 16 CTAs, the most a cluster (and a ctaMask) has."""
+    if not isinstance(shape, tuple) or len(shape) != 2:
+        raise TypeError(f"{what}: cluster_shape must be a tuple (CTAs along M, CTAs along N), got {quote(shape)}")
+    cm, cn = (_count(e, f"{what}: cluster_shape", 1, 16) for e in shape)
+    if cm * cn > 16:
+        raise ValueError(f"{what}: a cluster has at most 16 CTAs; {cm} x {cn} has {cm * cn}")
+    return cm, cn
+
+
 def empty_arrivals(consumers, warps_per_consumer=4, cluster_shape=(1, 1)):
     """The arrival count of an empty[s] barrier: one arrival per warp of every consumer warpgroup that reads
-    the stage. In a cluster with TMA multicast a CTA's stage is also written by the CTAs of its cluster row
-    and column, so their consumers must release it too: (CTAs along M + CTAs along N - 1) times as many."""
-    cm, cn = cluster_shape
-    return (_count(cm, "empty_arrivals: cluster_shape[0]", 1) + _count(cn, "empty_arrivals: cluster_shape[1]", 1)
-            - 1) * _count(consumers, "empty_arrivals: consumers", 1) * _count(warps_per_consumer,
-                                                                                "empty_arrivals: warps", 1)
+    the stage (1 to 8 warpgroups of up to 4 warps: a block has at most 1024 threads). In a cluster with TMA
+    multicast a CTA's stage is also written by the CTAs of its cluster row and column, so their consumers must
+    release it too: (CTAs along M + CTAs along N - 1) times as many."""
+    cm, cn = _cluster(cluster_shape, "empty_arrivals")
+    return (cm + cn - 1) * _count(consumers, "empty_arrivals: consumers", 1, 8) * \
+        _count(warps_per_consumer, "empty_arrivals: warps_per_consumer", 1, 4)
 
 
 def tma_box_bytes(box_shape, element_bits):
-    """Bytes one TMA copy of a box moves: product of the box's extents times the element size."""
+    """Bytes one TMA copy of a box moves: product of the box's extents times the element size.
+
+    A box has 1 to 5 dimensions (PTX cp.async.bulk.tensor: .1d to .5d) of 1 to 256 elements each (C++
+    make_tma_copy_desc: assert smem_box_shape[i] <= 256; the driver's boxDim), of 8-, 16-, 32- or 64-bit
+    elements (the tensor map's data types, tma.DATA_TYPES)."""
+    what = "tma_box_bytes"
+    if not isinstance(box_shape, tuple):
+        raise TypeError(f"{what}: a box is a tuple of extents, got {quote(box_shape)}")
+    if not 1 <= len(box_shape) <= 5:
+        raise ValueError(f"{what}: a box has 1 to 5 dimensions, got {quote(box_shape)}")
     n = 1
     for e in box_shape:
-        n *= e
-    if (n * element_bits) % 8:
-        raise ValueError(f"tma_box_bytes: a box of {box_shape} {element_bits}-bit elements is not whole bytes")
+        n *= _count(e, f"{what}: box extent", 1, 256)
+    if element_bits not in (8, 16, 32, 64) or not is_int(element_bits):
+        raise ValueError(f"{what}: element_bits must be 8, 16, 32 or 64 (a tensor map's element types), got "
+                         f"{quote(element_bits)}")
     return n * element_bits // 8
 
 
 def expect_tx_bytes(boxes, element_bits):
     """The transaction count the producer announces on full[s] (`mbarrier.arrive.expect_tx`): the bytes of
-    every box copied into the stage."""
-    return sum(tma_box_bytes(b, element_bits) for b in boxes)
+    every box copied into the stage; at most 2^20 - 1, the most an mbarrier's tx-count holds."""
+    if not isinstance(boxes, (list, tuple)) or not boxes:
+        raise TypeError(f"expect_tx_bytes: boxes must be a non-empty list of box shapes, got {quote(boxes)}")
+    total = sum(tma_box_bytes(b, element_bits) for b in boxes)
+    if total > MBARRIER_MAX:
+        raise ValueError(f"expect_tx_bytes: {total} bytes is more than an mbarrier's tx-count holds (2^20 - 1)")
+    return total
 
 
 # ---- stages in shared memory, roles' registers, clusters --------------------------------------------------
@@ -165,18 +194,38 @@ def stage_alignment(swizzle):
 def desc_base_offset(address, swizzle):
     """The wgmma descriptor's base-offset field (bits 49-51) for a tile at shared-memory byte `address`: 0 when
     the address is on the swizzle's period (stage_alignment), else bits 7-9 of the address (the 128-byte row
-    within the repeating 8-row pattern), the PTX ISA's formula. CuTe always writes 0 and so needs aligned tiles."""
-    if not is_int(address) or address < 0 or address % 16:
-        raise ValueError(f"desc_base_offset: address must be a non-negative multiple of 16 bytes, got {quote(address)}")
-    return 0 if address % stage_alignment(swizzle) == 0 else (address >> 7) & 7
+    within the repeating 8-row pattern), the PTX ISA's formula. CuTe always writes 0 and so needs aligned tiles.
+    The swizzle is one a descriptor names, Sw<0..3,4,3> on bytes; the address one its 14-bit start address
+    field holds (16-byte units: below 2^18)."""
+    if not is_int(address) or not 0 <= address < 1 << 18 or address % 16:
+        raise ValueError(f"desc_base_offset: address must be a multiple of 16 bytes from 0 to 2^18 - 16 (a "
+                         f"descriptor's start address), got {quote(address)}")
+    period = stage_alignment(swizzle)
+    if (swizzle.base, swizzle.shift) != (4, 3) or not 0 <= swizzle.bits <= 3:
+        raise ValueError(f"desc_base_offset: {swizzle} is not a swizzle a descriptor names (Sw<0..3,4,3> on bytes)")
+    return 0 if address % period == 0 else (address >> 7) & 7
 
 
 def launch_register_cap(threads, register_file=65536, granule=8):
-    """The most registers per thread a kernel of `threads` threads a block can be compiled for and still fit
-    one block on an SM: register_file // threads, rounded down to the allocation granule (8 a thread)."""
-    granule = _count(granule, "launch_register_cap: granule", 1)
-    return (_count(register_file, "launch_register_cap: register_file", 1)
-            // _count(threads, "launch_register_cap: threads", 1, 1024)) // granule * granule
+    """The most registers per thread a kernel of `threads` threads a block (1 to 1024) can be compiled for and
+    still fit one block on an SM: the register file over the block's warps (a partial warp takes a whole
+    warp's), rounded down to the allocation granule (8 a thread), and at most 255, the most a thread may have
+    (CUDA C++ Programming Guide, technical specifications). A thread compiled for 255 holds 256, a whole
+    number of granules."""
+    what = "launch_register_cap"
+    granule = _count(granule, f"{what}: granule", 1)
+    register_file = _count(register_file, f"{what}: register_file", 1)
+    warps = -(-_count(threads, f"{what}: threads", 1, 1024) // 32)
+    cap = register_file // (32 * warps) // granule * granule
+    if cap < granule:
+        raise ValueError(f"{what}: a register file of {register_file} leaves {warps} warps fewer than one granule "
+                         f"of {granule} registers a thread")
+    return min(MAX_REGISTERS, cap)
+
+
+def _allotted(cap, granule=8):
+    """The registers a thread compiled for `cap` holds: cap rounded up to the allocation granule."""
+    return -(-cap // granule) * granule
 
 
 def setmaxnreg_plan(roles, register_file=65536):
@@ -184,38 +233,47 @@ def setmaxnreg_plan(roles, register_file=65536):
     (name, warpgroups, registers per thread after setmaxnreg). Each count must be a multiple of 8 from 24 to
     256 (PTX). The registers `.inc` takes come from a pool PTX keeps per CTA, which only the block's own
     `.dec`s fill: after the change the block must still fit the registers it was given at launch,
-    threads x launch_register_cap (the rest of the SM's register file is not the block's to take).
+    threads x the registers each holds at launch (the rest of the SM's register file is not the block's).
 
-    Returns {"threads", "launch_cap" (launch_register_cap), "cta_registers" (threads x launch_cap: the
-    block's registers), "roles": [(name, warpgroups, registers, registers given (+) or taken (-) from the
-    CTA's pool)], "total" (the block's registers after setmaxnreg)}."""
-    threads = 128 * sum(_count(wg, f"setmaxnreg_plan: warpgroups of {name}", 1) for name, wg, _ in roles)
-    if not 0 < threads <= 1024:
+    Returns {"threads", "launch_cap" (launch_register_cap), "cta_registers" (threads x the registers a thread
+    compiled for launch_cap holds: the block's registers), "roles": [(name, warpgroups, registers, registers
+    given (+) or taken (-) from the CTA's pool)], "total" (the block's registers after setmaxnreg)}."""
+    if not isinstance(roles, (list, tuple)) or not roles or not all(
+            isinstance(r, tuple) and len(r) == 3 and isinstance(r[0], str) for r in roles):
+        raise TypeError(f"setmaxnreg_plan: roles must be a non-empty list of (name, warpgroups, registers), got "
+                        f"{quote(roles)}")
+    threads = 128 * sum(_count(wg, f"setmaxnreg_plan: warpgroups of {quote(name)}", 1, 8) for name, wg, _ in roles)
+    if threads > 1024:
         raise ValueError(f"setmaxnreg_plan: a block has 1 to 8 warpgroups (1024 threads), got {threads // 128}")
     cap = launch_register_cap(threads, register_file)
+    held = _allotted(cap)
     rows, total = [], 0
     for name, wg, regs in roles:
         if not is_int(regs) or not 24 <= regs <= 256 or regs % 8:
-            raise ValueError(f"setmaxnreg_plan: {name}: setmaxnreg takes a multiple of 8 from 24 to 256, "
-                             f"got {quote(regs)}")
-        rows.append((name, wg, regs, 128 * wg * (cap - regs)))
+            raise ValueError(f"setmaxnreg_plan: {quote(name)}: setmaxnreg takes a multiple of 8 from 24 to 256 "
+                             f"(PTX), got {quote(regs)}")
+        rows.append((name, wg, regs, 128 * wg * (held - regs)))
         total += 128 * wg * regs
-    if total > threads * cap:
+    if total > threads * held:
         raise ValueError(f"setmaxnreg_plan: the roles need {total} registers after setmaxnreg, more than the "
-                         f"{threads * cap} the block was given at launch ({threads} threads x {cap})")
-    return {"threads": threads, "launch_cap": cap, "cta_registers": threads * cap, "roles": rows, "total": total}
+                         f"{threads * held} the block was given at launch ({threads} threads x {held})")
+    return {"threads": threads, "launch_cap": cap, "cta_registers": threads * held, "roles": rows, "total": total}
 
 
 def setmaxnreg_room(roles, warpgroups, register_file=65536):
     """The largest `setmaxnreg` count that `warpgroups` more warpgroups can ask for beside `roles` (as in
-    setmaxnreg_plan): what the block's launch registers (threads x launch_register_cap of the whole block)
-    leave for them, per thread, down to a multiple of 8, at most 256. Raises when not even 24 are left."""
-    used = setmaxnreg_plan(roles, register_file)["total"] if roles else 0
+    setmaxnreg_plan; roles may be empty): what the block's launch registers (as setmaxnreg_plan's
+    cta_registers, for the whole block) leave for them, per thread, down to a multiple of 8, at most 256.
+    Raises when not even 24 are left."""
+    if isinstance(roles, (list, tuple)) and not roles:
+        used, beside = 0, 0
+    else:
+        used, beside = setmaxnreg_plan(roles, register_file)["total"], sum(wg for _, wg, _ in roles)
     threads = 128 * _count(warpgroups, "setmaxnreg_room: warpgroups", 1, 8)
-    block = threads + 128 * sum(wg for _, wg, _ in roles)
+    block = threads + 128 * beside
     if block > 1024:
         raise ValueError(f"setmaxnreg_room: a block has at most 8 warpgroups, got {block // 128}")
-    left = block * launch_register_cap(block, register_file) - used
+    left = block * _allotted(launch_register_cap(block, register_file)) - used
     room = min(256, left // threads // 8 * 8)
     if room < 24:
         raise ValueError(f"setmaxnreg_room: {left} registers left for {threads} threads: fewer "
@@ -223,45 +281,42 @@ def setmaxnreg_room(roles, warpgroups, register_file=65536):
     return room
 
 
-def multicast_mask(cluster_shape, cta, operand):
-    """The ctaMask of the TMA load CTA `cta` = (m, n) of a cluster issues for `operand` with multicast: bit r
-    set for each CTA rank r that receives it. A's tile (rows of C) is the same for the CTAs of one cluster row
-    (same m), B's for those of one column (same n); ranks are Layout(cluster_shape), column-major as CuTe's
-    block layout. Each of the k receivers loads 1/k of the tile and multicasts it to all k."""
-    cm, cn = (_count(e, "multicast_mask: cluster_shape", 1, 16) for e in cluster_shape)
-    if cm * cn > 16:
-        raise ValueError(f"multicast_mask: a ctaMask has 16 bits; a {cm}x{cn} cluster has {cm * cn} CTAs")
-    m, n = cta
-    if not (0 <= m < cm and 0 <= n < cn):
-        raise ValueError(f"multicast_mask: CTA {quote(cta)} is not in a {cm}x{cn} cluster")
-    if operand not in ("A", "B"):
-        raise ValueError(f"multicast_mask: operand must be 'A' or 'B', got {quote(operand)}")
-    rank = Layout((cm, cn))
-    peers = [rank(m, j) for j in range(cn)] if operand == "A" else [rank(i, n) for i in range(cm)]
-    return sum(1 << r for r in peers)
-
-
 # ---- the hardware's rules ------------------------------------------------------------------------------------
 class MBarrier:
-    """A model of one mbarrier: an arrival count, a pending transaction (byte) count and a phase number.
+    """A model of one mbarrier: an arrival count (1 to 2^20 - 1), a pending transaction (byte) count and a
+    phase number. Misuse while it runs (more arrivals than the count, a tx-count past +-(2^20 - 1)) raises
+    RuntimeError, as a trap would stop the kernel; a wrong argument raises TypeError or ValueError.
 
     Post: phase == number of completed phases; try_wait(p) is True exactly when phase & 1 != p.
     """
 
     def __init__(self, name, count):
-        self.name, self.count = name, _count(count, f"MBarrier {name}: count", 1)
+        self.name, self.count = name, _count(count, f"MBarrier {quote(name)}: count", 1, MBARRIER_MAX)
         self.phase, self.pending, self.tx = 0, self.count, 0
 
     def arrive(self, expect_tx=0):
-        self.tx += expect_tx
+        """One arrival that announces `expect_tx` bytes to come (mbarrier.arrive.expect_tx when > 0)."""
+        self._add_tx(self._bytes(expect_tx, "arrive: expect_tx"))
         self.pending -= 1
         if self.pending < 0:
             raise RuntimeError(f"{self.name}: more arrivals than its count {self.count} in phase {self.phase}")
         return self._maybe_complete()
 
     def complete_tx(self, nbytes):
-        self.tx -= nbytes
+        """`nbytes` bytes of a copy landed (the copy's complete_tx on the barrier)."""
+        self._add_tx(-self._bytes(nbytes, "complete_tx: nbytes"))
         return self._maybe_complete()
+
+    def _bytes(self, n, what):
+        if type(n) is int and 0 <= n <= MBARRIER_MAX:       # the simulation's many calls: no message built
+            return n
+        return _count(n, f"{quote(self.name)}: {what}", 0, MBARRIER_MAX)
+
+    def _add_tx(self, n):
+        self.tx += n
+        if abs(self.tx) > MBARRIER_MAX:
+            raise RuntimeError(f"{self.name}: tx-count {self.tx} in phase {self.phase} leaves PTX's range "
+                               "-(2^20 - 1)..2^20 - 1")
 
     def _maybe_complete(self):
         if self.pending == 0 and self.tx == 0:
@@ -271,6 +326,8 @@ class MBarrier:
         return False
 
     def try_wait(self, parity):
+        if not is_int(parity) or parity not in (0, 1):
+            raise ValueError(f"{quote(self.name)}: try_wait: parity must be 0 or 1, got {quote(parity)}")
         return (self.phase & 1) != parity
 
     def lacks(self):
@@ -443,7 +500,9 @@ def simulate_pipeline(ktiles=8, stages=4, consumers=2, load_time=1.0, mma_time=1
     bytes land. Consumers: each runs `consumer_ops` (starting at `consumer_phase`); a group enters the
     tensor cores `issue_time` after the consumer wakes and needs `mma_time` of them (the groups in flight
     share them: _TensorCores); `wgmma.wait_group` blocks until the groups it covers have finished; a
-    release is `arrivals_per_release` arrivals on empty[s] (one per warp, 4, as the kernels do).
+    release is `arrivals_per_release` arrivals on empty[s] (one per warp, 4, as the kernels do; at most one
+    per thread, 128). At most MAX_SIMULATED (2048) consumer k-tiles, ktiles x consumers: a run takes well
+    under a second.
 
     Ways to break it on purpose (a right kernel keeps the defaults): `bytes_landed`, the bytes a stage's
     copies deliver (default stage_bytes); `empty_count`, the arrival count empty[s] is initialised with
@@ -455,15 +514,18 @@ def simulate_pipeline(ktiles=8, stages=4, consumers=2, load_time=1.0, mma_time=1
     barrier and what its phase still lacks (arrivals, bytes) once no other role can move.
     Post: with the defaults, no errors; every k-tile is loaded once and multiplied by every consumer.
     """
-    ktiles = _count(ktiles, "simulate_pipeline: ktiles", 1, MAX_KTILES)
+    ktiles = _count(ktiles, "simulate_pipeline: ktiles", 1, MAX_SIMULATED)
     stages = _count(stages, "simulate_pipeline: stages", 1, 64)
     consumers = _count(consumers, "simulate_pipeline: consumers", 1, 7)       # 1024 threads: 8 warpgroups
-    stage_bytes = _count(stage_bytes, "simulate_pipeline: stage_bytes", 1, 2 ** 20 - 1)   # PTX's tx-count range
+    if ktiles * consumers > MAX_SIMULATED:
+        raise ValueError(f"simulate_pipeline: ktiles x consumers must be at most {MAX_SIMULATED} (a model, not a "
+                         f"GEMM), got {ktiles} x {consumers}")
+    stage_bytes = _count(stage_bytes, "simulate_pipeline: stage_bytes", 1, MBARRIER_MAX)
     bytes_landed = stage_bytes if bytes_landed is None else _count(bytes_landed, "simulate_pipeline: bytes_landed",
                                                                    0, stage_bytes)
     empty_count = empty_arrivals(consumers) if empty_count is None else \
-        _count(empty_count, "simulate_pipeline: empty_count", 1, 2 ** 20 - 1)
-    arrivals_per_release = _count(arrivals_per_release, "simulate_pipeline: arrivals_per_release", 0, 1024)
+        _count(empty_count, "simulate_pipeline: empty_count", 1, MBARRIER_MAX)
+    arrivals_per_release = _count(arrivals_per_release, "simulate_pipeline: arrivals_per_release", 0, 128)
     times = {}
     for name, v, zero_ok in (("load_time", load_time, False), ("mma_time", mma_time, False),
                              ("issue_time", issue_time, True), ("load_latency", load_latency, True)):
@@ -479,7 +541,7 @@ def simulate_pipeline(ktiles=8, stages=4, consumers=2, load_time=1.0, mma_time=1
     contents = [None] * stages                 # which k-tile each stage holds
     writes = [[] for _ in range(stages)]       # (k-tile, start, end) of each copy into the stage
     groups_at = {}                             # group (row, k-tile) -> (stage, start)
-    finished = set()
+    finished, reported = set(), set()          # groups done; errors already listed
     queue, order, waiting = [], itertools.count(), []
     engine = [Fraction(0)]
 
@@ -491,7 +553,8 @@ def simulate_pipeline(ktiles=8, stages=4, consumers=2, load_time=1.0, mma_time=1
             run.phases.append((float(t), bar.name, bar.phase))
 
     def error(row, t, text):
-        if text not in run.errors:
+        if text not in reported:
+            reported.add(text)
             run.errors.append(text)
             run.marks.append((row, float(t)))
 
@@ -500,11 +563,16 @@ def simulate_pipeline(ktiles=8, stages=4, consumers=2, load_time=1.0, mma_time=1
         s, start = groups_at[group]
         finished.add(group)
         run.intervals.append((row, float(start), float(t), "mma", kt))
-        for j, a, b in writes[s]:
-            if j != kt and a < t and start < b:
-                error(row, a, f"the TMA writes k-tile {j} into stage {s} during t={float(a):g}-{float(b):g} "
-                              f"while consumer {row}'s wgmmas of k-tile {kt} read it "
-                              f"(t={float(start):g}-{float(t):g})")
+        overlaps = []
+        for j, a, b in reversed(writes[s]):    # copies into a stage start and end in order: once one ended
+            if b <= start:                     # before the group started, so did every earlier one
+                break
+            if j != kt and a < t:
+                overlaps.append((j, a, b))
+        for j, a, b in reversed(overlaps):
+            error(row, a, f"the TMA writes k-tile {j} into stage {s} during t={float(a):g}-{float(b):g} "
+                          f"while consumer {row}'s wgmmas of k-tile {kt} read it "
+                          f"(t={float(start):g}-{float(t):g})")
 
     tensor = _TensorCores(push, group_done)
 
@@ -696,8 +764,8 @@ class SharedMemoryProxies:
         return (u == t and a < b) or any(a < c < b and u in who and t in who for c, who in self.barriers)
 
     def step(self, op):
+        kind, t, arg = _epilogue_op(op)
         self.now += 1
-        kind, t, arg = op
         if kind == "bar_sync":
             self.barriers.append((self.now, frozenset(arg)))
         elif kind == "fence":
@@ -727,13 +795,38 @@ class SharedMemoryProxies:
                 for i in group:
                     if self.stores[i][3] is None:
                         self.stores[i][3] = self.now
-        else:
-            raise ValueError(f"SharedMemoryProxies.step: unknown step {quote(kind)}")
         return self.errors
+
+
+_STEPS = ("st_shared", "fence", "bar_sync", "tma_store", "commit", "wait_read")
+
+
+def _epilogue_op(op):
+    """(kind, thread, arg) of one EpilogueOp, checked: a thread of the block (0..1023), a buffer or N >= 0, the
+    threads of a bar_sync."""
+    what = "SharedMemoryProxies.step"
+    if not isinstance(op, tuple) or len(op) != 3:
+        raise TypeError(f"{what}: expected an EpilogueOp (kind, thread, arg), got {quote(op)}")
+    kind, t, arg = op
+    if not isinstance(kind, str) or kind not in _STEPS:
+        raise ValueError(f"{what}: unknown step {quote(kind)}; the steps are {', '.join(_STEPS)}")
+    _count(t, f"{what}: {kind}: thread", 0, 1023)
+    if kind == "bar_sync":
+        if not isinstance(arg, tuple) or not arg:
+            raise TypeError(f"{what}: bar_sync: arg must be the tuple of threads that take part, got {quote(arg)}")
+        for u in arg:
+            _count(u, f"{what}: bar_sync: thread", 0, 1023)
+    elif kind in ("st_shared", "tma_store"):
+        _count(arg, f"{what}: {kind}: buffer", 0)
+    elif kind == "wait_read":
+        _count(arg, f"{what}: wait_read: N", 0)
+    return kind, t, arg
 
 
 def check_epilogue(ops):
     """Every rule of SharedMemoryProxies that the steps `ops` break, in order (none for a right epilogue)."""
+    if not isinstance(ops, (list, tuple)):
+        raise TypeError(f"check_epilogue: ops must be a list of EpilogueOps, got {quote(ops)}")
     model = SharedMemoryProxies()
     for op in ops:
         model.step(op)

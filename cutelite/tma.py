@@ -536,7 +536,8 @@ def multicast_mask(cluster_layout, cta_coord, mode):
     """The 16-bit ctaMask of a multicast TMA: the CTAs of the cluster whose coordinates equal cta_coord's
     except in `mode` (an int or a tuple of modes), i.e. those that receive the same tile (C++
     create_tma_multicast_mask<mode>(cluster_layout, cta_coord)). cluster_layout maps a CTA's
-    coordinate in the cluster to its rank.
+    coordinate in the cluster to its rank: at most 16 CTAs, ranks 0..15, the most a cluster has and a
+    ctaMask names (PTX cp.async.bulk.tensor; C++ computes the mask in a uint16_t and would cut it).
 
     Example: a 2x1 cluster, Layout((2, 1)): B's tile is shared along M (mode 0): multicast_mask(L, (m, 0), 0)
     == 0b11; A's along N (mode 1): 0b01 << m.
@@ -545,6 +546,13 @@ def multicast_mask(cluster_layout, cta_coord, mode):
     if not isinstance(cluster_layout, Layout):
         raise TypeError(f"{what}: cluster_layout must be a Layout (CTA coordinate -> rank), got "
                         f"{quote(cluster_layout)}")
+    if size(cluster_layout) > 16:
+        raise ValueError(f"{what}: the cluster {cluster_layout} has {size(cluster_layout)} CTAs; a cluster has at "
+                         "most 16, the bits of a ctaMask")
+    ranks = [cluster_layout(i) for i in range(size(cluster_layout))]
+    if not all(0 <= r < 16 for r in ranks):
+        raise ValueError(f"{what}: the cluster {cluster_layout} gives ranks {min(ranks)}..{max(ranks)}; a ctaMask "
+                         "names ranks 0..15")
     if not is_tuple(cta_coord) or len(cta_coord) != rank(cluster_layout):
         raise ValueError(f"{what}: cta_coord must be a tuple of {rank(cluster_layout)} coordinates, got "
                          f"{quote(cta_coord, fmt)}")
@@ -553,12 +561,13 @@ def multicast_mask(cluster_layout, cta_coord, mode):
         if not is_int(m) or not 0 <= m < len(cta_coord):
             raise ValueError(f"{what}: mode {m!r} is not a mode of the cluster layout {cluster_layout}")
     coord = tuple(_ if i in modes else c for i, c in enumerate(cta_coord))
-    sub, elected = slice_and_offset(coord, cluster_layout)
-    mask = 0
-    for i in range(size(sub)):
-        mask |= 1 << int(sub(i))
-    mask <<= int(elected)
-    if mask >> 16:
-        raise ValueError(f"{what}: the cluster {cluster_layout} reaches rank {mask.bit_length() - 1}; a "
-                         "ctaMask has 16 bits")
-    return mask
+    try:
+        sub, elected = slice_and_offset(coord, cluster_layout)
+    except (ValueError, TypeError, IndexError):
+        raise ValueError(f"{what}: cta_coord {quote(cta_coord)} is not a coordinate of the cluster "
+                         f"{cluster_layout}") from None
+    ranks = sorted({int(sub(i)) + int(elected) for i in range(size(sub))})
+    if ranks[0] < 0 or ranks[-1] > 15:          # a coordinate past the cluster (C++ would cut the mask)
+        raise ValueError(f"{what}: the CTAs of cta_coord {quote(cta_coord)} in the cluster {cluster_layout} have "
+                         f"ranks {ranks[0]}..{ranks[-1]}; a ctaMask names ranks 0..15")
+    return sum(1 << r for r in ranks)

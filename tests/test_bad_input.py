@@ -18,7 +18,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 import cutelite as cl  # noqa: E402
-from cutelite import atoms, bank_conflicts, explain, gmma, int_tuple, parse, tensor, tensorcore  # noqa: E402
+from cutelite import atoms, bank_conflicts, dsl, explain, gmma, int_tuple, parse, tensor, tensorcore  # noqa: E402
 from cutelite.errors import MAX_DEPTH, OutOfRange  # noqa: E402
 from cutelite.teach import checks, cpp_recorded, gemm, svg, viz, widgets  # noqa: E402
 
@@ -158,6 +158,7 @@ CALLS = {
     "gmma_fragment_of": (gmma.gmma_fragment_of, (GMMA, "C", 5)),
     "tile_to_smem": (cl.tile_to_smem, (gmma.Layout_K_SW32_Atom("half_t"), (64, 16))),
     "make_gmma_desc": (cl.make_gmma_desc, ("K", SMEM, 0, None, 0)),
+    "GmmaDescriptor": (gmma.GmmaDescriptor, (0, 1, 8, 0, 3)),
     "gmma_desc_blocks": (cl.gmma_desc_blocks, ("K", SMEM, (64, 16), 0)),
     "make_tma_atom": (cl.make_tma_atom, ("SM90_TMA_LOAD", TMA_G, TMA_S, (128, 64), 1, "half_t")),
     "make_tma_copy": (cl.make_tma_copy, ("SM90_TMA_LOAD", TMA_G, TMA_S, (128, 64), 1, "half_t")),
@@ -230,6 +231,38 @@ CALLS = {
         [f[0] for f in widgets.GMMA_TMA_FIELDS], v))).render(),
         ("MN", "SW64", "half_t", "(64,32)", "K first", "(256,256)", "2")),
 }
+
+# cutelite.dsl, cutelite under the CuTe DSL's names (tests/test_dsl_refusals.py compares its refusals with the DSL's)
+_DL = dsl.make_layout((4, 8), stride=(8, 1))
+_DT = dsl.make_rmem_tensor(dsl.make_layout((8, 16), stride=(16, 1)), dsl.Float32)
+_DOP = dsl.nvgpu.warp.MmaF16BF16Op(dsl.Float16, dsl.Float32, (16, 8, 16))
+_DMMA = dsl.make_tiled_mma(_DOP, (2, 2, 1))
+_DCOPY = dsl.make_copy_atom(dsl.nvgpu.CopyUniversalOp(), dsl.Float32, num_bits_per_copy=128)
+_DTC = dsl.make_tiled_copy_tv(_DCOPY, dsl.make_layout((8, 16), stride=(16, 1)), dsl.make_layout((1, 4)))
+CALLS.update({f"dsl.{name}": call for name, call in {
+    "make_layout": (dsl.make_layout, ((4, 8),)), "make_ordered_layout": (dsl.make_ordered_layout, ((4, 8), (1, 0))),
+    "size": (dsl.size, (_DL, [0])), "cosize": (dsl.cosize, (_DL, [0])), "rank": (dsl.rank, (_DL, [0])),
+    "get": (dsl.get, (_DL, [0])), "select": (dsl.select, (_DL, [1, 0])), "group_modes": (dsl.group_modes, (_DL, 0, 2)),
+    "append": (dsl.append, (_DL, dsl.make_layout(2), 3)), "slice_": (dsl.slice_, (_DL, (None, 3))),
+    "composition": (dsl.composition, (_DL, (2, 4))), "complement": (dsl.complement, (dsl.make_layout(4, stride=2), 64)),
+    "zipped_divide": (dsl.zipped_divide, (_DL, (2, 4))),
+    "blocked_product": (dsl.blocked_product, (_DL, dsl.make_layout(2))),
+    "tile_to_shape": (dsl.tile_to_shape, (dsl.make_layout((2, 2)), (8, 8), (0, 1))),
+    "recast_layout": (dsl.recast_layout, (32, 16, dsl.make_layout((4, 8)))), "crd2idx": (dsl.crd2idx, ((1, 2), _DL)),
+    "make_composed_layout": (dsl.make_composed_layout, (dsl.make_swizzle(3, 3, 3), 0,
+                                                        dsl.make_layout((8, 64), stride=(64, 1)))),
+    "make_tensor": (dsl.make_tensor, (3, _DL)), "make_rmem_tensor": (dsl.make_rmem_tensor, (_DL, dsl.Float32)),
+    "make_fragment_like": (dsl.make_fragment_like, (_DT, dsl.Float16)),
+    "local_tile": (dsl.local_tile, (_DT, (2, 4), (0, 1))),
+    "local_partition": (dsl.local_partition, (_DT, dsl.make_layout((2, 4)), cl.dyn(3))),
+    "make_tiled_mma": (dsl.make_tiled_mma, (_DOP, (2, 2, 1), (32, 32, 16))),
+    "make_tiled_copy_tv": (dsl.make_tiled_copy_tv, (_DCOPY, dsl.make_layout((8, 16), stride=(16, 1)),
+                                                    dsl.make_layout((1, 4)))),
+    "TiledMma.partition_shape_A": (_DMMA.partition_shape_A, ((64, 32),)),
+    "ThrMma.partition_A": (lambda x: _DMMA.get_slice(3).partition_A(x), (_DT,)),
+    "TiledMma.make_fragment_C": (_DMMA.make_fragment_C, (_DMMA.get_slice(0).partition_C(_DT),)),
+    "ThrCopy.partition_S": (lambda x: _DTC.get_slice(3).partition_S(x), (dsl.make_rmem_tensor((16, 128), dsl.Int8),)),
+}.items()})
 
 # Arguments that accept any value by design: a title or caption, the values a check compares, a flag
 # read for its truth, an `ax` (None: a new figure).

@@ -212,7 +212,11 @@ def test_bad_input_raises_only_type_or_value_errors():
              (P.empty_parity, (9, 4)), (P.producer_waits, (9, 4)), (P.empty_arrivals, (2, 4, (2, 1))),
              (P.stage_alignment, (Swizzle(3, 4, 3),)), (P.desc_base_offset, (1024, Swizzle(3, 4, 3))),
              (P.launch_register_cap, (384, 65536, 8)), (P.setmaxnreg_plan, ([("p", 1, 40), ("c", 2, 232)], 65536)),
-             (P.multicast_mask, ((2, 1), (0, 0), "A")), (P.MBarrier, ("b", 2)),
+             (P.setmaxnreg_room, ([("p", 1, 40)], 2, 65536)), (P.tma_box_bytes, ((128, 64), 16)),
+             (P.expect_tx_bytes, ([(128, 64), (256, 64)], 16)), (P.MBarrier, ("b", 2)),
+             (lambda n: P.MBarrier("b", 2).arrive(n), (64,)), (lambda n: P.MBarrier("b", 2).complete_tx(n), (64,)),
+             (lambda p: P.MBarrier("b", 2).try_wait(p), (1,)),
+             (lambda op: P.SharedMemoryProxies().step(op), (P.EpilogueOp("bar_sync", 0, (0, 1)),)),
              (lambda n: P.WgmmaGroups().wait_group(n), (1,)), (P.consumer_ops, (4, 2, 1, 1, 4, 0)),
              (P.simulate_pipeline, (3, 2, 1, 1.0, 1.0, 49152, 1, 1, 0.0, 0, 1, 0.0, 49152, 4, 4)),
              (P.tma_store_epilogue, (4, 2, 2, True, 1)), (P.check_epilogue, ([P.EpilogueOp("fence", 0)],))]
@@ -252,7 +256,7 @@ def test_stage_alignment_and_base_offset():
     sw128 = Swizzle(3, 4, 3)
     assert [P.desc_base_offset(a, sw128) for a in (0, 1024, 7 * 1024, 1024 + 32, 1024 + 128, 2048 + 896)] == \
         [0, 0, 0, 0, 1, 7]
-    with pytest.raises(ValueError, match="desc_base_offset: address must be a non-negative multiple of 16"):
+    with pytest.raises(ValueError, match="desc_base_offset: address must be a multiple of 16 bytes from 0"):
         P.desc_base_offset(8, sw128)
     with pytest.raises(TypeError, match="stage_alignment: expected a Swizzle"):
         P.stage_alignment(3)
@@ -262,7 +266,7 @@ def test_registers():
     """The H100's register file holds 65536 32-bit registers an SM; a 384-thread block is capped at
     65536 / 384 = 170.7, 168 rounded down to 8; setmaxnreg 40 for one warpgroup and 232 for two uses
     128 * 40 + 256 * 232 = 64512, exactly what the 168 cap allotted (384 * 168)."""
-    assert P.launch_register_cap(384) == 168 and P.launch_register_cap(256) == 256 // 8 * 8
+    assert P.launch_register_cap(384) == 168 and P.launch_register_cap(512) == 128
     plan = P.setmaxnreg_plan([("producer", 1, 40), ("consumers", 2, 232)])
     assert (plan["threads"], plan["launch_cap"], plan["total"], plan["cta_registers"]) == \
         (384, 168, 128 * 40 + 256 * 232, 384 * 168)
@@ -285,15 +289,17 @@ def test_registers():
 
 
 def test_cluster_multicast():
-    """A 2x1 cluster (two CTAs along M) shares B: each CTA multicasts to both (mask 0b11); A is its own.
-    Ranks are column-major over (M, N) as CuTe's Layout<ClusterShape>: (m, n) -> m + 2 n in a 2x2 cluster."""
-    assert [P.multicast_mask((2, 1), (m, 0), "B") for m in range(2)] == [0b11, 0b11]
-    assert [P.multicast_mask((2, 1), (m, 0), "A") for m in range(2)] == [0b01, 0b10]
-    assert P.multicast_mask((2, 2), (0, 0), "A") == 0b0101 and P.multicast_mask((2, 2), (1, 1), "B") == 0b1100
+    """A 2x1 cluster (two CTAs along M) shares B, along M (mode 0): each CTA multicasts to both (mask 0b11); A
+    is its own, shared along N (mode 1). Ranks are column-major over (M, N) as CuTe's Layout<ClusterShape>:
+    (m, n) -> m + 2 n in a 2x2 cluster. The mask is cutelite's one multicast_mask (C++
+    create_tma_multicast_mask), tested against C++ in test_tma.py."""
+    from cutelite import Layout, multicast_mask
+    assert [multicast_mask(Layout((2, 1)), (m, 0), 0) for m in range(2)] == [0b11, 0b11]
+    assert [multicast_mask(Layout((2, 1)), (m, 0), 1) for m in range(2)] == [0b01, 0b10]
+    assert multicast_mask(Layout((2, 2)), (0, 0), 1) == 0b0101 and multicast_mask(Layout((2, 2)), (1, 1), 0) == 0b1100
     assert P.empty_arrivals(2, cluster_shape=(2, 1)) == 2 * 2 * 4      # both CTAs' consumers release a stage
     assert P.empty_arrivals(2, cluster_shape=(2, 2)) == 3 * 2 * 4
-    with pytest.raises(ValueError, match="multicast_mask: CTA"):
-        P.multicast_mask((2, 1), (0, 1), "A")
+    assert not hasattr(P, "multicast_mask")                            # one multicast_mask in cutelite
 
 
 def _ptx_d(thread, i):

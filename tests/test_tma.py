@@ -210,8 +210,20 @@ def test_multicast_mask_two_modes_and_errors():
         multicast_mask(L, (0, 0), 2)
     with pytest.raises(ValueError, match="multicast_mask: cta_coord"):
         multicast_mask(L, 0, 1)
-    with pytest.raises(ValueError, match="16 bits"):
-        multicast_mask(Layout((4, 8)), (0, 0), (0, 1))
+    # a cluster has at most 16 CTAs, ranks 0..15 (the 16 bits of a ctaMask): both sides of each bound
+    assert multicast_mask(Layout((4, 4)), (3, 3), (0, 1)) == 0xFFFF
+    assert multicast_mask(Layout((2, 2), (1, 8)), (1, 1), 0) == 0b11 << 8       # rank 9 of ranks 0, 1, 8, 9
+    for big in (Layout((4, 8)), Layout((32, 1)), Layout((17, 1))):
+        with pytest.raises(ValueError, match=r"multicast_mask: the cluster .* CTAs; a cluster has at most 16"):
+            multicast_mask(big, (0, 0), 1)                                       # (32, 1) mode 1 fits 16 bits
+    for reach in (Layout((2, 2), (1, 15)), Layout((2, 2), (-1, 2))):
+        with pytest.raises(ValueError, match=r"multicast_mask: the cluster .* gives ranks .*; a ctaMask names"):
+            multicast_mask(reach, (0, 0), 0)
+    # a coordinate past the cluster: C++ computes a mask there and cuts it to 16 bits; cutelite refuses one
+    # whose CTAs' ranks leave 0..15 (or, where slices check coordinates, the coordinate itself)
+    for coord, mode in (((-1, 0), 1), (("x", 0), 1), ((0, 9), 0)):
+        with pytest.raises(ValueError, match=r"multicast_mask: .*cta_coord \(.*\) (is not a|in the cluster)"):
+            multicast_mask(Layout((2, 2)), coord, mode)
     with pytest.raises(TypeError, match="multicast_mask: cluster_layout"):
         multicast_mask((2, 1), (0, 0), 0)
 
