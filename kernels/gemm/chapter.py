@@ -674,7 +674,8 @@ def compare_schedules(names=tuple(PROBE_STEPS)):
     """Print, for the steps `names`, the main loop compiled offline (kernels.gemm.recorded.SCHEDULE) against the
     one the probe's GPU ran (PROBE_SCHEDULE): instructions, the smallest ldmatrix-to-mma distance, and whether the
     two loops are the same instruction for instruction. Returns {name: same?}."""
-    print("offline: %s\non the GPU: %s" % (rec.SCHEDULE_SOURCE.split(";")[0], rec.PROBE_SCHEDULE_SOURCE))
+    for label, source in (("offline", rec.SCHEDULE_SOURCE.split(";")[0]), ("on the GPU", rec.PROBE_SCHEDULE_SOURCE)):
+        print(textwrap.fill("%s: %s" % (label, source), 112, subsequent_indent="    "))
     same = {}
     for name in names:
         config, kind = PROBE_STEPS[name]
