@@ -108,6 +108,110 @@ def test_chapter7_prose_is_what_the_record_says():
     assert rec.recorded("simt 6b: swizzled smem") < rec.recorded("simt 6b: padded smem")  # step 6b's reading
 
 
+LADDER_CFG, SGEMM_CFG, ONE_CTA_CFG, SMALL_CFG = "128x128x32 4st", "128x128x64 3st", "128x128x32 8st", "64x64x32 4st"
+LETTER = {"HMMA": "m", "LDSM": "l", "LDGSTS": "c"}
+
+
+def _probe_module():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("prefetch_probe", os.path.join(BENCH, "prefetch_probe.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)           # no numba at import: it is imported where it runs
+    return mod
+
+
+def test_probe_record_is_the_csvs():
+    """PROBE, PROBE_KERNELS and PROBE_STALLS are h200_prefetch_probe.csv and h200_prefetch_stalls.csv, the
+    configurations prefetch_probe.py's, the run RESULTS.md's."""
+    rec = _recorded_module()
+    rows = list(csv.DictReader(open(os.path.join(BENCH, "h200_prefetch_probe.csv"))))
+    assert len(rows) == sum(len(kinds) for by_config in rec.PROBE.values() for kinds in by_config.values())
+    for r in rows:
+        got = rec.PROBE[int(r["size"])][r["config"]][r["kind"]]
+        assert got == tuple(float(r[k]) for k in ("tflops_median", "tflops_min", "tflops_max")), r
+        assert rec.PROBE_KERNELS[r["config"]][r["kind"]] == (int(r["regs"]), int(r["ctas_per_sm"])), r
+        assert float(r["rel_err"]) < 1e-5                        # each kernel passed its check at 512^3
+    stalls = list(csv.DictReader(open(os.path.join(BENCH, "h200_prefetch_stalls.csv"))))
+    assert len(stalls) == sum(len(st) for kinds in rec.PROBE_STALLS.values() for st in kinds.values())
+    for r in stalls:
+        assert rec.PROBE_STALLS[r["config"]][r["kind"]][r["reason"]] == float(r["value"]), r
+    assert list(_probe_module().CONFIGS) == list(rec.PROBE_KERNELS) == list(rec.PROBE[4096])
+    results = open(os.path.join(BENCH, "RESULTS.md")).read()
+    assert rec.PROBE_RUN["date"] in results and "h200_prefetch_probe.csv" in results and "H200" in results
+
+
+def test_probe_schedule_and_hotspots_are_the_kernels_loops():
+    """PROBE_SCHEDULE's loops hold whole k-tiles of each configuration (one barrier and one wait each; per k-tile
+    a warp's (BM/2 x BN/2) tile is (BM/32)(BN/16)(BK/16) m16n8k16, (BM/32 + BN/32)(BK/16) ldmatrix.x4, and a
+    thread copies (BM + BN) BK / 128 halves, 8 a cp.async); PROBE_HOTSPOTS' instructions are where the loop
+    has them, and what they wait for is where it says."""
+    import re
+    rec = _recorded_module()
+    for config, kinds in rec.PROBE_SCHEDULE.items():
+        BM, BN, BK = (int(x) for x in config.split()[0].split("x"))
+        for kind, s in kinds.items():
+            strip, tiles = s["strip"], s["strip"].count("|")
+            assert tiles >= 1 and strip.count("w") == tiles, (config, kind)
+            assert strip.count("m") == tiles * (BM // 32) * (BN // 16) * (BK // 16), (config, kind)
+            assert strip.count("l") == tiles * (BM // 32 + BN // 32) * (BK // 16) == len(s["ldmatrix_to_mma"])
+            assert strip.count("c") == tiles * (BM + BN) * BK // (128 * 8), (config, kind)
+            assert all(d > 0 for d in s["ldmatrix_to_mma"])
+    assert rec.PROBE_SCHEDULE[LADDER_CFG]["prefetch"] == rec.SCHEDULE["tc sm80 + k-block prefetch"]
+    for config, kinds in rec.PROBE_HOTSPOTS.items():
+        for kind, spots in kinds.items():
+            strip = rec.PROBE_SCHEDULE[config][kind]["strip"]
+            for reason, (i, share, ins, why) in spots.items():
+                op = ins.split()[1 if ins.startswith("@") else 0].split(".")[0]
+                assert strip[i] == LETTER.get(op, "."), (config, kind, reason)
+                assert 0 < share <= 1
+                if why:
+                    d = int(re.search(r"the (?:LDSM|LDGSTS) (\d+) instructions earlier", why).group(1))
+                    assert strip[(i - d) % len(strip)] == ("l" if "LDSM" in why else "c"), (config, kind, reason)
+
+
+def test_chapter7_probe_prose_is_what_the_record_says():
+    """What chapter 7's "When does the read-ahead pay?" says in words, checked against the record it prints."""
+    rec = _recorded_module()
+    P, st, hot = rec.PROBE, rec.PROBE_STALLS, rec.PROBE_HOTSPOTS
+    tf = lambda n, c, k: P[n][c][k][0]                                       # noqa: E731
+    def apart(n, c):                                        # the two kernels' ranges over the rounds
+        (_, lo_a, hi_a), (_, lo_b, hi_b) = P[n][c]["plain"], P[n][c]["prefetch"]
+        return hi_a < lo_b or hi_b < lo_a
+    for n in P:
+        assert tf(n, LADDER_CFG, "prefetch") < tf(n, LADDER_CFG, "plain")            # loses in the ladder's
+        assert tf(n, ONE_CTA_CFG, "prefetch") > tf(n, ONE_CTA_CFG, "plain") and apart(n, ONE_CTA_CFG)
+        assert tf(n, SGEMM_CFG, "prefetch") > tf(n, SGEMM_CFG, "plain")              # by the medians
+        best = max(((c, k) for c in P[n] for k in P[n][c]), key=lambda ck: tf(n, *ck))
+        assert best == (SGEMM_CFG, "prefetch")                                         # the probe's fastest
+        for k in ("plain", "prefetch"):                                                # eight stages: slower
+            assert tf(n, ONE_CTA_CFG, k) < tf(n, LADDER_CFG, k)
+    assert tf(8192, SMALL_CFG, "prefetch") > tf(8192, SMALL_CFG, "plain") and apart(8192, SMALL_CFG)
+    assert not apart(4096, SMALL_CFG)                                                  # level at 4096^3
+    assert rec.PROBE_KERNELS[ONE_CTA_CFG]["plain"][1] == rec.PROBE_KERNELS[ONE_CTA_CFG]["prefetch"][1] == 1
+    for c in st:
+        assert st[c]["prefetch"]["long_scoreboard"] < st[c]["plain"]["long_scoreboard"]    # falls everywhere
+        rises = st[c]["prefetch"]["short_scoreboard"] > st[c]["plain"]["short_scoreboard"]
+        assert rises == (c in (LADDER_CFG, SMALL_CFG)), c
+    assert max(st, key=lambda c: st[c]["plain"]["short_scoreboard"]) == ONE_CTA_CFG
+    for c, kinds in rec.PROBE_SCHEDULE.items():                       # time ~ instructions x all stalls
+        if len(kinds) == 2:
+            n = {k: len(s["strip"]) for k, s in kinds.items()}
+            predicted = n["prefetch"] * sum(st[c]["prefetch"].values()) / (n["plain"] * sum(st[c]["plain"].values()))
+            assert abs(predicted / (tf(4096, c, "plain") / tf(4096, c, "prefetch")) - 1) < 0.05, c
+    for c in hot:
+        i, share, ins, why = hot[c]["prefetch"]["short_scoreboard"]            # the top of the loop, 3 after
+        assert i == 0 and ins.startswith("HMMA") and share > 0.5 and "LDSM 3 instructions" in why
+        assert min(rec.PROBE_SCHEDULE[c]["prefetch"]["ldmatrix_to_mma"]) == 3
+        i, share, ins, why = hot[c]["plain"]["long_scoreboard"]                 # the k-tile's first ldmatrix
+        strip = rec.PROBE_SCHEDULE[c]["plain"]["strip"]
+        assert ins.startswith("LDSM") and i == strip.index("l") and share > 0.5 and "LDGSTS 2 instructions" in why
+    for c in rec.PROBE_SCHEDULE:                                       # step 11 issues cp.async among its mma
+        s = rec.PROBE_SCHEDULE[c].get("prefetch", {}).get("strip", "")
+        assert not s or "m" in s[s.index("c"):s.rindex("c")]
+    offline, gpu = rec.SCHEDULE["tc sm80 128x128x32 4st"], rec.PROBE_SCHEDULE[LADDER_CFG]["plain"]
+    assert offline != gpu and min(gpu["ldmatrix_to_mma"]) > 10 and min(offline["ldmatrix_to_mma"]) > 10
+
+
 def _fixture_blocks():
     return {key: text.splitlines() for key, text in cpp_fixture.blocks("seed003_cpp.txt").items()}
 
@@ -302,6 +406,30 @@ def test_fastest_and_recorded_change(capsys):
     got = chapter.loop_schedule([STEP_10, STEP_11])
     assert got == {n: (len(recorded.SCHEDULE[n]["strip"]), min(recorded.SCHEDULE[n]["ldmatrix_to_mma"]))
                    for n in (STEP_10, STEP_11)}
+
+
+@here
+def test_prefetch_probe_hotspots_and_schedules_print_the_record(capsys):
+    P = recorded.PROBE
+    ratios = chapter.prefetch_probe()
+    out = capsys.readouterr().out
+    assert ratios == {(n, c): P[n][c]["prefetch"][0] / P[n][c]["plain"][0] for n in P for c in P[n]}
+    for (n, c), r in ratios.items():
+        (a, lo_a, hi_a), (b, lo_b, hi_b) = P[n][c]["plain"], P[n][c]["prefetch"]
+        overlap = not (hi_a < lo_b or hi_b < lo_a)
+        line = next(ln for ln in out.splitlines() if ln.startswith(c))
+        assert "%.1f -> %.1f" % (a, b) in line and "%.2f%s" % (r, "~" if overlap else " ") in line + " ", (n, c)
+    assert "fastest at 4096^3: 128x128x64 3st, step 11" in out and recorded.PROBE_RUN["device"] in out
+    assert "114.5 -> ?" in out                       # 64x64: two k-tiles a loop, step 11's SASS not recorded
+    chapter.probe_hotspots()
+    out = capsys.readouterr().out
+    for kinds in recorded.PROBE_HOTSPOTS.values():
+        for spots in kinds.values():
+            for i, share, ins, why in spots.values():
+                assert "%3.0f%% on instruction %d of" % (100 * share, i) in out and ins in out
+                assert (why or "waits on no register") in out
+    assert chapter.compare_schedules() == {"tc sm80 128x128x32 4st": False, "tc sm80 + k-block prefetch": True}
+    assert "the same loop" in capsys.readouterr().out
 
 
 @here

@@ -8,11 +8,11 @@ Configurations: the ladder's (128x128x32, 4 stages, 2 CTAs an SM), sgemm_sm80.cu
 scheduler), and 64x64 CTA tiles (32x32 warp tiles: 8 mma a k-block instead of 32). Each kernel is checked
 at 512^3 against NumPy (output poisoned), then timed at 4096^3 and 8192^3 (kernels.timing.gpu_time_ms) in
 `rounds` interleaved rounds; the table gives the median TFLOP/s and the range, registers and CTAs an SM.
-Writes DIR/prefetch_probe.csv and DIR/sass/<config>_<kind>.sass (the SASS the driver compiled; read it with
+Writes DIR/prefetch_probe.csv and DIR/sass/<config>_<kind>.sass (the SASS the GPU runs; read it with
 `python benchmarks/gemm/sass_schedule.py --sass FILE`). --ncu also profiles each kernel once at 4096^3
-(ncu: the stall reasons per issued instruction, as ladder_profile.py, and the stall samples per SASS
-instruction: DIR/ncu/<config>_<kind>_source.csv), and prints the instructions the samples fall on most;
---ncu-only does that alone.
+(ncu: the stall reasons per issued instruction, as ladder_profile.py, written to DIR/prefetch_stalls.csv, and
+the stall samples per SASS instruction: DIR/ncu/<config>_<kind>_source.csv, read with `sass_schedule.py
+--ncu FILE`), and prints the instructions the samples fall on most; --ncu-only does that alone.
 """
 
 import argparse
@@ -77,7 +77,8 @@ STALLS = ("long_scoreboard", "short_scoreboard", "barrier", "math_pipe_throttle"
 
 
 def profile(config, kind, out):
-    """ncu on one launch: stall reasons per issued instruction, and the per-instruction source page."""
+    """ncu on one launch: stall reasons per issued instruction (returned: {reason: value}, or None), and the
+    per-instruction source page."""
     name = "%s_%s" % (config.replace(" ", "_"), kind)
     rep = os.path.join(out, "ncu", name)
     os.makedirs(os.path.dirname(rep), exist_ok=True)
@@ -88,11 +89,12 @@ def profile(config, kind, out):
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode:
         print(name, "ncu failed:", (r.stderr or r.stdout)[-600:])
-        return
+        return None
     metrics = ["smsp__average_warps_issue_stalled_%s_per_issue_active.ratio" % s for s in STALLS]
     raw = subprocess.run(["ncu", "-i", rep + ".ncu-rep", "--page", "raw", "--csv", "--metrics", ",".join(metrics)],
                          capture_output=True, text=True).stdout
     rows = list(csv.reader(line for line in raw.splitlines() if line.startswith('"')))
+    got = None
     if len(rows) > 2:
         head, vals = rows[0], rows[-1]
         got = {s: vals[head.index(m)] for s, m in zip(STALLS, metrics) if m in head}
@@ -103,13 +105,13 @@ def profile(config, kind, out):
     lines = list(csv.reader(line for line in src.splitlines() if line.startswith('"')))
     if not lines:
         print(name, "no source page")
-        return
+        return got
     head = lines[0]
     col = next((i for i, h in enumerate(head) if "Stall Sampling (All" in h), None)
     text = next((i for i, h in enumerate(head) if h == "Source"), None)
     if col is None or text is None:
         print(name, "source page columns:", head[:12])
-        return
+        return got
     samples = [(float(r[col] or 0), r[text]) for r in lines[1:] if len(r) > max(col, text)]
     total = sum(s for s, _ in samples) or 1
     by_op = {}
@@ -120,6 +122,20 @@ def profile(config, kind, out):
                                                               sorted(by_op.items(), key=lambda kv: -kv[1])[:6])))
     for s, t in sorted(samples, reverse=True)[:5]:
         print("    %5.1f%%  %s" % (100 * s / total, t.strip()))
+    return got
+
+
+def profile_all(out):
+    """profile() every kernel; their stall reasons to OUT/prefetch_stalls.csv (config, kind, reason, value)."""
+    rows = []
+    for config in CONFIGS:
+        for kind in KINDS:
+            got = profile(config, kind, out)
+            rows += [dict(config=config, kind=kind, reason=k, value=v) for k, v in (got or {}).items()]
+    with open(os.path.join(out, "prefetch_stalls.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=["config", "kind", "reason", "value"])
+        w.writeheader()
+        w.writerows(rows)
 
 
 def main():
@@ -134,10 +150,7 @@ def main():
     if a.launch:
         return launch(*a.launch)
     if a.ncu_only:
-        for config in CONFIGS:
-            for kind in KINDS:
-                profile(config, kind, a.out)
-        return
+        return profile_all(a.out)
     import kernels
     info = kernels.setup()
     from numba import cuda
@@ -186,9 +199,7 @@ def main():
         w.writerows(rows)
     if a.ncu:
         print()
-        for config in CONFIGS:
-            for kind in KINDS:
-                profile(config, kind, a.out)
+        profile_all(a.out)
 
 
 if __name__ == "__main__":

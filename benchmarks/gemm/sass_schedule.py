@@ -5,11 +5,19 @@ ldmatrix, how many instructions later the first mma reads what it loaded. Chapte
 
     python benchmarks/gemm/sass_schedule.py [--cc 90] [NAME ...]
     python benchmarks/gemm/sass_schedule.py --sass FILE      # SASS text or a cubin written elsewhere
+    python benchmarks/gemm/sass_schedule.py --ncu FILE       # Nsight Compute's source page (CSV)
 
 nvdisasm is not in every CUDA install: NVDISASM=path, or on the PATH (PyPI: nvidia-cuda-nvdisasm). --sass
-reads what prefetch_probe.py wrote on the GPU machine (the SASS the driver compiled and ran).
+reads what prefetch_probe.py wrote on the GPU machine (the SASS the GPU ran). --ncu reads the source page that
+`prefetch_probe.py --ncu` writes (<config>_<kind>_source.csv: the stall samples of each SASS instruction) and
+says, for the long and the short scoreboard, which instruction of the loop collects most of the kernel's
+samples and what it waits for: the ldmatrix that writes a register it reads, or the cp.async that still reads a
+register it writes (a memory instruction reads its address registers after it issues, and a scoreboard keeps
+them from being overwritten until it has).
 """
 
+import csv
+import io
 import os
 import re
 import shutil
@@ -73,14 +81,21 @@ def instructions(sass):
     return out
 
 
-def main_loop(code):
-    """The instructions of the loop that holds the HMMA: from its label to the branch back to it."""
+def loop_span(code):
+    """(first, last) index in `code` of the loop that holds the HMMA: its label, the branch back to it. A label
+    is nvdisasm's (.L_x_N) or an address (Nsight Compute's source page)."""
     labels = {lab: i for i, (lab, _) in enumerate(code) if lab}
     for j, (_, ins) in enumerate(code):
-        m = re.search(r"BRA `?\((\.L_x_\d+)\)", ins)
+        m = re.search(r"BRA `?\(?(\.L_x_\d+|0x[0-9a-f]+)", ins)
         if m and labels.get(m.group(1), j) < j and any("HMMA" in x for _, x in code[labels[m.group(1)]:j]):
-            return [x for _, x in code[labels[m.group(1)]:j + 1]]
+            return labels[m.group(1)], j
     raise ValueError("sass_schedule: no loop with HMMA in this kernel")
+
+
+def main_loop(code):
+    """The instructions of the loop that holds the HMMA: from its label to the branch back to it."""
+    first, last = loop_span(code)
+    return [x for _, x in code[first:last + 1]]
 
 
 def strip(loop):
@@ -115,9 +130,90 @@ def ldmatrix_distances(loop):
     return out
 
 
+def _opcode(ins):
+    return ins.split()[1 if ins.startswith("@") else 0]
+
+
+def _operands(ins):
+    return [o.strip() for o in ins.split(None, 2 if ins.startswith("@") else 1)[-1].split(",")]
+
+
+def _named(operand, width=1):
+    """The registers an operand names: R<n>, and R<n+1> where it is a 64-bit address (R<n>.64)."""
+    return {r + k for r in map(int, re.findall(r"\bR(\d+)", operand))
+            for k in range(2 if re.search(r"\bR\d+\.64", operand) else width)}
+
+
+def writes(ins):
+    """The registers an instruction writes: its first operand (4 for HMMA and ldmatrix.x4, 2 for .x2)."""
+    op = _opcode(ins)
+    n = 4 if op.startswith("HMMA") or op.endswith(".4") else 2 if op.endswith(".2") or ".WIDE" in op else 1
+    if op.startswith(("LDGSTS", "STS", "BRA", "BAR", "DEPBAR", "LDGDEPBAR")):     # write memory or nothing
+        return set()
+    return _named(_operands(ins)[0], n)
+
+
+def reads(ins):
+    """The registers an instruction reads (an HMMA.16816's A: 4, B: 2, C: 4)."""
+    ops = _operands(ins)
+    if _opcode(ins).startswith("HMMA"):
+        return _named(ops[1], 4) | _named(ops[2], 2) | _named(ops[3], 4)
+    return set().union(*(_named(o) for o in (ops if _opcode(ins).startswith(("LDGSTS", "STS")) else ops[1:])))
+
+
+def waits_on(loop, i, reason):
+    """What the loop's instruction i waits for, in words, or None. short_scoreboard: an LDSM that last wrote a
+    register it reads; long_scoreboard: an LDGSTS that last touched a register it writes, by reading it (its
+    address). The nearest earlier such instruction, around the loop's back edge if need be."""
+    n, found = len(loop), []
+    mine, kind, words = ((reads, "LDSM", "reads R%d, which the LDSM %d instruction%s earlier writes")
+                         if reason == "short_scoreboard" else
+                         (writes, "LDGSTS", "writes R%d, which the LDGSTS %d instruction%s earlier reads"))
+    for r in sorted(mine(loop[i])):
+        for d in range(1, n):
+            other = loop[(i - d) % n]
+            if r in writes(other) or (kind == "LDGSTS" and r in reads(other)):   # the nearest that touches r
+                if _opcode(other).startswith(kind):
+                    found.append((d, r))
+                break
+    if not found:
+        return None
+    d, r = min(found)
+    return words % (r, d, "s" if d > 1 else "")
+
+
+NCU_REASONS = {"long_sb": "long_scoreboard", "short_sb": "short_scoreboard", "math": "math_pipe_throttle",
+               "mio": "mio_throttle", "lg": "lg_throttle", "dispatch": "dispatch_stall", "no_inst": "no_instruction"}
+
+
+def ncu_source(text):
+    """[(address, instruction, {stall reason: samples})] of Nsight Compute's source page of one kernel (ncu -i
+    REP --page source --csv --print-source sass), the reasons named as ncu's metrics name them."""
+    rows = list(csv.reader(io.StringIO(text)))
+    at = next(i for i, r in enumerate(rows) if r[:2] == ["Address", "Source"])
+    head = rows[at]
+    cols = {NCU_REASONS.get(h[6:], h[6:]): i for i, h in enumerate(head) if h.startswith("stall_") and "(" not in h}
+    return [(r[0], r[1].strip(), {k: float(r[i] or 0) for k, i in cols.items()}) for r in rows[at + 1:]
+            if len(r) == len(head)]
+
+
+def hotspots(rows, reasons=("long_scoreboard", "short_scoreboard")):
+    """For each reason: (position in the main loop, share of the kernel's samples of that reason, instruction,
+    waits_on) of the loop instruction that collects the most of them."""
+    first, last = loop_span([(a, ins) for a, ins, _ in rows])
+    loop = [ins for _, ins, _ in rows[first:last + 1]]
+    out = {}
+    for reason in reasons:
+        total = sum(s[reason] for *_, s in rows) or 1.0
+        i = max(range(len(loop)), key=lambda k: rows[first + k][2][reason])
+        out[reason] = (i, round(rows[first + i][2][reason] / total, 3), loop[i], waits_on(loop, i, reason))
+    return out
+
+
 def schedule(sass, source):
-    """{"strip", "ldmatrix_to_mma", "source"} of the main loop of a kernel's SASS (text or cubin bytes)."""
-    loop = main_loop(instructions(sass))
+    """{"strip", "ldmatrix_to_mma", "source"} of the main loop of a kernel's SASS (text or cubin bytes, or
+    [(label, instruction)])."""
+    loop = main_loop(sass if isinstance(sass, list) else instructions(sass))
     return {"strip": strip(loop), "ldmatrix_to_mma": ldmatrix_distances(loop), "source": source}
 
 
@@ -130,6 +226,14 @@ def _show(name, s):
 def main():
     args = sys.argv[1:]
     print("# " + LEGEND)
+    if args[:1] == ["--ncu"]:
+        rows = ncu_source(open(args[1]).read())
+        _show(args[1], schedule([(a, ins) for a, ins, _ in rows], "Nsight Compute source page " + args[1]))
+        print("# the loop instruction with the most samples of each reason: (position, share of the kernel's "
+              "samples, instruction, what it waits for)")
+        for reason, spot in hotspots(rows).items():
+            print("    %r: %r," % (reason, spot))
+        return
     if args[:1] == ["--sass"]:
         data = open(args[1], "rb").read()
         _show(args[1], schedule(data if data[:4] == b"\x7fELF" else data.decode(), "SASS file " + args[1]))

@@ -40,8 +40,8 @@ from . import (EXPLORE, LADDER, ceiling, simt_banks, simt_blocking1d, simt_block
 from . import recorded as rec
 
 __all__ = ["Step", "STEPS", "step", "quote", "changes", "check_run", "Bench", "device_numbers", "BASELINE_NAMES",
-           "instruction_mix", "smem_wavefronts", "occupancy", "limits", "STALL_MEANING", "fastest",
-           "recorded_change", "loop_schedule"]
+           "instruction_mix", "smem_wavefronts", "occupancy", "limits", "STALL_MEANING", "fastest", "recorded_change",
+           "loop_schedule", "PROBE_STEPS", "prefetch_probe", "probe_hotspots", "compare_schedules"]
 
 
 @dataclass
@@ -558,3 +558,99 @@ def loop_schedule(names, width=96):
         print("    ldmatrix -> its first mma, instructions: %s\n" % " ".join(map(str, ahead)))
         out[name] = (len(strip), ahead[0])
     return out
+
+
+# ---- the prefetch probe: steps 10 and 11 side by side in four configurations (recorded on an H200) ----------
+PROBE_STEPS = {"tc sm80 128x128x32 4st": ("128x128x32 4st", "plain"),
+               "tc sm80 + k-block prefetch": ("128x128x32 4st", "prefetch")}   # the probe's names of steps 10, 11
+
+
+def _per_k_tile(config, kind):
+    """Instructions a k-tile in the SASS loop the probe's GPU ran (a loop may hold several k-tiles: one barrier
+    each), or None where its SASS was not recorded."""
+    s = rec.PROBE_SCHEDULE.get(config, {}).get(kind)
+    return s and len(s["strip"]) / s["strip"].count("|")
+
+
+def prefetch_probe(reasons=("long_scoreboard", "short_scoreboard", "barrier")):
+    """Print the record of benchmarks/gemm/prefetch_probe.py (kernels.gemm.recorded.PROBE*): for each
+    configuration, step 10's and step 11's registers, CTAs an SM and TFLOP/s at each size (the median of the
+    rounds; "~" where the two kernels' ranges over the rounds overlap), step 11 / step 10; then the stall reasons
+    `reasons` and the sum of all, step 10 -> step 11, the instructions a k-tile in the SASS the GPU ran, and
+    instructions x all stall reasons against the measured ratio of times (as recorded_change).
+    Returns {(size, config): step 11's TFLOP/s / step 10's}."""
+    run, sizes = rec.PROBE_RUN, sorted(rec.PROBE)
+    print("recorded on %s, %s, %d rounds; not the ladder's GPU: compare these only with each other\n(%s)"
+          % (run["device"], run["date"], run["rounds"], run["command"]))
+    print("%-16s %-11s %-5s" % ("configuration", "registers", "CTAs") +
+          "".join("| %-21s %-6s" % ("%d^3: step 10 -> 11" % n, "11/10") for n in sizes))
+    ratios = {}
+    for config, kinds in rec.PROBE_KERNELS.items():
+        (r10, c10), (r11, c11) = kinds["plain"], kinds["prefetch"]
+        cells = []
+        for n in sizes:
+            a, b = (rec.PROBE[n][config][k] for k in ("plain", "prefetch"))
+            ratios[n, config] = b[0] / a[0]
+            apart = a[2] < b[1] or b[2] < a[1]
+            cells.append("| %-21s %-6s" % ("%.1f -> %.1f" % (a[0], b[0]),
+                                           "%.2f%s" % (ratios[n, config], "" if apart else "~")))
+        print("%-16s %-11s %-5s" % (config, "%d -> %d" % (r10, r11), c10 if c10 == c11 else "%d, %d" % (c10, c11))
+              + "".join(cells))
+    print("TFLOP/s: the median of the rounds; ~: the two kernels' ranges over the rounds (min-max) overlap")
+    for n in sizes:
+        tf = {(c, k): t[0] for c, kinds in rec.PROBE[n].items() for k, t in kinds.items()}
+        config, kind = max(tf, key=tf.get)
+        print("fastest at %d^3: %s, step %s" % (n, config, {"plain": 10, "prefetch": 11}[kind]))
+    print()
+    n = sizes[0]
+    print("Nsight Compute, one launch at %d^3: warps stalled per issued instruction, step 10 -> step 11; "
+          "instructions a k-tile\nin the SASS the GPU ran; time of step 11 / step 10, ~ instructions x all "
+          "reasons, and measured:" % n)
+    print("%-16s" % "configuration" + "".join("%-17s" % r for r in reasons + ("all reasons", "instructions"))
+          + "time ~, measured")
+    for config in rec.PROBE_KERNELS:
+        st = rec.PROBE_STALLS[config]
+        pair = lambda a, b, f: "%-17s" % ((f + " -> " + f) % (a, b))    # noqa: E731
+        tot = [sum(st[k].values()) for k in ("plain", "prefetch")]
+        ins = [_per_k_tile(config, k) for k in ("plain", "prefetch")]
+        measured = rec.PROBE[n][config]["plain"][0] / rec.PROBE[n][config]["prefetch"][0]
+        row = "".join(pair(st["plain"][r], st["prefetch"][r], "%.2f") for r in reasons) + pair(tot[0], tot[1], "%.2f")
+        if None in ins:
+            row += "%-17s" % " -> ".join("%g" % x if x else "?" for x in ins) + "?, %.2f" % measured
+        else:
+            row += pair(ins[0], ins[1], "%g") + "%.2f, %.2f" % (ins[1] * tot[1] / (ins[0] * tot[0]), measured)
+        print("%-16s" % config + row)
+    print("?: not recorded (the kernel's SASS did not come back from the GPU's machine)")
+    return ratios
+
+
+def probe_hotspots():
+    """Print where the long- and short-scoreboard samples fall in the loops whose Nsight Compute source page
+    the probe recorded (kernels.gemm.recorded.PROBE_HOTSPOTS): the instruction with the most samples of each,
+    its share of the kernel's samples of that reason, its place in the loop, and what it waits for."""
+    print("Nsight Compute's samples per SASS instruction, one launch at 4096^3 (%s):" % rec.PROBE_RUN["device"])
+    step = {"plain": "step 10", "prefetch": "step 11"}
+    for config, kinds in rec.PROBE_HOTSPOTS.items():
+        for kind, spots in kinds.items():
+            loop = len(rec.PROBE_SCHEDULE[config][kind]["strip"])
+            print("%s, %s:" % (config, step[kind]))
+            for reason, (i, share, ins, why) in spots.items():
+                print("    %-17s %3.0f%% on instruction %d of %d, %s" % (reason, 100 * share, i, loop, ins))
+                print("    %-17s %s" % ("", why or "waits on no register of an ldmatrix or a cp.async"))
+
+
+def compare_schedules(names=tuple(PROBE_STEPS)):
+    """Print, for the steps `names`, the main loop compiled offline (kernels.gemm.recorded.SCHEDULE) against the
+    one the probe's GPU ran (PROBE_SCHEDULE): instructions, the smallest ldmatrix-to-mma distance, and whether the
+    two loops are the same instruction for instruction. Returns {name: same?}."""
+    for label, source in (("offline", rec.SCHEDULE_SOURCE.split(";")[0]), ("on the GPU", rec.PROBE_SCHEDULE_SOURCE)):
+        print(textwrap.fill("%s: %s" % (label, source), 112, subsequent_indent="    "))
+    same = {}
+    for name in names:
+        config, kind = PROBE_STEPS[name]
+        a, b = rec.SCHEDULE[name], rec.PROBE_SCHEDULE[config][kind]
+        same[name] = a == b
+        print("%-28s instructions %d offline, %d on the GPU; nearest ldmatrix -> mma %d and %d: %s"
+              % (name, len(a["strip"]), len(b["strip"]), min(a["ldmatrix_to_mma"]), min(b["ldmatrix_to_mma"]),
+                 "the same loop" if same[name] else "different loops"))
+    return same

@@ -11,7 +11,11 @@ timed on the H100, 0.52-0.60.
   * f32 inputs -> SIMT fp32 (simt_unrolled); f16 / bf16 inputs -> f32 through tensor cores: on an H100
     (sm_90), chapter 8's persistent TMA + wgmma kernel (kernels/hopper), else tc_sm80_prefetch on sm_80+,
     tc_sm75 on a T4 (bf16 on sm_75 runs the SIMT kernel on exact f32 copies). kernel="tc_sm80" / "tc_sm75" /
-    "simt_warptile" pick a rung by name.
+    "simt_warptile" pick a rung by name. The sm_80+ path (tc_sm80_prefetch.BEST: 128x128x32, 4 stages) has
+    not been measured on the GPUs it serves (A100, L4, ...). On Hopper it is slower than step 10 and than
+    sgemm_sm80.cu's 128x128x64 3-stage tile at 4096^3 and 8192^3, but no one change wins at every measured
+    size, and an A100's or an L4's SM has less shared memory than Hopper's: it stays until one is measured
+    (benchmarks/gemm/RESULTS.md, "What matmul runs on sm_80+ GPUs other than Hopper").
   * Any M, N, K, A and B each row- or column-major. On sm_90 the tensor maps read the operands in place
     wherever their rows (along the unit stride) are 16-byte multiples at 16-byte-aligned addresses; an
     operand that is not so is copied first into a buffer with 128-byte rows (a pass over that operand, on

@@ -11,5 +11,5 @@ path)` and `make_gemm_objects(path)`. `python -m kernels.tiled.check` runs both 
 and timings. Import after kernels.setup().
 """
 
-from .copy import make_copy, make_copy_kernel, run_tiled_copy, tile_copy  # noqa: F401
+from .copy import TIMED_SIZES, make_copy, make_copy_kernel, run_tiled_copy, tile_copy  # noqa: F401
 from .mma import GemmObjects, gemm_tile, make_gemm_kernel, make_gemm_objects, run_warp_gemm  # noqa: F401

@@ -87,8 +87,8 @@ def main(argv=None):
         ok = bool(np.isfinite(C).all() and err < 1e-5)
         report("gemm %s %dx%dx%d" % (path, M, N, K), ok, "rel err %.1e" % err, TM.make_gemm_kernel(path).numba)
 
-    if gpu:   # timings: CUDA events, 3 warm-up launches, median of reps; 2 GiB moved (DRAM), 32 MiB (in L2)
-        for big in ((16384, 16384), (2048, 2048)):
+    if gpu:   # timings: CUDA events, 3 warm-up launches, median of reps, at TIMED_SIZES
+        for big in TC.TIMED_SIZES:
             h_src = rng.standard_normal(big, dtype=np.float32)
             d_src = cuda.to_device(h_src)
             nbytes = 2 * h_src.nbytes

@@ -27,10 +27,13 @@ from ..cutejit import (
 )
 from ..timing import gpu_time_ms
 
-__all__ = ["TILE", "THREADS", "make_copy", "tile_copy", "make_copy_kernel", "run_tiled_copy"]
+__all__ = ["TILE", "THREADS", "TIMED_SIZES", "make_copy", "tile_copy", "make_copy_kernel", "run_tiled_copy"]
 
 TILE = (64, 64)      # (BM, BN) floats per CTA
 THREADS = 128
+# The copies' timed sizes (kernels.tiled.check, chapter 6): 2 GiB read and written, through DRAM; 32 MiB, which
+# an H100's L2 holds.
+TIMED_SIZES = ((16384, 16384), (2048, 2048))
 
 
 def make_copy(bits=128, path="ldg"):
