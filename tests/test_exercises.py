@@ -104,8 +104,10 @@ EXERCISES = {
         30: "that is mode=[1]", 3: "one level too deep", 120: "a path"}), 15),
     "ch9 complement": (lambda a: ex.check_layout_answer(a, Layout(3, 2), "complement(A)", hints={
         Layout((3, 2), (2, 12)): "that is complement(A, 24), chapter 2's example"}), Layout(3, 2)),
-    "ch9 tv": (lambda a: ex.check_layout_answer(a, Layout(((4, 32), 8), ((256, 1), 32)), "layout_tv_tiled"),
-               Layout(((4, 32), 8), ((256, 1), 32))),
+    # make_tiled_copy((16,8):(8,1), (1,8)) on a 16 x 64 tile, column-major: thread t at row t // 8, column
+    # 8 (t % 8), so thread mode 0 strides 8 columns (128), mode 1 one row (1); the 8 values one column (16)
+    "ch9 tv": (lambda a: ex.check_layout_answer(a, Layout(((8, 16), 8), ((128, 1), 16)), "layout_tv_tiled"),
+               Layout(((8, 16), 8), ((128, 1), 16))),
 }
 
 # Equivalent answers: each must pass. Strings are what a reader types (in a cell or the answer box).
@@ -170,8 +172,8 @@ RIGHT = {
     "ch9 path": [15, "15", "3 * 5", "_15"],
     "ch9 complement": ["3:2", "_3:_2", "Layout(3, 2)", "make_layout(3, 2)", "cute.make_layout(3, stride=2)",
                        Layout(3, 2)],
-    "ch9 tv": ["((4,32),8):((256,1),32)", "cute.make_layout(((4, 32), 8), stride=((256, 1), 32))",
-               Layout(((4, 32), 8), ((256, 1), 32))],
+    "ch9 tv": ["((8,16),8):((128,1),16)", "cute.make_layout(((8, 16), 8), stride=((128, 1), 16))",
+               Layout(((8, 16), 8), ((128, 1), 16))],
 }
 
 # Plausible wrong answers and (a piece of) the hint each must get.
@@ -238,7 +240,7 @@ WRONG = {
     "ch9 path": [(30, "mode=[1]"), (3, "one level too deep"), (120, "a path"), (16, "too large")],
     "ch9 complement": [("(3,2):(2,12)", "chapter 2's example"), ("3:1", "its stride _1 is too small"),
                        ("8", "expected a layout")],
-    "ch9 tv": [("((4,32),8):((1,256),32)", "wrong modes"), ("((4,32),8):((256,1),16)", "too small")],
+    "ch9 tv": [("((8,16),8):((1,128),16)", "wrong modes"), ("((8,16),8):((128,1),8)", "too small")],
 }
 
 # What else a reader might type: never an exception, always one verdict line.

@@ -432,6 +432,18 @@ def test_prefetch_probe_hotspots_and_schedules_print_the_record(capsys):
     assert "the same loop" in capsys.readouterr().out
 
 
+def test_recorded_change_prints_the_same_text_under_any_hash_seed():
+    """Stall reasons that changed by the same amount come in the record's order, not a set's (whose order
+    moves with PYTHONHASHSEED): the chapter prints the same text on every run."""
+    import subprocess
+    import sys
+    code = ("from kernels.gemm import chapter; chapter.recorded_change(%r, %r); chapter.recorded_change(%r, %r)"
+            % (STEP_9, STEP_10, STEP_10, STEP_11))            # 9 -> 10 has reasons that did not change at all
+    outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                           env=dict(os.environ, PYTHONHASHSEED=str(seed))).stdout for seed in range(6)}
+    assert len(outs) == 1, outs
+
+
 @here
 def test_intensities_of_steps():
     d, g, s = chapter.intensities(chapter.step("simt 1: naive"))

@@ -530,7 +530,7 @@ def recorded_change(a, b):
     print("  %-20s %6.1f -> %6.1f   (%.2fx)" % ("TFLOP/s", tfa, tfb, tfb / tfa))
     print("  %-20s %6d -> %6d" % ("registers", ra, rb))
     print("  %-20s %6s -> %6s" % ("CTAs (warps) an SM", "%d (%d)" % occ[0][:2], "%d (%d)" % occ[1][:2]))
-    common = sorted(set(sa) & set(sb), key=lambda k: -abs(sb[k] - sa[k]))
+    common = sorted((k for k in sa if k in sb), key=lambda k: -abs(sb[k] - sa[k]))   # ties in a's order
     print("  stall reasons, %s, the largest change first:" % "warps stalled per issued instruction")
     for k in common:
         print("  %-20s %6.2f -> %6.2f   (%+.2f)  %s" % (k, sa[k], sb[k], sb[k] - sa[k], STALL_MEANING.get(k, "")))
