@@ -6,7 +6,8 @@ import re
 
 import pytest
 
-from cutelite.teach.measured import BANK_CONFLICTS, HOPPER_TIMING, RECORDED, recorded_table, timing_method_table
+from cutelite.teach.measured import (BANK_CONFLICTS, HOPPER_TIMING, LDMATRIX_ALIGNMENT, RECORDED, recorded_table,
+                                     timing_method_table)
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "benchmarks", "layouts", "RESULTS.md")
 MOVED = 2 * 4 * 4096 * 4096                 # bytes read + written by each kernel
@@ -92,3 +93,9 @@ def test_bank_conflicts_are_the_ncu_record():
         i, kind = launches[case]
         assert counted == tuple(measured[i][m] for m in verify.metric_names(kind)), case
     assert "2026-11-22" in open(os.path.join(bench, "RESULTS.md")).read()
+
+
+def test_ldmatrix_alignment_is_the_results_md_table():
+    path = os.path.join(os.path.dirname(RESULTS), "..", "RESULTS.md")
+    rows = dict(re.findall(r"^\| (\d+) \| (.+?) \|$", open(path).read(), re.M))
+    assert {int(k): v for k, v in rows.items()} == LDMATRIX_ALIGNMENT["cases"]

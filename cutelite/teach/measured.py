@@ -8,7 +8,7 @@ benchmarks/bank_conflicts/ncu_h100.csv: what Nsight Compute counted for single s
 tests/test_measured.py checks that each agrees with its file.
 """
 
-__all__ = ["RECORDED", "recorded_table", "HOPPER_TIMING", "timing_method_table", "BANK_CONFLICTS"]
+__all__ = ["RECORDED", "recorded_table", "HOPPER_TIMING", "timing_method_table", "BANK_CONFLICTS", "LDMATRIX_ALIGNMENT"]
 
 _H100 = "NVIDIA H100 80GB HBM3, 2026-11-25, benchmarks/layouts/RESULTS.md"
 
@@ -89,4 +89,14 @@ BANK_CONFLICTS = {
         "32x32 f32, all lanes one float4 (broadcast)": (2, 0),
         "8x64 f16 Sw<3,3,3>, ldmatrix.x1": (1, 0),
     },
+}
+
+
+LDMATRIX_ALIGNMENT = {
+    "source": "NVIDIA H200 (compute capability 9.0), 2026-11-27, benchmarks/RESULTS.md "
+              "(python benchmarks/ldmatrix_alignment.py)",
+    # bytes past a 16-byte boundary of every row address of one ldmatrix.x4 -> what the launch did
+    "cases": {0: "ran; registers == the shifted rows",
+              2: "CUDA_ERROR_MISALIGNED_ADDRESS",
+              8: "CUDA_ERROR_MISALIGNED_ADDRESS"},
 }
