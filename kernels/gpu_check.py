@@ -10,6 +10,8 @@ import argparse
 import sys
 import time
 
+from .harness import sass_counts
+
 # SASS opcodes that show an intrinsic became the real thing (not an emulation)
 _SASS_MARKERS = ("HMMA", "LDSM", "LDGSTS", "LDG.E.128", "STG.E.128")
 
@@ -29,16 +31,10 @@ def _versions():
 def _sass_summary(kernel):
     """'HMMA x4, LDSM x2' for a launched cuda.jit kernel (its compiled overloads), or a reason."""
     try:
-        texts = kernel.inspect_sass()
+        counts = sass_counts(kernel, _SASS_MARKERS)
     except Exception as e:
         return "sass: %s" % type(e).__name__
-    text = "\n".join(texts.values()) if isinstance(texts, dict) else str(texts)
-    counts = []
-    for marker in _SASS_MARKERS:
-        n = sum(1 for line in text.splitlines() if marker in line)
-        if n:
-            counts.append("%s x%d" % (marker, n))
-    return ", ".join(counts) or "no tensor/copy opcodes"
+    return ", ".join("%s x%d" % (m, n) for m, n in counts.items() if n) or "no tensor/copy opcodes"
 
 
 def main(argv=None):

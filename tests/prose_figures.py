@@ -17,8 +17,8 @@ from a GPU's counters. FIGURES says how each kind is recognised. A figure passes
 - **It is not a measurement.** NOT_MEASURED lists these (a datasheet or a programming guide, a computed
   figure), each with its source.
 
-Records are the files that keep measurements with their device, date and command: RECORD_MODULES (read as
-data: their numeric constants, not their docstrings) and the files of RECORD_GLOBS.
+Records are the files that keep measurements with their device, date and command: the chapters' records.json
+(RECORD_FILES, cutelite.teach.records) and the files of RECORD_GLOBS.
 
     python tests/prose_figures.py          # every figure found, and what holds it
 """
@@ -34,12 +34,13 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# Python modules that keep recorded measurements -> the problem size of their numbers that name none.
-RECORD_MODULES = {
-    "kernels/gemm/recorded.py": (4096, 4096, 4096),     # its RUN["size"]
-    "kernels/hopper_results.py": (4096, 4096, 4096),    # its docstring: "all at M = N = K = 4096"
-    "cutelite/teach/measured.py": None,
-    "kernels/dsl/timings.py": None,
+# The chapters' records (cutelite.teach.records.FOLDERS) -> the problem size of their numbers that name none
+# (kernels/tiled/records.json is not one: it records what launches did, in words).
+RECORD_FILES = {
+    "kernels/gemm/records.json": (4096, 4096, 4096),     # its run's "size"
+    "kernels/hopper/records.json": (4096, 4096, 4096),   # its "about": "all at M = N = K = 4096"
+    "cutelite/teach/records.json": None,
+    "kernels/dsl/records.json": None,
 }
 RECORD_GLOBS = ["benchmarks/**/RESULTS*.md", "benchmarks/**/*.csv", "benchmarks/**/*.json", "kernels/GPU_CHECK.md"]
 PAGE_GLOBS = ["chapters/*.ipynb", "book/*.md"]
@@ -127,12 +128,12 @@ class Records:
     """Every recorded number as (value, problem sizes, unit or None, file:line), found by value. A number's
     unit is what its record writes after it (a markdown record), or its column's or key's name (ms, tflops)."""
 
-    def __init__(self, root=ROOT, modules=RECORD_MODULES, globs=RECORD_GLOBS):
+    def __init__(self, root=ROOT, files=RECORD_FILES, globs=RECORD_GLOBS):
         self.entries, self.files = [], []
-        for path, size in modules.items():
+        for path, size in files.items():
             if not os.path.exists(os.path.join(root, path)):
-                raise FileNotFoundError(f"Records: {path} is listed in RECORD_MODULES but does not exist")
-            self._python(path, self._read(root, path), {size} if size else set())
+                raise FileNotFoundError(f"Records: {path} is listed in RECORD_FILES but does not exist")
+            self._json(path, self._read(root, path), [size] if size else [])
         for pattern in globs:
             for full in sorted(glob.glob(os.path.join(root, pattern), recursive=True)):
                 path = os.path.relpath(full, root)
@@ -149,32 +150,6 @@ class Records:
 
     def _add(self, value, sizes, unit, where):
         self.entries.append((float(value), frozenset(sizes), unit, where))
-
-    def _python(self, path, text, sizes):
-        """The numbers of the module's data (its top-level assignments, not its docstrings or functions); a
-        dict's entry under a size key ((M, N, K), or n for n^3) is at that size, and so is a dict with a "size"
-        entry."""
-        def walk(node, sizes):
-            if isinstance(node, ast.Constant) and type(node.value) in (int, float):
-                self._add(node.value, sizes, None, f"{path}:{node.lineno}")
-            if not isinstance(node, ast.Dict):
-                for child in ast.iter_child_nodes(node):
-                    walk(child, sizes)
-                return
-            keys = [ast.literal_eval(k) if isinstance(k, (ast.Constant, ast.Tuple)) else None for k in node.keys]
-            if "size" in keys:
-                size = ast.literal_eval(node.values[keys.index("size")])
-                sizes = {size if isinstance(size, tuple) else (size,) * 3}
-            for key, value in zip(keys, node.values):
-                if isinstance(key, tuple) and len(key) == 3:
-                    walk(value, {key})
-                elif type(key) is int and key >= 256:
-                    walk(value, {(key,) * 3})
-                else:
-                    walk(value, sizes)
-        for node in ast.parse(text).body:
-            if isinstance(node, (ast.Assign, ast.AnnAssign)):
-                walk(node.value, sizes)
 
     def _markdown(self, path, text):
         """Every number of every line, at the last size named before it on its line, else at the sizes its line
@@ -199,21 +174,27 @@ class Records:
                     unit = "%" if any("%" in c for c in row) else {"ms": "ms", "tflops": "TFLOP/s"}.get(column)
                     self._add(cell, sizes, unit, f"{path}:{n}")
 
-    def _json(self, path, text):
-        """Every number, at the M, N, K of the object that holds it, its unit the name of a key above it that
-        is a unit ("ms")."""
+    def _json(self, path, text, sizes=()):
+        """Every number, at the problem size of the object that holds it (its M, N and K, or its "size": n for
+        n^3, or [M, N, K]), or of the key it is under ("4096" for 4096^3 as from 256 up, "4096x14336x4096"),
+        else at `sizes`; its unit the name of a key above it that is a unit ("ms")."""
         def walk(node, sizes, unit):
             if isinstance(node, dict):
                 if all(k in node for k in "MNK"):
                     sizes = [tuple(node[k] for k in "MNK")]
+                elif "size" in node:
+                    size = node["size"]
+                    sizes = [tuple(size) if isinstance(size, list) else (size,) * 3]
                 for key, value in node.items():
-                    walk(value, sizes, unit_after(key) if UNIT.fullmatch(key) else unit)
+                    named = ([tuple(map(int, key.split("x")))] if re.fullmatch(r"\d+(x\d+){2}", key) else
+                             [(int(key),) * 3] if key.isdigit() and int(key) >= 256 else sizes)
+                    walk(value, named, unit_after(key) if UNIT.fullmatch(key) else unit)
             elif isinstance(node, list):
                 for value in node:
                     walk(value, sizes, unit)
             elif type(node) in (int, float):
                 self._add(node, sizes, unit, path)
-        walk(json.loads(text), [], None)
+        walk(json.loads(text), list(sizes), None)
 
     def holder(self, value, tol, unit=None, sizes=(), files=()):
         """Where a record has `value` within `tol`, or None: at one of `sizes` and in one of `files` if given,

@@ -61,10 +61,12 @@ def test_recording_is_what_the_dsl_prints(name, args):
 
 
 def test_timing_table_says_what_is_not_measured():
-    from kernels.dsl import bench, timings
-    text = bench.table(timings.ROWS, "H100")
+    from cutelite.teach.records import load
+    from kernels.dsl import bench
+    record = load("kernels/dsl")
+    text = bench.table(record["rows"], "H100")
     rows = text.splitlines()[2:]
-    assert len(rows) == len(bench.KERNELS) and all("not yet measured" in r for r in rows) or timings.RUN
+    assert len(rows) == len(bench.KERNELS) and all("not yet measured" in r for r in rows) or record["run"]
     fake = {4096: {bench.KERNELS[0][0]: 500.0, bench.KERNELS[4][0]: 400.0}}
     lines = bench.table(fake, "H100").splitlines()
     assert lines[2].endswith("| 500.0 (1.00) |") and lines[6].endswith("| 400.0 (0.80) |")

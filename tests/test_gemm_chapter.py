@@ -16,45 +16,41 @@ import cpp_fixture
 from cutelite import Layout, _, dyn, make_copy_atom, make_tiled_copy, zipped_divide
 from cutelite.teach import gemm as tg
 from cutelite.teach.exercises import check_budget_answer, check_wait_group_answer
+from cutelite.teach.records import load
 from kernels._testing import numba_mode, run_in_subprocess
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BENCH = os.path.join(ROOT, "benchmarks", "gemm")
 
 
-def _recorded_module():
-    import importlib.util
-    spec = importlib.util.spec_from_file_location("recorded", os.path.join(ROOT, "kernels", "gemm", "recorded.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)           # no numba needed: the module is plain data
-    return mod
+def _row(rec, name):
+    """(name, dtype, TFLOP/s, registers) of the record's row `name`."""
+    return next(r for r in rec["rows"] if r[0] == name)
 
 
 def test_recorded_figures_are_the_csvs():
-    rec = _recorded_module()
+    rec = load("kernels/gemm")
     rows = list(csv.DictReader(open(os.path.join(BENCH, "h100_gemm.csv"))))
     sass = {r["rung"]: r for r in csv.DictReader(open(os.path.join(BENCH, "h100_sass.csv")))}
-    for name, dtype, tf, regs in rec.ROWS:
+    for name, dtype, tf, regs in rec["rows"]:
         r = next(r for r in rows if r["rung"] == name and r["M"] == "4096")
         assert r["dtype"] == dtype and abs(float(r["tflops"]) - tf) < 0.05, name
         if regs is not None:
             assert int(sass[name]["regs"]) == regs, name
-    for shape, tf in rec.CEILINGS.items():
+    for shape, tf in rec["ceilings"].items():
         assert abs(float(next(r for r in rows if r["rung"] == "mma.sync ceiling " + shape)["tflops"]) - tf) < 0.05
-    assert rec.RUN["date"].split()[0] in open(os.path.join(BENCH, "RESULTS.md")).read()
-    name, _, tf, regs = rec.ROWS[-1]
-    assert rec.recorded(name) == tf and rec.recorded_regs(name) == regs and rec.recorded("nope") is None
+    assert rec["run"]["date"].split()[0] in open(os.path.join(BENCH, "RESULTS.md")).read()
 
 
 def test_recorded_stalls_are_well_formed():
-    """STALLS: rung -> {ncu stall reason: value}, for rungs the record has a row for."""
-    rec = _recorded_module()
-    names = {n for n, *_ in rec.ROWS} | set(rec.CSV_NAME)
-    for rung, reasons in rec.STALLS.items():
-        assert rung in names, rung
+    """stalls: name -> {ncu stall reason: value}, for kernels the record has a row for."""
+    rec = load("kernels/gemm")
+    names = {n for n, *_ in rec["rows"]}
+    for name, reasons in rec["stalls"].items():
+        assert name in names, name
         assert reasons and all(isinstance(k, str) and k.islower() and " " not in k and float(v) >= 0
-                               for k, v in reasons.items()), rung
-    assert "per issued instruction" in rec.STALLS_UNIT
+                               for k, v in reasons.items()), name
+    assert "per issued instruction" in rec["stalls_unit"]
 
 
 STEP_9, STEP_10, STEP_11 = "tc sm75 128x128x32", "tc sm80 128x128x32 4st", "tc sm80 + k-block prefetch"
@@ -64,25 +60,25 @@ def test_recorded_schedule_is_the_kernels_loop():
     """SCHEDULE's loops hold one k-tile's work as the kernels and the H100's SASS counts have it: 64 HMMA a
     k-tile for m16n8k16 (128 for m16n8k8), 16 LDSM, the copies of one stage, one barrier; one distance a
     ldmatrix."""
-    rec = _recorded_module()
+    rec = load("kernels/gemm")
     sass = {r["rung"]: r for r in csv.DictReader(open(os.path.join(BENCH, "h100_sass.csv")))}
     letters = set("mlcwgs|.")
-    for name, s in rec.SCHEDULE.items():
+    for name, s in rec["schedule"].items():
         strip = s["strip"]
-        assert set(strip) <= letters and all(c in rec.SCHEDULE_LEGEND for c in letters - {"."}), name
+        assert set(strip) <= letters and all(c in rec["schedule_legend"] for c in letters - {"."}), name
         assert strip.count("m") == int(sass[name]["HMMA"]) and strip.count("l") == 16 and strip.count("|") == 1
         assert len(s["ldmatrix_to_mma"]) == 16 and all(d > 0 for d in s["ldmatrix_to_mma"])
-    assert rec.SCHEDULE[STEP_9]["strip"].count("g") == rec.SCHEDULE[STEP_9]["strip"].count("s") == 8
+    assert rec["schedule"][STEP_9]["strip"].count("g") == rec["schedule"][STEP_9]["strip"].count("s") == 8
     for name in (STEP_10, STEP_11):
-        assert rec.SCHEDULE[name]["strip"].count("c") == 8 and rec.SCHEDULE[name]["strip"].count("w") == 1
+        assert rec["schedule"][name]["strip"].count("c") == 8 and rec["schedule"][name]["strip"].count("w") == 1
 
 
 def test_chapter7_prose_is_what_the_record_says():
     """What chapter 7 says in words about steps 6b and 9-11 on the H100 (step 6b, "What holds it back", step 10's and
     step 11's readings, "Why mma.sync cannot reach cuBLAS"), checked against the record it prints."""
-    rec = _recorded_module()
-    tf = {n: rec.recorded(n) for n in (STEP_9, STEP_10, STEP_11)}
-    st = {n: rec.STALLS[n] for n in tf}
+    rec = load("kernels/gemm")
+    tf = {n: _row(rec, n)[2] for n in (STEP_9, STEP_10, STEP_11)}
+    st = {n: rec["stalls"][n] for n in tf}
     assert max(tf, key=tf.get) == STEP_10 and tf[STEP_11] < tf[STEP_10] and tf[STEP_9] < tf[STEP_11]
     top9 = sorted((k for k in st[STEP_9] if k != "selected"), key=lambda k: -st[STEP_9][k])[:2]
     assert top9 == ["wait", "short_scoreboard"]                    # step 9's largest stalls
@@ -91,8 +87,8 @@ def test_chapter7_prose_is_what_the_record_says():
     assert st[STEP_9]["short_scoreboard"] > st[STEP_11]["short_scoreboard"] > st[STEP_10]["short_scoreboard"]
     assert st[STEP_11]["barrier"] > st[STEP_10]["barrier"]
     assert st[STEP_11]["wait"] < st[STEP_10]["wait"] and st[STEP_11]["long_scoreboard"] < st[STEP_10]["long_scoreboard"]
-    assert rec.recorded_regs(STEP_11) > rec.recorded_regs(STEP_10)
-    loop = {n: rec.SCHEDULE[n] for n in tf}
+    assert _row(rec, STEP_11)[3] > _row(rec, STEP_10)[3]
+    loop = {n: rec["schedule"][n] for n in tf}
     n = {k: len(v["strip"]) for k, v in loop.items()}
     assert n[STEP_10] < n[STEP_11] < n[STEP_9]                      # step 11's loop is longer than step 10's
     ahead = {k: min(v["ldmatrix_to_mma"]) for k, v in loop.items()}
@@ -104,8 +100,8 @@ def test_chapter7_prose_is_what_the_record_says():
     for a, b in ((STEP_9, STEP_10), (STEP_10, STEP_11)):              # time ~ instructions x stall sum
         predicted = n[b] * sum(st[b].values()) / (n[a] * sum(st[a].values()))
         assert abs(predicted / (tf[a] / tf[b]) - 1) < 0.05, (a, b)
-    assert rec.CEILINGS["m16n8k16"] < rec.recorded("cuBLAS fp16->fp32 (torch)")   # below cuBLAS on the H100
-    assert rec.recorded("simt 6b: swizzled smem") < rec.recorded("simt 6b: padded smem")  # step 6b's reading
+    assert rec["ceilings"]["m16n8k16"] < _row(rec, "cuBLAS fp16->fp32 (torch)")[2]   # below cuBLAS on the H100
+    assert _row(rec, "simt 6b: swizzled smem")[2] < _row(rec, "simt 6b: padded smem")[2]  # step 6b's reading
 
 
 LADDER_CFG, SGEMM_CFG, ONE_CTA_CFG, SMALL_CFG = "128x128x32 4st", "128x128x64 3st", "128x128x32 8st", "64x64x32 4st"
@@ -123,21 +119,21 @@ def _probe_module():
 def test_probe_record_is_the_csvs():
     """PROBE, PROBE_KERNELS and PROBE_STALLS are h200_prefetch_probe.csv and h200_prefetch_stalls.csv, the
     configurations prefetch_probe.py's, the run RESULTS.md's."""
-    rec = _recorded_module()
+    rec = load("kernels/gemm")
     rows = list(csv.DictReader(open(os.path.join(BENCH, "h200_prefetch_probe.csv"))))
-    assert len(rows) == sum(len(kinds) for by_config in rec.PROBE.values() for kinds in by_config.values())
+    assert len(rows) == sum(len(kinds) for by_config in rec["probe"].values() for kinds in by_config.values())
     for r in rows:
-        got = rec.PROBE[int(r["size"])][r["config"]][r["kind"]]
+        got = rec["probe"][int(r["size"])][r["config"]][r["kind"]]
         assert got == tuple(float(r[k]) for k in ("tflops_median", "tflops_min", "tflops_max")), r
-        assert rec.PROBE_KERNELS[r["config"]][r["kind"]] == (int(r["regs"]), int(r["ctas_per_sm"])), r
+        assert rec["probe_kernels"][r["config"]][r["kind"]] == (int(r["regs"]), int(r["ctas_per_sm"])), r
         assert float(r["rel_err"]) < 1e-5                        # each kernel passed its check at 512^3
     stalls = list(csv.DictReader(open(os.path.join(BENCH, "h200_prefetch_stalls.csv"))))
-    assert len(stalls) == sum(len(st) for kinds in rec.PROBE_STALLS.values() for st in kinds.values())
+    assert len(stalls) == sum(len(st) for kinds in rec["probe_stalls"].values() for st in kinds.values())
     for r in stalls:
-        assert rec.PROBE_STALLS[r["config"]][r["kind"]][r["reason"]] == float(r["value"]), r
-    assert list(_probe_module().CONFIGS) == list(rec.PROBE_KERNELS) == list(rec.PROBE[4096])
+        assert rec["probe_stalls"][r["config"]][r["kind"]][r["reason"]] == float(r["value"]), r
+    assert list(_probe_module().CONFIGS) == list(rec["probe_kernels"]) == list(rec["probe"][4096])
     results = open(os.path.join(BENCH, "RESULTS.md")).read()
-    assert rec.PROBE_RUN["date"] in results and "h200_prefetch_probe.csv" in results and "H200" in results
+    assert rec["probe_run"]["date"] in results and "h200_prefetch_probe.csv" in results and "H200" in results
 
 
 def test_probe_schedule_and_hotspots_are_the_kernels_loops():
@@ -146,8 +142,8 @@ def test_probe_schedule_and_hotspots_are_the_kernels_loops():
     thread copies (BM + BN) BK / 128 halves, 8 a cp.async); PROBE_HOTSPOTS' instructions are where the loop
     has them, and what they wait for is where it says."""
     import re
-    rec = _recorded_module()
-    for config, kinds in rec.PROBE_SCHEDULE.items():
+    rec = load("kernels/gemm")
+    for config, kinds in rec["probe_schedule"].items():
         BM, BN, BK = (int(x) for x in config.split()[0].split("x"))
         for kind, s in kinds.items():
             strip, tiles = s["strip"], s["strip"].count("|")
@@ -156,10 +152,10 @@ def test_probe_schedule_and_hotspots_are_the_kernels_loops():
             assert strip.count("l") == tiles * (BM // 32 + BN // 32) * (BK // 16) == len(s["ldmatrix_to_mma"])
             assert strip.count("c") == tiles * (BM + BN) * BK // (128 * 8), (config, kind)
             assert all(d > 0 for d in s["ldmatrix_to_mma"])
-    assert rec.PROBE_SCHEDULE[LADDER_CFG]["prefetch"] == rec.SCHEDULE["tc sm80 + k-block prefetch"]
-    for config, kinds in rec.PROBE_HOTSPOTS.items():
+    assert rec["probe_schedule"][LADDER_CFG]["prefetch"] == rec["schedule"]["tc sm80 + k-block prefetch"]
+    for config, kinds in rec["probe_hotspots"].items():
         for kind, spots in kinds.items():
-            strip = rec.PROBE_SCHEDULE[config][kind]["strip"]
+            strip = rec["probe_schedule"][config][kind]["strip"]
             for reason, (i, share, ins, why) in spots.items():
                 op = ins.split()[1 if ins.startswith("@") else 0].split(".")[0]
                 assert strip[i] == LETTER.get(op, "."), (config, kind, reason)
@@ -171,8 +167,8 @@ def test_probe_schedule_and_hotspots_are_the_kernels_loops():
 
 def test_chapter7_probe_prose_is_what_the_record_says():
     """What chapter 7's "When does the read-ahead pay?" says in words, checked against the record it prints."""
-    rec = _recorded_module()
-    P, st, hot = rec.PROBE, rec.PROBE_STALLS, rec.PROBE_HOTSPOTS
+    rec = load("kernels/gemm")
+    P, st, hot = rec["probe"], rec["probe_stalls"], rec["probe_hotspots"]
     tf = lambda n, c, k: P[n][c][k][0]                                       # noqa: E731
     def apart(n, c):                                        # the two kernels' ranges over the rounds
         (_, lo_a, hi_a), (_, lo_b, hi_b) = P[n][c]["plain"], P[n][c]["prefetch"]
@@ -187,13 +183,13 @@ def test_chapter7_probe_prose_is_what_the_record_says():
             assert tf(n, ONE_CTA_CFG, k) < tf(n, LADDER_CFG, k)
     assert tf(8192, SMALL_CFG, "prefetch") > tf(8192, SMALL_CFG, "plain") and apart(8192, SMALL_CFG)
     assert not apart(4096, SMALL_CFG)                                                  # level at 4096^3
-    assert rec.PROBE_KERNELS[ONE_CTA_CFG]["plain"][1] == rec.PROBE_KERNELS[ONE_CTA_CFG]["prefetch"][1] == 1
+    assert rec["probe_kernels"][ONE_CTA_CFG]["plain"][1] == rec["probe_kernels"][ONE_CTA_CFG]["prefetch"][1] == 1
     for c in st:
         assert st[c]["prefetch"]["long_scoreboard"] < st[c]["plain"]["long_scoreboard"]    # falls everywhere
         rises = st[c]["prefetch"]["short_scoreboard"] > st[c]["plain"]["short_scoreboard"]
         assert rises == (c in (LADDER_CFG, SMALL_CFG)), c
     assert max(st, key=lambda c: st[c]["plain"]["short_scoreboard"]) == ONE_CTA_CFG
-    for c, kinds in rec.PROBE_SCHEDULE.items():                       # time ~ instructions x all stalls
+    for c, kinds in rec["probe_schedule"].items():                       # time ~ instructions x all stalls
         if len(kinds) == 2:
             n = {k: len(s["strip"]) for k, s in kinds.items()}
             predicted = n["prefetch"] * sum(st[c]["prefetch"].values()) / (n["plain"] * sum(st[c]["plain"].values()))
@@ -201,14 +197,14 @@ def test_chapter7_probe_prose_is_what_the_record_says():
     for c in hot:
         i, share, ins, why = hot[c]["prefetch"]["short_scoreboard"]            # the top of the loop, 3 after
         assert i == 0 and ins.startswith("HMMA") and share > 0.5 and "LDSM 3 instructions" in why
-        assert min(rec.PROBE_SCHEDULE[c]["prefetch"]["ldmatrix_to_mma"]) == 3
+        assert min(rec["probe_schedule"][c]["prefetch"]["ldmatrix_to_mma"]) == 3
         i, share, ins, why = hot[c]["plain"]["long_scoreboard"]                 # the k-tile's first ldmatrix
-        strip = rec.PROBE_SCHEDULE[c]["plain"]["strip"]
+        strip = rec["probe_schedule"][c]["plain"]["strip"]
         assert ins.startswith("LDSM") and i == strip.index("l") and share > 0.5 and "LDGSTS 2 instructions" in why
-    for c in rec.PROBE_SCHEDULE:                                       # step 11 issues cp.async among its mma
-        s = rec.PROBE_SCHEDULE[c].get("prefetch", {}).get("strip", "")
+    for c in rec["probe_schedule"]:                                       # step 11 issues cp.async among its mma
+        s = rec["probe_schedule"][c].get("prefetch", {}).get("strip", "")
         assert not s or "m" in s[s.index("c"):s.rindex("c")]
-    offline, gpu = rec.SCHEDULE["tc sm80 128x128x32 4st"], rec.PROBE_SCHEDULE[LADDER_CFG]["plain"]
+    offline, gpu = rec["schedule"]["tc sm80 128x128x32 4st"], rec["probe_schedule"][LADDER_CFG]["plain"]
     assert offline != gpu and min(gpu["ldmatrix_to_mma"]) > 10 and min(offline["ldmatrix_to_mma"]) > 10
 
 
@@ -297,8 +293,8 @@ def test_chapter_simulator_suite_in_subprocess():
 
 
 if IN_SIM:
-    from kernels.gemm import chapter, pipeline_demo, recorded
-    STEP_NAMES = [s.name for s in chapter.STEPS]
+    from kernels.gemm import chapter, pipeline_demo
+    STEP_NAMES = [s.name for s in chapter.LADDER]
 else:
     STEP_NAMES = []
 
@@ -315,24 +311,25 @@ def test_every_step_checks_and_quotes(name):
     src = open(os.path.join(ROOT, head.split()[1].rstrip(","))).read().splitlines()
     a, b = (int(x) for x in head.rsplit(" ", 1)[1].split("-"))
     assert [ln.strip() for ln in src[a - 1:b]] == [ln.strip() for ln in body.splitlines()]
-    if s.start:
-        assert s.start in body.splitlines()[0] and s.stop in body.splitlines()[-1]
+    if s.span[0]:
+        assert s.span[0] in body.splitlines()[0] and s.span[1] in body.splitlines()[-1]
 
 
 @here
 def test_bench_in_the_simulator_is_the_record():
     import kernels
     b = chapter.Bench(kernels.setup(verbose=False))
-    assert not b.live and recorded.RUN["date"] in b.source
-    row = {n: tf for n, _, tf, _ in recorded.ROWS}
-    assert b.measure(chapter.STEPS[0]) == row.get(chapter.STEPS[0].name)
+    record = load("kernels/gemm")
+    assert not b.live and record["run"]["date"] in b.source and chapter.RECORD == record
+    row = {n: tf for n, _, tf, _ in record["rows"]}
+    assert b.measure(chapter.LADDER[0]) == row.get(chapter.LADDER[0].recorded)
     assert b.baseline == {d: row.get(n) for d, n in chapter.BASELINE_NAMES.items()}
-    assert b.ceiling("m16n8k16") == recorded.CEILINGS.get("m16n8k16")
+    assert b.ceiling("m16n8k16") == record["ceilings"].get("m16n8k16")
     assert [r[0] for r in b.chart_rows()] == ["simt 1: naive"]
     assert b.measure("tc sm80 pf 128x128x64 3st") is None or "tc sm80 pf 128x128x64 3st" in row
-    assert chapter.compiled_resources(chapter.STEPS[0].rung.kernel.numba) is None      # nothing compiled here
-    from kernels.gemm import LADDER
-    assert [s.name for s in chapter.STEPS] == [r.name for r in LADDER]      # every rung is a taught step
+    assert chapter.compiled_resources(chapter.LADDER[0].kernel.numba) is None      # nothing compiled here
+    name, _, tf, regs = record["rows"][-1]
+    assert chapter.recorded(name) == tf and chapter.recorded_regs(name) == regs and chapter.recorded("nope") is None
     with pytest.raises(KeyError, match="no step"):
         chapter.step("simt 99")
 
@@ -399,18 +396,18 @@ def test_fastest_and_recorded_change(capsys):
     assert chapter.fastest(results, ["b"]) is None and chapter.fastest({}) is None
     got = chapter.recorded_change(STEP_10, STEP_11)
     out = capsys.readouterr().out
-    assert got["short_scoreboard"] == (recorded.STALLS[STEP_10]["short_scoreboard"],
-                                       recorded.STALLS[STEP_11]["short_scoreboard"])
-    assert "%.1f ->  %.1f" % (recorded.recorded(STEP_10), recorded.recorded(STEP_11)) in out
+    assert got["short_scoreboard"] == (chapter.RECORD["stalls"][STEP_10]["short_scoreboard"],
+                                       chapter.RECORD["stalls"][STEP_11]["short_scoreboard"])
+    assert "%.1f ->  %.1f" % (chapter.recorded(STEP_10), chapter.recorded(STEP_11)) in out
     assert "2 (8) ->  2 (8)" in out                         # 212 and 230 registers: both 2 CTAs of 4 warps
     got = chapter.loop_schedule([STEP_10, STEP_11])
-    assert got == {n: (len(recorded.SCHEDULE[n]["strip"]), min(recorded.SCHEDULE[n]["ldmatrix_to_mma"]))
+    assert got == {n: (len(chapter.RECORD["schedule"][n]["strip"]), min(chapter.RECORD["schedule"][n]["ldmatrix_to_mma"]))
                    for n in (STEP_10, STEP_11)}
 
 
 @here
 def test_prefetch_probe_hotspots_and_schedules_print_the_record(capsys):
-    P = recorded.PROBE
+    P = chapter.RECORD["probe"]
     ratios = chapter.prefetch_probe()
     out = capsys.readouterr().out
     assert ratios == {(n, c): P[n][c]["prefetch"][0] / P[n][c]["plain"][0] for n in P for c in P[n]}
@@ -419,11 +416,11 @@ def test_prefetch_probe_hotspots_and_schedules_print_the_record(capsys):
         overlap = not (hi_a < lo_b or hi_b < lo_a)
         line = next(ln for ln in out.splitlines() if ln.startswith(c))
         assert "%.1f -> %.1f" % (a, b) in line and "%.2f%s" % (r, "~" if overlap else " ") in line + " ", (n, c)
-    assert "fastest at 4096^3: 128x128x64 3st, step 11" in out and recorded.PROBE_RUN["device"] in out
+    assert "fastest at 4096^3: 128x128x64 3st, step 11" in out and chapter.RECORD["probe_run"]["device"] in out
     assert "114.5 -> ?" in out                       # 64x64: two k-tiles a loop, step 11's SASS not recorded
     chapter.probe_hotspots()
     out = capsys.readouterr().out
-    for kinds in recorded.PROBE_HOTSPOTS.values():
+    for kinds in chapter.RECORD["probe_hotspots"].values():
         for spots in kinds.values():
             for i, share, ins, why in spots.values():
                 assert "%3.0f%% on instruction %d of" % (100 * share, i) in out and ins in out
@@ -491,7 +488,7 @@ def test_instruction_mix_per_k_tile_by_hand():
     32 halves of A and of B, 8 halves a 16-byte instruction: 4 + 4; a warp's 64x64 tile is 4 m16 x 8 n8
     atoms, times 32 / 16 k-blocks of m16n8k16 (32 / 8 of m16n8k8); ldmatrix.x4 covers 16 x 16 halves: A
     (64 / 16) x (32 / 16), B the same."""
-    mix = {s: chapter.instruction_mix(chapter.step(s).rung.kernel) for s in
+    mix = {s: chapter.instruction_mix(chapter.step(s).kernel) for s in
            ("tc sm75 128x128x32", "tc sm80 128x128x32 4st", "tc sm80 + k-block prefetch")}
     for s in ("tc sm80 128x128x32 4st", "tc sm80 + k-block prefetch"):
         assert mix[s]["cp_async_cg_16"] == 8 and mix[s]["mma_m16n8k16_f32_f16"] == 4 * 8 * 2, s
@@ -522,11 +519,11 @@ def test_smem_wavefronts_by_hand(arch):
 @here
 def test_limits_prints_the_record_or_not_recorded(capsys, monkeypatch):
     name = "tc sm80 + k-block prefetch"
-    monkeypatch.setattr(recorded, "STALLS", {})
+    monkeypatch.setitem(chapter.RECORD, "stalls", {})
     chapter.limits([name])
     out = capsys.readouterr().out
     assert "stall reasons" in out and "not recorded" in out
-    monkeypatch.setattr(recorded, "STALLS", {name: {"barrier": 0.5, "short_scoreboard": 2.25, "wait": 1.0}})
+    monkeypatch.setitem(chapter.RECORD, "stalls", {name: {"barrier": 0.5, "short_scoreboard": 2.25, "wait": 1.0}})
     chapter.limits([name], top=2)
     out = capsys.readouterr().out.splitlines()
     rows = [ln.split() for ln in out if ln.startswith("  ") and ln.split()[-1][0].isdigit()]

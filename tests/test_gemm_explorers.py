@@ -13,14 +13,15 @@ from cutelite import Layout
 from cutelite.teach import live
 from cutelite.teach.cpp_recorded import CPP_GMMA, cpp_desc_fields
 from cutelite.teach.explorers import gmma_tma_result, tile_pipeline_result
-from cutelite.teach.gemm import RECORDED_REGISTERS, cta_limits, occupancy, smem_wavefronts, stage_timeline
+from cutelite.teach.gemm import cta_limits, occupancy, recorded_registers, smem_wavefronts, stage_timeline
+from cutelite.teach.records import load
 from cutelite.tensorcore import objects
 
 
 # ---- chapter 7: the numbers the explorer shows ----------------------------------------------------------------
 @pytest.fixture(scope="module")
 def rungs():
-    """The tensor-core rungs of the ladder and the configurations benchmarked, built in the simulator."""
+    """The tensor-core steps of the ladder and the configurations benchmarked, built in the simulator."""
     import kernels
     kernels.setup(verbose=False)
     from kernels.gemm import EXPLORE, LADDER
@@ -34,11 +35,14 @@ def _key(kernel):
 
 
 def test_recorded_registers_are_the_record(rungs):
-    """Every rung the H100 record has registers for is in the explorer's table under the rung's configuration,
-    with the record's figure, and nothing else is."""
-    from kernels.gemm import recorded
-    want = {_key(r.kernel): recorded.recorded_regs(r.name) for r in rungs if recorded.recorded_regs(r.name)}
-    assert want == RECORDED_REGISTERS
+    """The record says how it built every tensor-core kernel it has registers for: as the step of that name
+    builds it; the explorer finds each configuration's registers there, and none for another."""
+    record = load("kernels/gemm")
+    regs = {n: r for n, _, _, r in record["rows"] if r is not None}
+    built = {r.recorded: _key(r.kernel) for r in rungs if r.recorded in regs}
+    assert {n: tuple(c.values()) for n, c in record["configs"].items()} == built
+    assert all(recorded_registers(*key) == regs[n] for n, key in built.items())
+    assert recorded_registers("tc_sm80", 128, 128, 32, 5, (2, 2), 2) is None
 
 
 def test_explorer_shared_memory_is_the_kernels(rungs):
@@ -47,7 +51,7 @@ def test_explorer_shared_memory_is_the_kernels(rungs):
         name, BM, BN, BK, stages, (wm, wn), blocks = _key(r.kernel)
         text, _ = tile_pipeline_result(name, "float16", f"({BM},{BN},{BK})", str(stages), f"({wm},{wn})", str(blocks))
         assert f"= {r.kernel.smem_bytes} bytes" in text, (r.name, text)
-        assert f"registers per thread: {RECORDED_REGISTERS[_key(r.kernel)]} (recorded" in text
+        assert f"registers per thread: {recorded_registers(*_key(r.kernel))} (recorded" in text
 
 
 def test_explorer_objects_are_the_kernels(rungs):

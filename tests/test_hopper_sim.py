@@ -52,8 +52,11 @@ def test_sim_noops_and_refusals():
 
 @pytest.mark.skipif(not IN_SIM, reason="needs the simulator in this process")
 def test_ladder_steps_and_option_errors():
-    from kernels.hopper import LADDER, VARIANTS, HopperGemm
-    assert all(name in VARIANTS for _, name in LADDER) and VARIANTS[LADDER[0][1]].get("cp_async")
+    from kernels.hopper import EXPLORE, LADDER, MATMUL_CONFIG, HopperGemm, step
+    assert [s.label[0] for s in LADDER] == list("123456") and not any(s.label for s in EXPLORE)
+    assert LADDER[0].config.get("cp_async") and step(LADDER[4].name) is LADDER[4] and LADDER[4].config is MATMUL_CONFIG
+    assert [s.module.__name__.rsplit(".", 1)[1] for s in LADDER] == ["wgmma_cp_async"] + ["warp_specialized"] * 4 + [
+        "pingpong"] and all(callable(getattr(s.module, s.quoted).fn) for s in LADDER)
     g = HopperGemm(BN=128, stages=3, cp_async=True)
     assert (g.BM, g.kernel.threads, g.kernel.smem_bytes) == (128, 256, 3 * 2 * (128 + 128) * 64)
     for bad in (dict(persistent=True), dict(tma_store=True), dict(regs=(40, 232))):

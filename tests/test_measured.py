@@ -1,13 +1,19 @@
-"""cutelite.teach.measured keeps the GPU timings that benchmarks/layouts/RESULTS.md records: the same numbers,
-table by table, and the text the chapters print from them."""
+"""The records of chapters 1, 4, 6 and 8's timing methods (cutelite.teach.records) hold what the benchmarks
+recorded (benchmarks/layouts/RESULTS.md, bank_conflicts/ncu_h100.csv, RESULTS.md, gemm/RESULTS_HOPPER.md):
+the same numbers, table by table, and the text the chapters print from them; and the records' reader."""
 
 import os
 import re
 
 import pytest
 
-from cutelite.teach.measured import (BANK_CONFLICTS, HOPPER_TIMING, LDMATRIX_ALIGNMENT, RECORDED, recorded_table,
-                                     timing_method_table)
+from cutelite.teach import records
+from cutelite.teach.measured import recorded_table
+
+RECORDED = records.load("cutelite/teach")["layouts"]
+BANK_CONFLICTS = records.load("cutelite/teach")["bank_conflicts"]
+LDMATRIX_ALIGNMENT = records.load("kernels/tiled")["ldmatrix_alignment"]
+HOPPER_TIMING = records.load("kernels/hopper")["timing_methods"]
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "benchmarks", "layouts", "RESULTS.md")
 MOVED = 2 * 4 * 4096 * 4096                 # bytes read + written by each kernel
@@ -30,7 +36,7 @@ def _tables():
 
 @pytest.mark.parametrize("name, index", [("copy", 0), ("transpose", 1)])
 def test_recorded_equals_results_md(name, index):
-    assert [runs for _, runs in RECORDED[name]["rows"]] == _tables()[index]
+    assert [list(map(tuple, runs)) for _, runs in RECORDED[name]["rows"]] == _tables()[index]
 
 
 @pytest.mark.parametrize("name", sorted(RECORDED))
@@ -73,6 +79,9 @@ def test_hopper_timing_is_results_hopper():
     (kg, kx), (cg, cx) = HOPPER_TIMING["host_ms"].values()
     assert f"**{kx:.3f} ms** more than its {kg:.3f} ms, cuBLAS {cx:.3f} ms more than its {cg:.3f} ms" in \
         " ".join(seven.split())
+    import kernels
+    kernels.setup(verbose=False)
+    from kernels.hopper.chapter import timing_method_table
     assert "0.81 (0.265 ms vs cuBLAS 0.216) and 0.76" in timing_method_table()
 
 
@@ -99,3 +108,32 @@ def test_ldmatrix_alignment_is_the_results_md_table():
     path = os.path.join(os.path.dirname(RESULTS), "..", "RESULTS.md")
     rows = dict(re.findall(r"^\| (\d+) \| (.+?) \|$", open(path).read(), re.M))
     assert {int(k): v for k, v in rows.items()} == LDMATRIX_ALIGNMENT["cases"]
+
+
+# ---- the reader ----------------------------------------------------------------------------------------------
+
+def test_every_records_file_is_a_folder_of_the_reader():
+    """Every records.json under cutelite/ and kernels/ (what the wheel of the live pages packs) is one that
+    `load` reads, and every folder it names has one."""
+    found = {os.path.relpath(os.path.join(d, "records.json"), records.ROOT).replace(os.sep, "/")[:-len("/records.json")]
+             for top in ("cutelite", "kernels") for d, _, files in os.walk(os.path.join(records.ROOT, top))
+             if "records.json" in files}
+    assert found == set(records.FOLDERS)
+    for folder in records.FOLDERS:
+        assert isinstance(records.load(folder)["about"], str), folder
+    with pytest.raises(ValueError, match="records.load: no records in 'kernels'; the folders are cutelite/teach"):
+        records.load("kernels")
+
+
+def test_load_reads_back_what_dump_wrote(tmp_path, monkeypatch):
+    """JSON has no tuples and only string keys: arrays come back as tuples, integer and size keys as numbers."""
+    data = {"run": {"size": (4096, 4096, 4096), "date": "2026-11-25"}, "rows": (("a", "f16", 1.5, None),),
+            "probe": {4096: {"x": (1.0, 0.5, 2.0)}}, "sizes": {(2048, 2048, 2048): {"ours": (0.1, 0.9)}},
+            "cases": {0: "ran", 8: "fault"}, "empty": {}, "name 128x128x32 4st": [1, 2]}
+    (tmp_path / "kernels" / "gemm").mkdir(parents=True)
+    records.dump(data, tmp_path / "kernels" / "gemm" / "records.json")
+    monkeypatch.setattr(records, "ROOT", str(tmp_path))
+    back = records.load("kernels/gemm")
+    assert back == dict(data, **{"name 128x128x32 4st": (1, 2)}) and isinstance(back["rows"][0], tuple)
+    text = (tmp_path / "kernels" / "gemm" / "records.json").read_text()
+    assert '"2048x2048x2048": {' in text and '"4096": {' in text and '["a", "f16", 1.5, null]' in text

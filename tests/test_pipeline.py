@@ -1,12 +1,13 @@
 """Chapter 8's package helpers: the pipeline's stage/phase logic and simulation (cutelite.pipeline), the
 wgmma register fragments (against the PTX ISA's formulas), the timeline figure, the exercise checkers, and
-the recorded data modules (against the C++ fixture and benchmarks/gemm/RESULTS_HOPPER.md)."""
+the recorded data (against the C++ fixture, and chapter 8's records against benchmarks/gemm/RESULTS_HOPPER.md)."""
 import os
 
 import pytest
 
 from cutelite import pipeline as P
 from cutelite.gmma import gmma_fragment_of, make_gmma_atom
+from cutelite.teach.records import load
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -337,15 +338,17 @@ def test_cpp_recorded_equals_fixture():
 
 
 def test_recorded_runs_are_in_results():
-    from kernels.hopper_results import RECORDED_RUNS, recorded_table
+    import kernels
+    kernels.setup(verbose=False)
+    from kernels.hopper.chapter import RECORD, recorded_table
     text = open(os.path.join(ROOT, "benchmarks", "gemm", "RESULTS_HOPPER.md")).read()
-    for run in RECORDED_RUNS:
+    for run in RECORD["runs"]:
         assert run["date"] in text and run["command"] in text
         for name, ms, tf, ratio in run["rows"]:
             assert any(name.split(" (")[0] in line and f"{ms:.3f}" in line and f"{tf:.1f}" in line
                        and f"{ratio:.2f}" in line for line in text.splitlines()), name
     assert "| cuBLAS fp16->fp32 (torch.mm out_dtype) | 0.189 |" in recorded_table()
-    assert "| ws BN128 st4 |" in recorded_table(RECORDED_RUNS[-1])
+    assert "| ws BN128 st4 |" in recorded_table(RECORD["runs"][-1])
 
 
 def test_exercise_checkers(capsys):
@@ -378,9 +381,8 @@ def test_draw_pipeline():
 
 def test_recorded_sweeps_are_in_results():
     """Every recorded sweep's rows are lines of RESULTS_HOPPER.md (ms, median ratio and its range)."""
-    from kernels.hopper_results import SWEEPS
     text = open(os.path.join(ROOT, "benchmarks", "gemm", "RESULTS_HOPPER.md")).read()
-    for sweep in SWEEPS:
+    for sweep in load("kernels/hopper")["sweeps"]:
         assert sweep["date"] in text and sweep["command"] in text
         for (M, N, K), rows in sweep["sizes"].items():
             for name, (ms, ratio, lo, hi) in rows.items():
@@ -454,7 +456,8 @@ def test_tma_store_epilogue_proxy_rules():
 def test_recorded_figures_are_in_results():
     """Chapter 8's other recorded figures are lines of their files: the profile of RESULTS_HOPPER.md, the
     matmul figures of RESULTS.md."""
-    from kernels.hopper_results import HOST_US, MATMUL_2048, ODD_SHAPE, PROFILE
+    record = load("kernels/hopper")
+    HOST_US, MATMUL_2048, ODD_SHAPE, PROFILE = (record[k] for k in ("host_us", "matmul_2048", "odd_shape", "profile"))
     hopper = open(os.path.join(ROOT, "benchmarks", "gemm", "RESULTS_HOPPER.md")).read()
     gemm = open(os.path.join(ROOT, "benchmarks", "gemm", "RESULTS.md")).read()
     p = PROFILE

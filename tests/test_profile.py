@@ -46,8 +46,8 @@ def test_sm75_profile_decides_as_a_t4(t4):
         kernels.require("cp.async")
     assert kernels.why_not("ldmatrix", "mma.m16n8k8.f16") is None
     assert kernels.why_not("cp.async") == "needs cp.async (sm_80 or newer); this is CUDA simulator run as a T4 (sm_75)"
-    assert gemm.runnable(gemm.rung("tc sm75 128x128x32"), info.cc)
-    assert not gemm.runnable(gemm.rung("tc sm80 128x128x32 4st"), info.cc)
+    assert gemm.step("tc sm75 128x128x32").runs_on(info.cc)
+    assert not gemm.step("tc sm80 128x128x32 4st").runs_on(info.cc)
 
 
 @here
@@ -92,7 +92,7 @@ def test_chapter7_bench_as_a_t4(t4, capsys):
     import matplotlib
     matplotlib.use("Agg")
     from cutelite.teach.gemm import draw_roofline
-    from kernels.gemm import chapter, recorded
+    from kernels.gemm import chapter
     bench = chapter.Bench(t4[0], progress=False)
     s9, s10 = chapter.step("tc sm75 128x128x32"), chapter.step("tc sm80 128x128x32 4st")
     assert bench.why_not(s9) is None
@@ -101,14 +101,14 @@ def test_chapter7_bench_as_a_t4(t4, capsys):
     chapter.climb(bench, s10)                       # neither checked nor measured: no CapabilityError
     assert "tc sm80 128x128x32 4st: not checked or measured: it needs" in capsys.readouterr().out
     assert bench.results[s10.name] == (None, "needs sm_80")
-    for s in chapter.STEPS:
+    for s in chapter.LADDER:
         bench.measure(s)
     # the fastest step a T4 can run, by the recorded H100 figures
-    runs = {s.name for s in chapter.STEPS if "cp.async" not in s.rung.needs}
-    assert chapter.fastest(bench.results, [s.name for s in chapter.STEPS]) == max(
-        (tf, n) for n, _, tf, _ in recorded.ROWS if n in runs)[1]
+    runs = {s.name for s in chapter.LADDER if "cp.async" not in s.needs}
+    assert chapter.fastest(bench.results, [s.name for s in chapter.LADDER]) == max(
+        (tf, n) for n, _, tf, _ in chapter.RECORD["rows"] if n in runs)[1]
     assert bench.ceiling("m16n8k16") is None and "no m16n8k16 ceiling" in capsys.readouterr().out
-    assert bench.ceiling("m16n8k8") == recorded.CEILINGS["m16n8k8"]
+    assert bench.ceiling("m16n8k8") == chapter.RECORD["ceilings"]["m16n8k8"]
     ax = draw_roofline([], 3.35, 33.5, {"mma.sync m16n8k16 ceiling": None, "cuBLAS fp16": 737.5})
     assert "mma.sync m16n8k16 ceiling: no figure" in [t.get_text() for t in ax.get_legend().get_texts()]
 
@@ -116,10 +116,11 @@ def test_chapter7_bench_as_a_t4(t4, capsys):
 @here
 def test_fastest_step_without_a_profile_is_the_fastest_recorded(monkeypatch):
     import kernels
-    from kernels.gemm import chapter, recorded
+    from kernels.gemm import chapter
     monkeypatch.delenv("CUTE_PROFILE", raising=False)
     bench = chapter.Bench(kernels.setup(verbose=False), progress=False)
-    for s in chapter.STEPS:
+    for s in chapter.LADDER:
         bench.measure(s)
-    names = {s.name for s in chapter.STEPS}
-    assert chapter.fastest(bench.results, names) == max((tf, n) for n, _, tf, _ in recorded.ROWS if n in names)[1]
+    names = {s.name for s in chapter.LADDER}
+    assert chapter.fastest(bench.results, names) == max((tf, n) for n, _, tf, _ in chapter.RECORD["rows"]
+                                                        if n in names)[1]

@@ -28,7 +28,7 @@ def test_every_not_measured_entry_is_used(book):
 
 def test_every_record_is_read():
     records = pf.Records()
-    assert set(pf.RECORD_MODULES) <= set(records.files)
+    assert set(pf.RECORD_FILES) <= set(records.files)
     assert {"benchmarks/gemm/RESULTS.md", "benchmarks/gemm/h100_gemm.csv", "benchmarks/layouts/RESULTS.md"} \
         <= set(records.files)
     read = {where.split(":")[0] for *_, where in records.entries}
@@ -60,10 +60,12 @@ def records(tmp_path_factory):
     (root / "benchmarks" / "x" / "RESULTS.md").write_text(RESULTS)
     (root / "benchmarks" / "x" / "RESULTS_OTHER.md").write_text("# Other\n- 0.71 of cuBLAS\n")
     (root / "benchmarks" / "x" / "raw.json").write_text(json.dumps({"M": 8, "N": 8, "K": 8, "ms": [0.29]}))
-    (root / "kernels").mkdir()
-    (root / "kernels" / "rec.py").write_text('"""Recorded 0.44."""\nROWS = {4096: {"ours": 0.61}}\n\n'
-                                             'def f(width=0.45):\n    return 0.46\n')
-    return pf.Records(str(root), modules={"kernels/rec.py": None}, globs=["benchmarks/**/*.md", "benchmarks/**/*.json"])
+    (root / "kernels" / "rec").mkdir(parents=True)
+    (root / "kernels" / "rec" / "records.json").write_text(json.dumps(
+        {"about": "Recorded 0.44.", "rows": {"4096": {"ours": 0.61}}, "sweep": {"2048x2048x2048": {"ours": 0.33}},
+         "run": {"size": [1024, 1024, 1024], "tflops": 3.5}, "other": 0.77}))
+    return pf.Records(str(root), files={"kernels/rec/records.json": (512, 512, 512)},
+                      globs=["benchmarks/**/*.md", "benchmarks/**/*.json"])
 
 
 def verdict(records, markdown):
@@ -81,7 +83,10 @@ def verdict(records, markdown):
     "The SMs are 85 % busy.",
     "A warp issues every 62 cycles.",
     "At 2048^3 matmul is 0.92-0.94 of cuBLAS.",
-    "At 4096^3 ours is 0.61 of cuBLAS.",            # a module's dict keyed by a size
+    "At 4096^3 ours is 0.61 of cuBLAS.",            # a record's dict keyed by a size, n for n^3
+    "At 2048^3 ours is 0.33 of cuBLAS.",            # ... or M x N x K
+    "At 1024^3 it ran at 3.5 TFLOP/s.",             # an object with its "size"
+    "At 512^3 it is 0.77 of cuBLAS.",               # the record's own size
     "It took 0.29 ms.",                             # a JSON list under the key "ms"
     "It measured 0.335 and 0.371.",
     "Its `short_scoreboard` is 1.32.",
@@ -100,8 +105,8 @@ def test_held(records, markdown):
     "At 2048^3 matmul is 0.92-0.95 of cuBLAS.",     # a range needs both ends
     "Step 10 is 56 % of cuBLAS.",                   # 0.56 is not a recorded percentage
     "It is 0.29 of cuBLAS.",                        # 0.29 is recorded in ms
-    "It is 0.44 of cuBLAS.",                        # a record module's docstring is not data
-    "It is 0.45 of cuBLAS.",                        # nor are its functions
+    "It is 0.44 of cuBLAS.",                        # a record's text is not data
+    "At 1024^3 it is 0.77 of cuBLAS.",              # recorded at the record's own size only
     "It measured 0.71 of cuBLAS (`benchmarks/x/RESULTS.md`).",    # recorded, but not in the record named
     "Step 11 is 12 % slower (370.7 against 410.5).",
     "The compiler allots 171 registers a thread.",
@@ -134,5 +139,5 @@ def test_a_new_typed_figure_fails_with_its_page_and_cell(tmp_path, monkeypatch):
     cells = [{"cell_type": "code", "source": ["x = 1"]},
              {"cell_type": "markdown", "source": ["On the H100 it measured 0.87 of cuBLAS."]}]
     (tmp_path / "chapters" / "10_new.ipynb").write_text(json.dumps({"cells": cells}))
-    records = pf.Records(str(tmp_path), modules={}, globs=[])
+    records = pf.Records(str(tmp_path), files={}, globs=[])
     assert pf.scan(str(tmp_path), records) == [("chapters/10_new.ipynb", 1, "reported", "measured 0.87", [], None)]

@@ -44,7 +44,7 @@ if IN_PROCESS:
     # and the cutejit kernels a T4 runs in chapters 6 and 7 (assembled for sm_75 by their own tests)
     U16, ANY32 = T.uint16[:, :], T.float32[:, :]
     RESOURCES = dict(T4_KERNELS)
-    for name, k, sig in (("tc sm75 128x128x32", gemm.rung("tc sm75 128x128x32").kernel, (U16, U16, ANY32)),
+    for name, k, sig in (("tc sm75 128x128x32", gemm.step("tc sm75 128x128x32").kernel, (U16, U16, ANY32)),
                          ("ch. 6 GEMM tile sm75", make_gemm_kernel("sm75"), (U16, U16, ANY32)),
                          ("ch. 6 copy 128-bit", make_copy_kernel(128, "ldg"), (ANY32, ANY32)),
                          ("ch. 6 copy 32-bit", make_copy_kernel(32, "ldg"), (ANY32, ANY32))):

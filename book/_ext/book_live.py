@@ -40,12 +40,15 @@ def _record_line(name: str, data: bytes) -> str:
 
 
 def build_wheel(root: Path, out: Path) -> str:
-    """Pack the package cutelite (pure Python) from `root` into a wheel in `out`; return its file name."""
+    """Pack the package cutelite (pure Python) from `root` into a wheel in `out`, with the records its explorers
+    read (every records.json under cutelite/ and kernels/, at the same paths: cutelite.teach.records); return
+    its file name."""
     version = re.search(r'^version\s*=\s*"([^"]+)"', (root / "pyproject.toml").read_text(), re.M).group(1)
     name = f"cutelite-{version}-py3-none-any.whl"
     info = f"cutelite-{version}.dist-info"
     files = {p.relative_to(root).as_posix(): p.read_bytes()
-             for p in sorted((root / "cutelite").rglob("*.py"))}
+             for p in sorted((root / "cutelite").rglob("*.py")) + sorted((root / "cutelite").rglob("records.json"))
+             + sorted((root / "kernels").rglob("records.json"))}
     files[f"{info}/METADATA"] = (f"Metadata-Version: 2.1\nName: cutelite\nVersion: {version}\n"
                                  "Summary: cutelite's engine for the live book (standard library only)\n").encode()
     files[f"{info}/WHEEL"] = b"Wheel-Version: 1.0\nGenerator: book_live\nRoot-Is-Purelib: true\nTag: py3-none-any\n"

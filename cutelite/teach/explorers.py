@@ -470,7 +470,7 @@ def tile_pipeline_result(kernel="tc_sm80", dtype="float16", tile="(128,128,32)",
     where the H100 record has them, CTAs per SM on a T4, an A100 and an H100 (cutelite.teach.gemm.cta_limits),
     the bank wavefronts of its own copies (smem_wavefronts) and what each stage holds, k-tile by k-tile."""
     from ..tensorcore import objects
-    from .gemm import RECORDED_REGISTERS, SM_LIMITS, smem_wavefronts, stage_timeline
+    from .gemm import SM_LIMITS, recorded_registers, smem_wavefronts, stage_timeline
     try:
         kernel, dtype, (BM, BN, BK), stages, warps, min_blocks, a_k, b_k = tile_pipeline_config(
             kernel, dtype, tile, stages, warps, min_blocks, a_major, b_major)
@@ -484,7 +484,7 @@ def tile_pipeline_result(kernel="tc_sm80", dtype="float16", tile="(128,128,32)",
     bytes_A, bytes_B = (cosize(x) * 2 for x in (o.sA, o.sB))
     smem = -(-bytes_A // 1024) * 1024 + bytes_B          # sB starts on a 1024-byte boundary, as the kernels place it
     cc, sm80 = _needs(o)
-    regs = RECORDED_REGISTERS.get((kernel, BM, BN, BK, stages, warps, min_blocks)) \
+    regs = recorded_registers(kernel, BM, BN, BK, stages, warps, min_blocks) \
         if dtype == "float16" and a_k and not b_k else None
     acc, most = size(frg), SM_LIMITS["H100"]["max_regs"]
     buffers = "buffers" if kernel == "tc_sm75" else "stages"
@@ -497,7 +497,7 @@ def tile_pipeline_result(kernel="tc_sm80", dtype="float16", tile="(128,128,32)",
              f"shared memory per CTA: sA {bytes_A} + sB {bytes_B} = {smem} bytes ({stages} {buffers} of "
              f"{BM} x {BK} + {BN} x {BK} {dtype} elements)",
              "registers per thread: " + (
-                 f"{regs} (recorded: the H100's SASS, kernels.gemm.recorded; a T4 or A100 compile may differ)" if regs
+                 f"{regs} (recorded: the H100's SASS in chapter 7's record; a T4 or A100 compile may differ)" if regs
                  else f"not recorded for this configuration (the accumulators alone take {acc}"
                       + (f", more than the {most} a thread may have: the kernel would spill)" if acc > most else ")")),
              ""]

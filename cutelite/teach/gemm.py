@@ -10,8 +10,9 @@ from ..bank_conflicts import ldmatrix_wavefronts, wavefronts
 from ..errors import quote
 from ..int_tuple import flatten, wrap
 from ..layout import ComposedLayout, _, get, size
+from .records import load
 
-__all__ = ["tile_budget", "smem_wavefronts", "SM_LIMITS", "cta_limits", "occupancy", "RECORDED_REGISTERS",
+__all__ = ["tile_budget", "smem_wavefronts", "SM_LIMITS", "cta_limits", "occupancy", "recorded_registers",
            "STAGE_STATES", "stage_timeline",
            "ai_dram", "ai_global", "ai_shared", "ARTICLE_CPP", "ARTICLE_TABLE", "article_table_rows", "draw_ladder",
            "draw_roofline"]
@@ -140,20 +141,15 @@ def occupancy(regs, threads, smem, sm="H100"):
     return limits[what], limits[what] * -(-threads // 32), what
 
 
-# Registers per thread of the tensor-core kernels in the recorded H100 SASS (kernels/gemm/recorded.py, run of
-# 2026-11-25; tests/test_gemm_explorers.py checks that each entry is the record's figure for the rung built with
-# that configuration), by (kernel module, BM, BN, BK, stages, warps, min CTAs per SM of the launch bounds);
-# fp16 inputs, A K-major, B N-major, as the ladder runs them.
-RECORDED_REGISTERS = {
-    ("tc_sm75", 128, 128, 32, 2, (2, 2), 2): 254,
-    ("tc_sm80", 128, 128, 32, 4, (2, 2), 2): 212,
-    ("tc_sm80", 128, 128, 32, 3, (2, 2), 2): 214,
-    ("tc_sm80_prefetch", 128, 128, 32, 4, (2, 2), 2): 230,
-    ("tc_sm80_prefetch", 128, 128, 64, 3, (2, 2), 2): 240,
-    ("tc_sm80_prefetch", 128, 128, 32, 3, (2, 2), 2): 232,
-    ("tc_sm80_prefetch", 128, 128, 32, 4, (2, 2), 1): 254,
-    ("tc_sm80_prefetch", 128, 256, 32, 4, (2, 4), 1): 230,
-}
+def recorded_registers(kernel, BM, BN, BK, stages, warps, min_blocks):
+    """Registers per thread of chapter 7's kernel `kernel` ("tc_sm80", ...) built with this tile, stages, warps
+    (m, n) and least CTAs an SM (its launch bounds), fp16 in, A K-major, B N-major, in the H100's SASS that
+    chapter 7's record holds (kernels/gemm/records.json: "configs" says how each recorded kernel was built);
+    None where no recorded kernel was built so."""
+    record = load("kernels/gemm")
+    want = dict(kernel=kernel, BM=BM, BN=BN, BK=BK, stages=stages, warps=tuple(warps), min_blocks=min_blocks)
+    name = next((n for n, config in record["configs"].items() if config == want), None)
+    return next((regs for n, _, _, regs in record["rows"] if n == name), None)
 
 
 # ---- what each stage holds while the main loop runs ------------------------------------------------------

@@ -6,19 +6,21 @@ objects) and the CuTe DSL's (kernels/dsl), timed against cuBLAS in one process o
 
 Needs an sm_80+ GPU, PyTorch (for cuBLAS and the arrays) and nvidia-cutlass-dsl. The data are Gaussian
 fp16 A (M, K) and B (K, N), row-major; C is fp32. Every kernel's C is poisoned (NaN) and checked against
-cuBLAS's before it is timed; the time is GPU time (kernels.timing.gpu_time_ms: CUDA events around batches
-of launches queued back to back, median). The DSL's kernels are compiled once for run-time shapes, as ours
-are. Prints a Markdown table; --out DIR also writes DIR/RESULTS.md and DIR/timings.py (the figures chapter
-9 shows where it cannot measure: copy it over kernels/dsl/timings.py, and RESULTS.md to benchmarks/dsl/).
+cuBLAS's before it is timed (kernels.harness); the time is GPU time (kernels.timing.gpu_time_ms: CUDA events
+around batches of launches queued back to back, median). The DSL's kernels are compiled once for run-time
+shapes, as ours are. Prints a Markdown table; --out DIR also writes DIR/RESULTS.md and DIR/records.json (the
+figures chapter 9 shows where it cannot measure: copy it over kernels/dsl/records.json, and RESULTS.md to
+benchmarks/dsl/).
 """
 
 import argparse
 import datetime
 import os
-import pprint
 import sys
 
 import numpy as np
+
+from cutelite.teach.records import dump, load
 
 __all__ = ["why_not", "KERNELS", "measure", "table", "main"]
 
@@ -55,9 +57,8 @@ def why_not(info):
 
 # ---- one launcher per kernel: f(A, B, C) -> a no-argument function that computes C = A @ B ---------------
 def cublas(A, B, C):
-    import torch
-    C.copy_(torch.mm(A, B, out_dtype=torch.float32))          # the reference: the others are checked against it
-    return lambda: torch.mm(A, B, out_dtype=torch.float32)
+    from kernels.harness import cublas_baseline
+    return cublas_baseline(A, B, out=C)[1]
 
 
 def _numba(A, B, C):
@@ -72,8 +73,8 @@ def tile_ours(A, B, C):
 
 
 def tc_ours(A, B, C):
-    from kernels.gemm import rung
-    return rung("tc sm80 128x128x32 4st").prepare(A, B, C)
+    from kernels.gemm import prepare, step
+    return prepare(step("tc sm80 128x128x32 4st"), A, B, C)
 
 
 def _dsl(module, A, B, C):
@@ -98,24 +99,20 @@ def tc_dsl(A, B, C):
 # ---- measuring ------------------------------------------------------------------------------------------------
 def measure(size, seed=0, timed=True):
     """{row name: TFLOP/s} at size^3, every kernel in this process on the same Gaussian fp16 inputs, each
-    checked against cuBLAS first (max |C - cuBLAS| / max |cuBLAS| < 1e-3, or RuntimeError). timed=False:
-    {row name: that error}, nothing timed."""
+    checked against cuBLAS first (kernels.harness.check: relative error under 1e-3, or AssertionError).
+    timed=False: {row name: that error}, nothing timed."""
     import torch
-    from kernels.timing import gpu_time_ms
+    from kernels.harness import check, check_and_time, cublas_baseline
     gen = torch.Generator(device="cuda").manual_seed(seed)
     A = torch.randn(size, size, generator=gen, device="cuda").half()
     B = torch.randn(size, size, generator=gen, device="cuda").half()
-    want = torch.mm(A, B, out_dtype=torch.float32)
+    want = cublas_baseline(A, B)[1]()
     out = {}
     for name, builder in KERNELS:
-        C = torch.full((size, size), float("nan"), device="cuda")
-        run = globals()[builder](A, B, C)
-        run()
-        torch.cuda.synchronize()
-        err = ((C - want).abs().max() / want.abs().max()).item()
-        if not err < 1e-3:          # NaN (a value never written) fails too
-            raise RuntimeError(f"bench: {name} at {size}^3 is wrong: max relative error {err}")
-        out[name] = 2.0 * size ** 3 / gpu_time_ms(run) / 1e9 if timed else err
+        C = torch.empty(size, size, device="cuda")
+        run, what = globals()[builder](A, B, C), f"{name} at {size}^3"
+        out[name] = (2.0 * size ** 3 / check_and_time(run, C, want, what)[0] / 1e9 if timed
+                     else check(run, C, want, what))
     return out
 
 
@@ -137,7 +134,7 @@ def table(results, device):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--sizes", type=int, nargs="+", default=None, help="M = N = K (multiples of 128)")
-    p.add_argument("--out", help="a folder for RESULTS.md and timings.py")
+    p.add_argument("--out", help="a folder for RESULTS.md and records.json")
     p.add_argument("--check", action="store_true", help="check every kernel against cuBLAS, time nothing")
     args = p.parse_args(argv)
     import kernels
@@ -148,7 +145,7 @@ def main(argv=None):
     if args.check:
         for size in args.sizes or [256, 1024]:
             for name, err in measure(size, timed=False).items():
-                print(f"PASS {name}, {size}^3: max |C - cuBLAS| / max |cuBLAS| = {err:.1e}")
+                print(f"PASS {name}, {size}^3: ||C - cuBLAS|| / ||cuBLAS|| = {err:.1e}")
         return
     args.sizes = args.sizes or [4096, 8192]
     import torch
@@ -166,18 +163,8 @@ def main(argv=None):
             f.write("# The CuTe DSL beside our kernels and cuBLAS\n\n" + "\n".join(f"- {k}: {v}" for k, v in run.items())
                     + "\n\n" + text + "\n")
         rows = {s: {n: round(tf, 1) for n, tf in r.items()} for s, r in results.items()}
-        with open(os.path.join(args.out, "timings.py"), "w") as f:
-            f.write(TIMINGS.format(run=pprint.pformat(run, width=110), rows=pprint.pformat(rows, width=110)))
+        dump(dict(load("kernels/dsl"), run=run, rows=rows), os.path.join(args.out, "records.json"))
 
-
-TIMINGS = '''"""TFLOP/s of chapter 6's GEMM tile and chapter 7's best kernel, ours and the CuTe DSL's, and cuBLAS's, measured
-in one process by `python -m kernels.dsl.bench` (chapter 9 shows them where it cannot measure).
-RUN says where and how; ROWS maps a size to {{row name of kernels.dsl.bench.KERNELS: TFLOP/s}}."""
-
-RUN = {run}
-
-ROWS = {rows}
-'''
 
 if __name__ == "__main__":
     main()

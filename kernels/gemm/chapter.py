@@ -1,7 +1,7 @@
-"""What chapter 7 needs around kernels.gemm: the ladder's steps, quotes of their source and what changed
-from one step to the next, a check of each step against NumPy, live timings against cuBLAS (torch or CuPy,
-whichever is installed), and the figures that say what limits a step (shared-memory wavefronts and occupancy
-from cutelite.teach.gemm, registers and stall reasons recorded on an H100).
+"""What chapter 7 needs around kernels.gemm's steps: quotes of their source and what changed from one step to
+the next, a check of each step against NumPy, live timings against cuBLAS (kernels.harness), and the figures
+that say what limits a step (shared-memory wavefronts and occupancy from cutelite.teach.gemm, registers and
+stall reasons recorded on an H100: RECORD, records.json beside this file).
 
     import kernels; info = kernels.setup()
     from kernels.gemm import chapter
@@ -30,86 +30,50 @@ import numpy as np
 from numba import cuda
 
 from cutelite.teach.gemm import occupancy, smem_wavefronts  # noqa: F401  (the chapter calls them from here)
+from cutelite.teach.records import load
 
 from ..capability import MIN_SM, lacking, sm, why_not
+from ..harness import blas, check_and_time, cublas_baseline
+from ..ladder import Step
 from ..runtime import in_simulator
 from ..timing import gpu_time_ms
-from . import (EXPLORE, LADDER, ceiling, simt_banks, simt_blocking1d, simt_blocking2d, simt_coalesced,
-               simt_naive, simt_smem, simt_unrolled, simt_vectorized, simt_warptile, tc_sm75, tc_sm80,
-               tc_sm80_prefetch)
-from . import recorded as rec
+from . import EXPLORE, LADDER, ceiling, prepare, simt_coalesced, simt_naive, step  # noqa: F401  (step: for the chapter)
 
-__all__ = ["Step", "STEPS", "step", "quote", "changes", "check_run", "Bench", "device_numbers", "BASELINE_NAMES",
-           "instruction_mix", "smem_wavefronts", "occupancy", "limits", "STALL_MEANING", "fastest", "recorded_change",
-           "loop_schedule", "PROBE_STEPS", "prefetch_probe", "probe_hotspots", "compare_schedules"]
+__all__ = ["RECORD", "recorded", "recorded_regs", "step", "quote", "changes", "check_run", "Bench", "device_numbers",
+           "BASELINE_NAMES", "instruction_mix", "smem_wavefronts", "occupancy", "limits", "STALL_MEANING", "fastest",
+           "recorded_change", "loop_schedule", "PROBE_STEPS", "prefetch_probe", "probe_hotspots", "compare_schedules"]
 
+RECORD = load("kernels/gemm")
 
-@dataclass
-class Step:
-    """One rung of the ladder as the chapter shows it. `what`: the object whose source is quoted (None: the
-    module's own source);
-    `start`/`stop`: the first and last quoted lines contain these (None: from the top / to the end);
-    thread_tile: the (m, n) outputs one thread (SIMT) or one warp (tensor cores) computes."""
-    name: str
-    module: object
-    what: str
-    start: str = None
-    stop: str = None
-    thread_tile: tuple = (1, 1)
-    extra: dict = field(default_factory=dict)
-
-    @property
-    def rung(self):
-        return rung_named(self.name)
-
-    @property
-    def dtype(self):
-        return self.rung.dtype
-
-
-STEPS = [
-    Step("simt 1: naive", simt_naive, "gemm_simt_naive"),
-    Step("simt 2: coalesced", simt_coalesced, "gemm_simt_coalesced"),
-    Step("simt 3: smem tiles", simt_smem, "gemm_simt_smem"),
-    Step("simt 4: 1-D blocking", simt_blocking1d, "gemm_simt_blocking1d", "for k0 in range", "cuda.syncthreads()",
-         thread_tile=(8, 1)),
-    Step("simt 5: 2-D blocking 8x8", simt_blocking2d, "gemm_simt_blocking2d", "for k in range(BK)",
-         "acc[TN * i + j] +=", thread_tile=(8, 8)),
-    Step("simt 6: 128-bit loads", simt_vectorized, "make_kernel", "for k0 in range", "acc[TN * i + j] +=",
-         thread_tile=(8, 8)),
-    Step("simt 6b: padded smem", simt_banks, None, "PADDED = (", "PADDED = (", thread_tile=(8, 8)),
-    Step("simt 6b: swizzled smem", simt_banks, None, "SWIZZLED = (", "Swizzle(1, 2, 3)", thread_tile=(8, 8)),
-    Step("simt 7: dbuf + warp tiles", simt_warptile, "gemm_simt_warptile", "for kt in range", "# one barrier",
-         thread_tile=(8, 8)),
-    Step("simt 8: unrolled k, padded A^T", simt_unrolled, "gemm_simt_unrolled", "for kt in range", "# one barrier",
-         thread_tile=(8, 8)),
-    Step("tc sm75 128x128x32", tc_sm75, "gemm_tc_sm75", thread_tile=(64, 64)),
-    Step("tc sm80 128x128x32 4st", tc_sm80, "gemm_tc_sm80", thread_tile=(64, 64)),
-    Step("tc sm80 + k-block prefetch", tc_sm80_prefetch, "gemm_tc_sm80_prefetch", thread_tile=(64, 64)),
-]
 
 BASELINE_NAMES = {"f32": "cuBLAS fp32 (torch)", "f16": "cuBLAS fp16->fp32 (torch)"}   # the tensor-core steps: fp16 in, fp32 out
 
 
-def rung_named(name):
-    """The Rung of kernels.gemm.LADDER or EXPLORE called `name`."""
-    for r in LADDER + EXPLORE:
-        if r.name == name:
-            return r
-    raise KeyError("chapter: no rung %r in kernels.gemm.LADDER or EXPLORE" % name)
+def _row(name):
+    """The record's row of a step of LADDER or EXPLORE (under its `recorded` name) or of any row it has (cuBLAS's):
+    (name, dtype, TFLOP/s at 4096^3, registers per thread or None); all None where it has none."""
+    key = next((s.recorded for s in LADDER + EXPLORE if s.name == name), name)
+    return next((r for r in RECORD["rows"] if r[0] == key), (None,) * 4)
 
 
-def step(name):
-    """The Step called `name` (a rung name of kernels.gemm.LADDER)."""
-    for s in STEPS:
-        if s.name == name:
-            return s
-    raise KeyError("chapter.step: no step %r; the steps are %s" % (name, ", ".join(s.name for s in STEPS)))
+def recorded(name):
+    """The recorded TFLOP/s of a step or a row of the record (cuBLAS's), or None if it was not measured."""
+    return _row(name)[2]
+
+
+def recorded_regs(name):
+    """Registers per thread of a step's kernel in the recorded SASS, or None."""
+    return _row(name)[3]
+
+
+def _recorded(table, name):
+    """A step's entry in a table of the record keyed by name (RECORD["stalls"], ["schedule"]), or None."""
+    return RECORD[table].get(next((s.recorded for s in LADDER + EXPLORE if s.name == name), name))
 
 
 def _source(s):
     """(source lines, first line number, path from kernels/) of a Step's object or of any object."""
-    obj = (s.module if s.what is None else getattr(s.module, s.what)) if isinstance(s, Step) else s
+    obj = (s.module if s.quoted is None else getattr(s.module, s.quoted)) if isinstance(s, Step) else s
     obj = getattr(obj, "fn", obj)                        # a cutejit kernel: the function it traces
     obj = getattr(obj, "py_func", obj)
     lines, first = inspect.getsourcelines(obj)
@@ -119,10 +83,11 @@ def _source(s):
 
 
 def quote(s, start=None, stop=None):
-    """Lines of `s.what`'s source (a Step, or any object inspect can read), from the first line containing
-    `start` to the first line after it containing `stop`, dedented, headed by the file and line numbers."""
-    start = s.start if isinstance(s, Step) and start is None else start
-    stop = s.stop if isinstance(s, Step) and stop is None else stop
+    """Lines of the source of a Step's `quoted` (or of any object inspect can read), from the first line
+    containing `start` to the first line after it containing `stop` (a Step's `span` by default), dedented,
+    headed by the file and line numbers."""
+    start = s.span[0] if isinstance(s, Step) and start is None else start
+    stop = s.span[1] if isinstance(s, Step) and stop is None else stop
     lines, first, path = _source(s)
     name = getattr(s, "name", getattr(s, "__name__", s))
     i = 0 if start is None else next((n for n, ln in enumerate(lines) if start in ln), None)
@@ -178,7 +143,7 @@ def check_size(s):
     at least, 32 at least), 256^3 on a GPU."""
     if not in_simulator():
         return (256, 256, 256)
-    tm, tn, tk = s.rung.tile
+    tm, tn, tk = s.tile
     if s.dtype == "f16":
         tm, tn = 64, 64
     return (max(tm, 32), max(tn, 32), max(2 * tk, 32))
@@ -200,57 +165,39 @@ def check_run(s, size=None, seed=7):
     if in_simulator() and s.dtype == "f16":
         _sim_twin(s).launch(A.view(np.uint16), B.view(np.uint16), C)
     elif in_simulator():
-        s.rung.kernel.launch(A, B, C)
+        s.kernel.launch(A, B, C)
     else:
         dA, dB, dC = cuda.to_device(A), cuda.to_device(B), cuda.to_device(C)
-        s.rung.prepare(dA, dB, dC)()
+        prepare(s, dA, dB, dC)()
         C = dC.copy_to_host()
     want = A.astype(np.float64) @ B.astype(np.float64)
     return C, want, "%s, %dx%dx%d %s, vs NumPy" % (s.name, M, N, K, s.dtype)
 
 
 # ---- timing on a GPU ---------------------------------------------------------------------------------
-def _blas():
-    """('torch', module) or ('cupy', module) or (None, reason)."""
-    try:
-        import torch
-        if torch.cuda.is_available():
-            torch.backends.cuda.matmul.allow_tf32 = False
-            return "torch", torch
-    except ImportError:
-        pass
-    try:
-        import cupy
-        return "cupy", cupy
-    except ImportError:
-        pass
-    return None, "neither torch nor CuPy is installed: no cuBLAS baseline (pip install torch, or cupy-cuda12x)"
-
-
 class Bench:
-    """TFLOP/s of the ladder's steps at size^3: measured on a GPU (CUDA events, median), the recorded H100
-    figures (kernels.gemm.recorded) in the simulator. `results` maps a step name to (TFLOP/s, "measured" or
-    "recorded"), or to (None, why not) for a step this GPU (or the profile, kernels.setup(profile=...))
-    cannot run; `baseline` maps "f32"/"f16" to cuBLAS's TFLOP/s (None when there is no cuBLAS to call)."""
+    """TFLOP/s of the ladder's steps at size^3: measured on a GPU (kernels.harness: each step checked against
+    cuBLAS, then timed), the recorded H100 figures (RECORD) in the simulator. `results` maps a step name to
+    (TFLOP/s, "measured" or "recorded"), or to (None, why not) for a step this GPU (or the profile,
+    kernels.setup(profile=...)) cannot run; `baseline` maps "f32"/"f16" to cuBLAS's TFLOP/s (None when there
+    is no cuBLAS to call: then the steps are timed unchecked, as check_run checked them)."""
 
     def __init__(self, info, size=4096, progress=True):
         self.info, self.size, self.progress = info, size, progress
         self.live = not info.simulator and info.cc is not None
         self.results, self.baseline, self.ceilings = {}, {}, {}
-        self.blas, self.note = (None, None)
-        self._inputs = {}
+        self.note = None
+        self._inputs, self._want = {}, {}
         if not self.live:
-            self.source = "recorded %s on %s (%s)" % (rec.RUN["date"], rec.RUN["device"], rec.RUN["source"])
-            self.baseline = {d: rec.recorded(n) for d, n in BASELINE_NAMES.items()}
-            self.ceilings = dict(rec.CEILINGS)
+            run = RECORD["run"]
+            self.source = "recorded %s on %s (%s)" % (run["date"], run["device"], run["source"])
+            self.baseline = {d: recorded(n) for d, n in BASELINE_NAMES.items()}
+            self.ceilings = dict(RECORD["ceilings"])
             return
         self.source = "measured now on %s (%s)" % (info.label, info.sm)
-        self.blas, mod = _blas()
-        if self.blas is None:
-            self.note, self.baseline = mod, {"f32": None, "f16": None}
-        else:
-            for d in ("f32", "f16"):
-                self.baseline[d] = self._cublas(mod, d)
+        lib, self.note = blas()
+        for d in ("f32", "f16"):
+            self.baseline[d] = None if lib is None else self._cublas(d)
 
     @property
     def flop(self):
@@ -262,50 +209,41 @@ class Bench:
             self._inputs[dtype] = (A, B, cuda.to_device(A), cuda.to_device(B))
         return self._inputs[dtype]
 
-    def _cublas(self, mod, dtype):
+    def _cublas(self, dtype):
+        """cuBLAS's TFLOP/s on this dtype's inputs; its C is what the steps are checked against."""
         A, B, _, _ = self._host(dtype)
-        if self.blas == "torch":
-            a, b = mod.from_numpy(A).cuda(), mod.from_numpy(B).cuda()
-            fn = lambda: mod.matmul(a, b)  # noqa: E731
-            if dtype == "f16":   # what the tensor-core steps do: fp16 in, fp32 out (when this torch can)
-                try:
-                    mod.mm(a, b, out_dtype=mod.float32)
-                    fn = lambda: mod.mm(a, b, out_dtype=mod.float32)  # noqa: E731
-                except (TypeError, RuntimeError):
-                    pass
-        else:
-            a, b = mod.asarray(A), mod.asarray(B)
-            fn = lambda: mod.matmul(a, b)  # noqa: E731
-        return self.flop / gpu_time_ms(fn) / 1e9
+        _, run = cublas_baseline(A, B)
+        self._want[dtype] = run()
+        return self.flop / gpu_time_ms(run) / 1e9
 
     def why_not(self, s):
-        """None when this GPU (or profile) runs step s (a Step or a rung name), else a sentence saying why not."""
-        rung = s.rung if isinstance(s, Step) else rung_named(s)
-        return why_not(rung.needs, self.info.cc, self.info.label)
+        """None when this GPU (or profile) runs step s (a Step or a step name), else a sentence saying why not."""
+        s = s if isinstance(s, Step) else step(s)
+        return why_not(s.needs, self.info.cc, self.info.label)
 
     def measure(self, s):
-        """TFLOP/s of step s (a Step, or the name of a rung of LADDER or EXPLORE), measured or recorded;
+        """TFLOP/s of step s (a Step, or the name of a step of LADDER or EXPLORE), measured or recorded;
         None if this GPU cannot run it (why_not says why). Stored in results."""
-        rung = s.rung if isinstance(s, Step) else rung_named(s)
-        missing = lacking(rung.needs, self.info.cc)
+        s = s if isinstance(s, Step) else step(s)
+        missing = lacking(s.needs, self.info.cc)
         if missing:
-            self.results[rung.name] = (None, "needs %s" % sm(max(MIN_SM[n] for n in missing)))
+            self.results[s.name] = (None, "needs %s" % sm(max(MIN_SM[n] for n in missing)))
             return None
         if not self.live:
-            tf = rec.recorded(rung.name)
-            self.results[rung.name] = (tf, "recorded" if tf is not None else "not in the recorded run")
+            tf = recorded(s.name)
+            self.results[s.name] = (tf, "recorded" if tf is not None else "not in the recorded run")
             return tf
-        _, _, dA, dB = self._host(rung.dtype)
+        _, _, dA, dB = self._host(s.dtype)
+        want = self._want.get(s.dtype)
         C = cuda.device_array((self.size, self.size), np.float32)
-        run = rung.prepare(dA, dB, C)
-        bar = _progress(self.progress, "%s at %d^3" % (rung.name, self.size))
-        run()
-        cuda.synchronize()
-        bar.update(1)
-        ms = gpu_time_ms(lambda: (run(), bar.update(1)))
+        run = prepare(s, dA, dB, C)
+        bar = _progress(self.progress, "%s at %d^3" % (s.name, self.size))
+        counted = lambda: (run(), bar.update(1))  # noqa: E731
+        ms = (check_and_time(counted, C, want, "%s at %d^3, against cuBLAS" % (s.name, self.size))[0]
+              if want is not None else gpu_time_ms(counted))
         bar.close()
         tf = self.flop / ms / 1e9
-        self.results[rung.name] = (tf, "measured")
+        self.results[s.name] = (tf, "measured")
         return tf
 
     def tflops(self):
@@ -315,7 +253,7 @@ class Bench:
     def chart_rows(self):
         """(name, TFLOP/s, dtype, how it was obtained) of the chapter's steps measured so far, in ladder
         order."""
-        return [(s.name, *self.results[s.name][:1], s.dtype, self.results[s.name][1]) for s in STEPS
+        return [(s.name, *self.results[s.name][:1], s.dtype, self.results[s.name][1]) for s in LADDER
                 if s.name in self.results]
 
     def ceiling(self, shape="m16n8k16"):
@@ -390,7 +328,7 @@ def intensities(s, size=4096):
     from shared memory per thread tile (SIMT) or warp tile (tensor cores), None without shared memory)."""
     from cutelite.teach.gemm import ai_dram, ai_global, ai_shared
     e = 4 if s.dtype == "f32" else 2
-    BM, BN, _ = s.rung.tile
+    BM, BN, _ = s.tile
     smem = None if s.module in (simt_naive, simt_coalesced) else ai_shared(*s.thread_tile, e)
     return ai_dram(size, size, size, e), ai_global(BM, BN, e), smem
 
@@ -473,13 +411,13 @@ STALL_MEANING = {
 
 
 def limits(names, top=4):
-    """Print what the record says limits the rungs `names` (one column each): registers per thread (the
+    """Print what the record says limits the steps `names` (one column each): registers per thread (the
     SASS), the occupancy that follows on an H100 with the kernel's threads and shared memory, and the
-    `top` stall reasons of each (Nsight Compute, kernels.gemm.recorded.STALLS), or "not recorded"."""
+    `top` stall reasons of each (Nsight Compute, RECORD["stalls"]), or "not recorded"."""
     cols = []
     for name in names:
-        cfg = rung_named(name).kernel.config
-        regs, stalls = rec.recorded_regs(name), rec.STALLS.get(rec.CSV_NAME.get(name, name))
+        cfg = step(name).kernel.config
+        regs, stalls = recorded_regs(name), _recorded("stalls", name)
         occ = occupancy(regs, cfg["threads"], cfg["smem"]) if regs else None
         cols.append((cfg, regs, occ, stalls))
     width = max(34, *(len(n) + 2 for n in names))
@@ -487,7 +425,7 @@ def limits(names, top=4):
     def row(label, values):
         print("%-30s" % label + "".join("%-*s" % (width, v) for v in values))
 
-    print("recorded on %s (kernels.gemm.recorded), at %d^3" % (rec.RUN["device"], rec.RUN["size"][0]))
+    print("recorded on %s (kernels/gemm/records.json), at %d^3" % (RECORD["run"]["device"], RECORD["run"]["size"][0]))
     row("", names)
     row("threads, shared bytes per CTA", ["%d, %d" % (c["threads"], c["smem"]) for c, *_ in cols])
     row("registers per thread", ["not recorded" if g is None else g for _, g, _, _ in cols])
@@ -499,7 +437,7 @@ def limits(names, top=4):
     if not reasons:
         row("stall reasons", ["not recorded"] * len(cols))
         return
-    print("stall reasons, %s:" % rec.STALLS_UNIT)
+    print("stall reasons, %s:" % RECORD["stalls_unit"])
     for k in reasons:
         row("  " + k, ["not recorded" if st is None else "-" if k not in st else "%.2f" % st[k] for *_, st in cols])
     for k in reasons:
@@ -515,18 +453,18 @@ def fastest(results, names=None):
 
 
 def recorded_change(a, b):
-    """Print what the H100 record says changed from rung a to rung b: TFLOP/s, registers, CTAs an SM, every
+    """Print what the H100 record says changed from step a to step b: TFLOP/s, registers, CTAs an SM, every
     stall reason the two share (the largest change first) and their sums. Summed over all reasons, `selected`
     included, the unit (warps per issued instruction) is a scheduler's warps times the cycles between two of
     its issues; so with the same warps a scheduler, a k-tile's time goes as the instructions it issues (the
     recorded SASS loop) times that sum, which the last line compares with the measured ratio.
     Returns {reason: (a's value, b's value)}."""
-    sa, sb = (rec.STALLS[rec.CSV_NAME.get(n, n)] for n in (a, b))
-    tfa, tfb = rec.recorded(a), rec.recorded(b)
-    ra, rb = rec.recorded_regs(a), rec.recorded_regs(b)
-    occ = [occupancy(r, c["threads"], c["smem"]) for r, c in ((ra, rung_named(a).kernel.config),
-                                                                (rb, rung_named(b).kernel.config))]
-    print("recorded on %s at %d^3: %s -> %s" % (rec.RUN["device"], rec.RUN["size"][0], a, b))
+    sa, sb = (_recorded("stalls", n) for n in (a, b))
+    tfa, tfb = recorded(a), recorded(b)
+    ra, rb = recorded_regs(a), recorded_regs(b)
+    occ = [occupancy(r, c["threads"], c["smem"]) for r, c in ((ra, step(a).kernel.config),
+                                                                (rb, step(b).kernel.config))]
+    print("recorded on %s at %d^3: %s -> %s" % (RECORD["run"]["device"], RECORD["run"]["size"][0], a, b))
     print("  %-20s %6.1f -> %6.1f   (%.2fx)" % ("TFLOP/s", tfa, tfb, tfb / tfa))
     print("  %-20s %6d -> %6d" % ("registers", ra, rb))
     print("  %-20s %6s -> %6s" % ("CTAs (warps) an SM", "%d (%d)" % occ[0][:2], "%d (%d)" % occ[1][:2]))
@@ -536,8 +474,8 @@ def recorded_change(a, b):
         print("  %-20s %6.2f -> %6.2f   (%+.2f)  %s" % (k, sa[k], sb[k], sb[k] - sa[k], STALL_MEANING.get(k, "")))
     ta, tb = sum(sa.values()), sum(sb.values())
     print("  %-20s %6.2f -> %6.2f" % ("all of them", ta, tb))
-    if a in rec.SCHEDULE and b in rec.SCHEDULE:
-        na, nb = len(rec.SCHEDULE[a]["strip"]), len(rec.SCHEDULE[b]["strip"])
+    if _recorded("schedule", a) and _recorded("schedule", b):
+        na, nb = (len(_recorded("schedule", n)["strip"]) for n in (a, b))
         print("  %-20s %6d -> %6d   (SASS, loop_schedule)" % ("instructions a k-tile", na, nb))
         print("  time a k-tile, ~ instructions x all stall reasons: %.2fx; measured: %.2fx"
               % (nb * tb / (na * ta), tfa / tfb))
@@ -545,13 +483,13 @@ def recorded_change(a, b):
 
 
 def loop_schedule(names, width=96):
-    """Print the recorded SASS of each rung's main loop (kernels.gemm.recorded.SCHEDULE), one character an
+    """Print the recorded SASS of each step's main loop (RECORD["schedule"]), one character an
     instruction, and how far ahead of the first mma that reads it each ldmatrix is issued. Returns
     {name: (instructions in the loop, the smallest ldmatrix-to-mma distance)}."""
-    print("main loop in SASS (%s)\n%s\n" % (rec.SCHEDULE_SOURCE, rec.SCHEDULE_LEGEND))
+    print("main loop in SASS (%s)\n%s\n" % (RECORD["schedule_source"], RECORD["schedule_legend"]))
     out = {}
     for name in names:
-        s = rec.SCHEDULE[name]
+        s = _recorded("schedule", name)
         strip, ahead = s["strip"], sorted(d for d in s["ldmatrix_to_mma"] if d is not None)
         print("%s: %d instructions, %d mma, %d ldmatrix" % (name, len(strip), strip.count("m"), strip.count("l")))
         print("\n".join("    " + strip[i:i + width] for i in range(0, len(strip), width)))
@@ -568,28 +506,28 @@ PROBE_STEPS = {"tc sm80 128x128x32 4st": ("128x128x32 4st", "plain"),
 def _per_k_tile(config, kind):
     """Instructions a k-tile in the SASS loop the probe's GPU ran (a loop may hold several k-tiles: one barrier
     each), or None where its SASS was not recorded."""
-    s = rec.PROBE_SCHEDULE.get(config, {}).get(kind)
+    s = RECORD["probe_schedule"].get(config, {}).get(kind)
     return s and len(s["strip"]) / s["strip"].count("|")
 
 
 def prefetch_probe(reasons=("long_scoreboard", "short_scoreboard", "barrier")):
-    """Print the record of benchmarks/gemm/prefetch_probe.py (kernels.gemm.recorded.PROBE*): for each
-    configuration, step 10's and step 11's registers, CTAs an SM and TFLOP/s at each size (the median of the
-    rounds; "~" where the two kernels' ranges over the rounds overlap), step 11 / step 10; then the stall reasons
+    """Print the record of benchmarks/gemm/prefetch_probe.py (RECORD["probe*"]): for each configuration, step
+    10's and step 11's registers, CTAs an SM and TFLOP/s at each size (the median of the rounds; "~" where the
+    two kernels' ranges over the rounds overlap), step 11 / step 10; then the stall reasons
     `reasons` and the sum of all, step 10 -> step 11, the instructions a k-tile in the SASS the GPU ran, and
     instructions x all stall reasons against the measured ratio of times (as recorded_change).
     Returns {(size, config): step 11's TFLOP/s / step 10's}."""
-    run, sizes = rec.PROBE_RUN, sorted(rec.PROBE)
+    run, sizes = RECORD["probe_run"], sorted(RECORD["probe"])
     print("recorded on %s, %s, %d rounds; not the ladder's GPU: compare these only with each other\n(%s)"
           % (run["device"], run["date"], run["rounds"], run["command"]))
     print("%-16s %-11s %-5s" % ("configuration", "registers", "CTAs") +
           "".join("| %-21s %-6s" % ("%d^3: step 10 -> 11" % n, "11/10") for n in sizes))
     ratios = {}
-    for config, kinds in rec.PROBE_KERNELS.items():
+    for config, kinds in RECORD["probe_kernels"].items():
         (r10, c10), (r11, c11) = kinds["plain"], kinds["prefetch"]
         cells = []
         for n in sizes:
-            a, b = (rec.PROBE[n][config][k] for k in ("plain", "prefetch"))
+            a, b = (RECORD["probe"][n][config][k] for k in ("plain", "prefetch"))
             ratios[n, config] = b[0] / a[0]
             apart = a[2] < b[1] or b[2] < a[1]
             cells.append("| %-21s %-6s" % ("%.1f -> %.1f" % (a[0], b[0]),
@@ -598,7 +536,7 @@ def prefetch_probe(reasons=("long_scoreboard", "short_scoreboard", "barrier")):
               + "".join(cells))
     print("TFLOP/s: the median of the rounds; ~: the two kernels' ranges over the rounds (min-max) overlap")
     for n in sizes:
-        tf = {(c, k): t[0] for c, kinds in rec.PROBE[n].items() for k, t in kinds.items()}
+        tf = {(c, k): t[0] for c, kinds in RECORD["probe"][n].items() for k, t in kinds.items()}
         config, kind = max(tf, key=tf.get)
         print("fastest at %d^3: %s, step %s" % (n, config, {"plain": 10, "prefetch": 11}[kind]))
     print()
@@ -608,12 +546,12 @@ def prefetch_probe(reasons=("long_scoreboard", "short_scoreboard", "barrier")):
           "reasons, and measured:" % n)
     print("%-16s" % "configuration" + "".join("%-17s" % r for r in reasons + ("all reasons", "instructions"))
           + "time ~, measured")
-    for config in rec.PROBE_KERNELS:
-        st = rec.PROBE_STALLS[config]
+    for config in RECORD["probe_kernels"]:
+        st = RECORD["probe_stalls"][config]
         pair = lambda a, b, f: "%-17s" % ((f + " -> " + f) % (a, b))    # noqa: E731
         tot = [sum(st[k].values()) for k in ("plain", "prefetch")]
         ins = [_per_k_tile(config, k) for k in ("plain", "prefetch")]
-        measured = rec.PROBE[n][config]["plain"][0] / rec.PROBE[n][config]["prefetch"][0]
+        measured = RECORD["probe"][n][config]["plain"][0] / RECORD["probe"][n][config]["prefetch"][0]
         row = "".join(pair(st["plain"][r], st["prefetch"][r], "%.2f") for r in reasons) + pair(tot[0], tot[1], "%.2f")
         if None in ins:
             row += "%-17s" % " -> ".join("%g" % x if x else "?" for x in ins) + "?, %.2f" % measured
@@ -626,13 +564,13 @@ def prefetch_probe(reasons=("long_scoreboard", "short_scoreboard", "barrier")):
 
 def probe_hotspots():
     """Print where the long- and short-scoreboard samples fall in the loops whose Nsight Compute source page
-    the probe recorded (kernels.gemm.recorded.PROBE_HOTSPOTS): the instruction with the most samples of each,
+    the probe recorded (RECORD["probe_hotspots"]): the instruction with the most samples of each,
     its share of the kernel's samples of that reason, its place in the loop, and what it waits for."""
-    print("Nsight Compute's samples per SASS instruction, one launch at 4096^3 (%s):" % rec.PROBE_RUN["device"])
+    print("Nsight Compute's samples per SASS instruction, one launch at 4096^3 (%s):" % RECORD["probe_run"]["device"])
     step = {"plain": "step 10", "prefetch": "step 11"}
-    for config, kinds in rec.PROBE_HOTSPOTS.items():
+    for config, kinds in RECORD["probe_hotspots"].items():
         for kind, spots in kinds.items():
-            loop = len(rec.PROBE_SCHEDULE[config][kind]["strip"])
+            loop = len(RECORD["probe_schedule"][config][kind]["strip"])
             print("%s, %s:" % (config, step[kind]))
             for reason, (i, share, ins, why) in spots.items():
                 print("    %-17s %3.0f%% on instruction %d of %d, %s" % (reason, 100 * share, i, loop, ins))
@@ -640,15 +578,16 @@ def probe_hotspots():
 
 
 def compare_schedules(names=tuple(PROBE_STEPS)):
-    """Print, for the steps `names`, the main loop compiled offline (kernels.gemm.recorded.SCHEDULE) against the
-    one the probe's GPU ran (PROBE_SCHEDULE): instructions, the smallest ldmatrix-to-mma distance, and whether the
-    two loops are the same instruction for instruction. Returns {name: same?}."""
-    for label, source in (("offline", rec.SCHEDULE_SOURCE.split(";")[0]), ("on the GPU", rec.PROBE_SCHEDULE_SOURCE)):
+    """Print, for the steps `names`, the main loop compiled offline (RECORD["schedule"]) against the one the
+    probe's GPU ran (RECORD["probe_schedule"]): instructions, the smallest ldmatrix-to-mma distance, and whether
+    the two loops are the same instruction for instruction. Returns {name: same?}."""
+    for label, source in (("offline", RECORD["schedule_source"].split(";")[0]),
+                          ("on the GPU", RECORD["probe_schedule_source"])):
         print(textwrap.fill("%s: %s" % (label, source), 112, subsequent_indent="    "))
     same = {}
     for name in names:
         config, kind = PROBE_STEPS[name]
-        a, b = rec.SCHEDULE[name], rec.PROBE_SCHEDULE[config][kind]
+        a, b = _recorded("schedule", name), RECORD["probe_schedule"][config][kind]
         same[name] = a == b
         print("%-28s instructions %d offline, %d on the GPU; nearest ldmatrix -> mma %d and %d: %s"
               % (name, len(a["strip"]), len(b["strip"]), min(a["ldmatrix_to_mma"]), min(b["ldmatrix_to_mma"]),

@@ -6,11 +6,11 @@
     wgmma_cp_async.py   step 1: wgmma fed by cp.async from every thread
     pingpong.py         step 6: two consumers taking tiles in turn, so one stores C while the other computes
     warp_specialized.py steps 2-5: TMA + mbarriers, setmaxnreg, persistent, TMA-store epilogue
-    gemm.py             HopperGemm (a step, configured and launched), the ladder, timing against cuBLAS
+    gemm.py             HopperGemm (a step, configured and launched), the ladder's steps, timing against cuBLAS
 
 Import after kernels.setup().
 """
 
-from .gemm import (LADDER, MATMUL_CONFIG, VARIANTS, HopperGemm, main, matmul_hopper, operand_major,  # noqa: F401
-                   row_pitch, time_vs_cublas, tma_readable)
+from .gemm import (EXPLORE, LADDER, MATMUL_CONFIG, HopperGemm, main, make_step, matmul_hopper,  # noqa: F401
+                   operand_major, row_pitch, step, time_vs_cublas, tma_readable)
 from .objects import BK, EPI_BOX  # noqa: F401

@@ -1,10 +1,12 @@
-"""What chapter 8 shows of its kernels: the generated main loop, the recorded sweeps as a plot, and the map
-from the CuTe names the kernels call to the PTX instructions they emit."""
+"""What chapter 8 shows of its kernels: the generated main loop, the recorded runs as tables and the sweeps as
+a plot (RECORD: records.json beside this file, cutelite.teach.records), and the map from the CuTe names the
+kernels call to the PTX instructions they emit."""
 
 import re
 import textwrap
 
 from cutelite import _, size
+from cutelite.teach.records import load
 
 from ..cutejit import (
     PipelineState, PipelineTmaAsync, fence_proxy_async, gemm, kernel, local_tile, make_identity_tensor,
@@ -12,14 +14,39 @@ from ..cutejit import (
     tma_load, tma_store, tma_store_commit, tma_store_wait, warpgroup_arrive, warpgroup_commit, warpgroup_wait,
 )
 from ..cutejit.trace import current
-from ..hopper_results import HOST_US, MATMUL_2048, ODD_SHAPE, PROFILE, RECORDED_RUNS, SWEEPS
 from ..instructions.hopper_ptx import PTX
 from . import objects as hopper
 
-__all__ = ["mainloop_excerpt", "plot_sweeps", "NAME_MAP", "name_map", "name_map_table", "ladder_table",
-           "spread_4096", "dsl_table", "host_path_2048", "profile_lines", "odd_shape_lines"]
+__all__ = ["RECORD", "recorded_table", "timing_method_table", "mainloop_excerpt", "plot_sweeps", "NAME_MAP", "name_map",
+           "name_map_table", "ladder_table", "spread_4096", "dsl_table", "host_path_2048", "profile_lines",
+           "odd_shape_lines"]
 
+RECORD = load("kernels/hopper")
 STEP5, OURS = "persistent BN256 st4 group16 tma-store", "ours (persistent, TMA store)"
+
+
+def recorded_table(run=None):
+    """A recorded run as a Markdown table, headed by its date, device and command (the latest run of the
+    ladder, RECORD["runs"][0], by default)."""
+    r = RECORD["runs"][0] if run is None else run
+    out = [f"Recorded {r['date']} on {r['device']} ({r['run']} of benchmarks/gemm/RESULTS_HOPPER.md), "
+           f"`{r['command']}`, 4096^3:", "",
+           "| kernel | ms | TFLOP/s | / cuBLAS fp16->fp32 |", "|---|---|---|---|"]
+    out += [f"| {k} | {ms:.3f} | {tf:.1f} | {ratio:.2f} |" for k, ms, tf, ratio in r["rows"]]
+    return "\n".join(out)
+
+
+def timing_method_table():
+    """The recorded timing methods (RECORD["timing_methods"]) as text: the kernel's ratio to cuBLAS under each
+    timing method, then what a lone call costs the host."""
+    t = RECORD["timing_methods"]
+    lines = [f"recorded on {t['source']}, {t['kernel']}, {t['size']}^3, fp16 in, fp32 out:"]
+    for method, run, calls in t["methods"]:
+        ratios = " and ".join(f"{ratio:.2f} ({ms:.3f} ms vs cuBLAS {cublas:.3f})" for cublas, ms, ratio in calls)
+        lines.append(f"  {method} [{run}]: {ratios}")
+    lines.append("a lone call, on top of its GPU time: " + "; ".join(
+        f"{who} {extra:.3f} ms more than its {gpu:.3f}" for who, (gpu, extra) in t["host_ms"].items()))
+    return "\n".join(lines)
 
 
 def mainloop_excerpt(kernel, first="mbarrier_try_wait", last="wgmma_wait"):
@@ -36,7 +63,7 @@ def mainloop_excerpt(kernel, first="mbarrier_try_wait", last="wgmma_wait"):
     return textwrap.dedent("\n".join(lines[head:stop + 1]))
 
 
-def plot_sweeps(ax, sweeps=SWEEPS):
+def plot_sweeps(ax, sweeps=RECORD["sweeps"]):
     """Ratio to cuBLAS against problem size, one line per kernel of each recorded sweep (median over the
     sweep's rounds, with its range as an error bar)."""
     order = sorted({s for sweep in sweeps for s in sweep["sizes"]}, key=lambda s: s[0] * s[1] * s[2])
@@ -143,7 +170,7 @@ def name_map_table(calls=NAME_MAP):
 
 # ---- the recorded figures the chapter quotes, each with its run and date -----------------------------------
 def _run(name):
-    return next(r for r in RECORDED_RUNS if r["run"] == name)
+    return next(r for r in RECORD["runs"] if r["run"] == name)
 
 
 def _ratio(run, kernel):
@@ -164,9 +191,9 @@ def ladder_table(layer=("run 9", "run 10"), hand=("run 8",)):
                                              " and ".join(hand))
     out = ["Ratio to cuBLAS fp16->fp32 at 4096^3, GPU time, recorded in " + head + ":", "",
            "| step | CuTe layer | hand-indexed |", "|---|---|---|"]
-    for label, kernel in LADDER[:5]:
-        out.append("| %s | %s | %s |" % (label, _span([_ratio(r, kernel) for r in runs]),
-                                         _span([_ratio(r, kernel) for r in old])))
+    for s in LADDER[:5]:
+        out.append("| %s | %s | %s |" % (s.label, _span([_ratio(r, s.recorded) for r in runs]),
+                                         _span([_ratio(r, s.recorded) for r in old])))
     return "\n".join(out)
 
 
@@ -175,12 +202,12 @@ def spread_4096():
     cuBLAS, and cuBLAS's own range in TFLOP/s, over the machine starts of 2026-11-25."""
     flop = 2.0 * 4096 ** 3
     ratios, cublas, names = [], [], []
-    for r in RECORDED_RUNS:
+    for r in RECORD["runs"]:
         if any(k == STEP5 for k, *_ in r["rows"]) and r["run"] in ("run 9", "run 10", "run 13"):
             ratios.append(_ratio(r, STEP5))
             cublas.append(next(tf for k, _, tf, _ in r["rows"] if k.startswith("cuBLAS fp16->fp32")))
             names.append(r["run"])
-    for sw in SWEEPS:
+    for sw in RECORD["sweeps"]:
         rows = sw["sizes"][(4096, 4096, 4096)]
         ratios.append(rows[OURS][1])
         cublas.append(flop / rows["cuBLAS fp16->fp32"][0] / 1e9)
@@ -193,7 +220,7 @@ def spread_4096():
 def dsl_table(runs=("run 11", "run 14"), sizes=((4096, 4096, 4096), (8192, 8192, 8192), (4096, 14336, 4096))):
     """Ours against NVIDIA's CuTe DSL persistent example (2 x 1 cluster), median ratios to cuBLAS of the
     recorded sweeps `runs`, as a Markdown table."""
-    sweeps = [next(s for s in SWEEPS if s["run"] == r) for r in runs]
+    sweeps = [next(s for s in RECORD["sweeps"] if s["run"] == r) for r in runs]
     out = ["Median ratio to cuBLAS, ours / the DSL's (%s, %s; %s):" % (" and ".join(runs), sweeps[0]["date"],
                                                                       sweeps[0]["device"]), "",
            "| run | " + " | ".join("%dx%dx%d" % s for s in sizes) + " |", "|---" * (len(sizes) + 1) + "|"]
@@ -208,22 +235,23 @@ def host_path_2048():
     """What the host costs at 2048^3, from the records: the GEMM's GPU time (cuBLAS), the host's time per
     HopperGemm call, our kernel's ratio in runs 11, 12 and 14, and matmul's from PyTorch tensors."""
     size = (2048, 2048, 2048)
-    sw = {s["run"]: s for s in SWEEPS}
-    call, us = next(iter(HOST_US["rows"].items()))
+    sw = {s["run"]: s for s in RECORD["sweeps"]}
+    host = RECORD["host_us"]
+    call, us = next(iter(host["rows"].items()))
     lines = ["cuBLAS at 2048^3: %.3f ms (run 11)" % sw["run 11"]["sizes"][size]["cuBLAS fp16->fp32"][0],
-             "the host's time per call of %s: %.1f us (%s, %s)" % (call.replace("`", ""), us, HOST_US["command"],
-                                                                   HOST_US["date"])]
+             "the host's time per call of %s: %.1f us (%s, %s)" % (call.replace("`", ""), us, host["command"],
+                                                                  host["date"])]
     for run, how in (("run 11", "Numba's dispatcher on every launch"), ("run 12", "launches prepared once"),
                      ("run 14", "prepared launches, called on Numba views of PyTorch tensors")):
         lines.append("ours at 2048^3, %s: %.2f of cuBLAS (%s)" % (how, sw[run]["sizes"][size][OURS][1], run))
-    m = MATMUL_2048
+    m = RECORD["matmul_2048"]
     lines.append("matmul(A, B, out=C) from PyTorch tensors at 2048^3, every majorness, f16 and bf16: %s of cuBLAS "
                  "(benchmarks/gemm/RESULTS.md, matmul sweep %s, %s)" % (_span([r for *_, r in m["rows"]]),
                                                                          m["run"], m["date"]))
     return "\n".join(lines)
 
 
-def profile_lines(p=PROFILE):
+def profile_lines(p=RECORD["profile"]):
     """The recorded Nsight Compute profile of step 5, with where and when it was taken."""
     return "\n".join([
         "ncu, %s, %d^3, %s (%s, %s), %s: %d us" % (p["kernel"], p["size"], p["device"], p["date"], p["run"],
@@ -237,7 +265,7 @@ def profile_lines(p=PROFILE):
 
 def odd_shape_lines(rows=2):
     """The first `rows` of the recorded row-pitch probe: the same values, only A's and B^T's row pitch moved."""
-    o = ODD_SHAPE
+    o = RECORD["odd_shape"]
     out = ["%s (%s, %s):" % (o["command"], o["device"], o["date"])]
     for (m, n, k), (pa, pb), ms, cublas, ratio in o["rows"][:rows]:
         out.append("  %dx%dx%d, rows of %d and %d bytes: the kernel %.3f ms, cuBLAS %.3f ms (%.2f)"

@@ -2,9 +2,10 @@
 
     g = HopperGemm(BN=256, regs=(40, 232), group=16, persistent=True, tma_store=True)
     g(a, bt, c)            # Numba device arrays; tensor maps encoded once per (address, shape)
+    step("ws BN128 st4").kernel       # a step of the ladder (kernels.ladder.Step), its HopperGemm built once
 
-`python -m kernels.hopper` checks every variant against NumPy (outputs poisoned first) and times it against
-cuBLAS in the same process (GPU time).
+`python -m kernels.hopper` checks every step against NumPy (outputs poisoned first) and times it against
+cuBLAS in the same process (GPU time, kernels.harness).
 """
 
 import sys
@@ -12,16 +13,18 @@ import sys
 import numpy as np
 
 from ..cutejit import encode_tensor_map
+from ..harness import blas, check, check_and_time, cublas_baseline, sass_counts
+from ..ladder import Step, find
 from . import pingpong as pingpong_
 from . import warp_specialized, wgmma_cp_async
 from .objects import BK
 
-__all__ = ["HopperGemm", "LADDER", "VARIANTS", "MATMUL_CONFIG", "matmul_hopper", "operand_major", "row_pitch",
-           "tma_readable", "time_vs_cublas", "main"]
+__all__ = ["HopperGemm", "make_step", "LADDER", "EXPLORE", "step", "MATMUL_CONFIG", "matmul_hopper", "operand_major",
+           "row_pitch", "tma_readable", "time_vs_cublas", "main"]
 
 
 class HopperGemm:
-    """One step of the ladder, built for one configuration (see VARIANTS); M, N, K multiples of the tile."""
+    """One step of the ladder, built for one configuration (see LADDER); M, N, K multiples of the tile."""
 
     def __init__(self, BN=256, stages=4, consumers=2, regs=None, group=1, persistent=False, tma_store=False,
                  cp_async=False, pingpong=False, BM=None, dtype="float16", majors=("K", "K")):
@@ -88,35 +91,48 @@ class HopperGemm:
     def sass_counts(self):
         """Counts of HGMMA / UTMALDG / local-memory instructions in the compiled SASS (needs nvdisasm)."""
         try:
-            sass = self.kernel.numba.inspect_sass()
-            sass = "\n".join(sass.values()) if isinstance(sass, dict) else sass
+            return sass_counts(self.kernel.numba, ("HGMMA", "UTMALDG", "UTMASTG", "LDL", "STL"))
         except Exception as e:  # noqa: BLE001  (a report, not a check: say why there is none)
             return {"error": str(e)[:200]}
-        return {k: sass.count(k) for k in ("HGMMA", "UTMALDG", "UTMASTG", "LDL", "STL")}
 
 
-# The ladder of chapter 8, one idea a step: (what the step adds, its kernel in VARIANTS)
-LADDER = [("1. wgmma, fed by cp.async from every thread", "cp.async + wgmma BN128 st4"),
-          ("2. TMA loads on mbarriers, a producer warpgroup", "ws BN128 st4"),
-          ("3. 128 x 256 tiles, setmaxnreg, grouped raster", "ws BN256 st4 setmaxnreg group8"),
-          ("4. a persistent grid", "persistent BN256 st4 group16"),
-          ("5. C out through shared memory and a TMA store", "persistent BN256 st4 group16 tma-store"),
-          ("6. ping-pong consumers: one stores while the other computes", "pingpong 64x256 st4 group16")]
+def make_step(name, label="", **config):
+    """A step of chapter 8: HopperGemm(**config), its kernel's module and @kernel function quoted, what it needs
+    of the GPU; `label`: what the step adds, where the ladder teaches it."""
+    module = wgmma_cp_async if config.get("cp_async") else pingpong_ if config.get("pingpong") else warp_specialized
+    needs = ("wgmma",) + (("cp.async",) if config.get("cp_async") else ("cp.async.bulk.tensor", "mbarrier.try_wait"))
+    needs += ("setmaxnreg",) if config.get("regs") else ()
+    return Step(name, module, quoted="gemm_" + module.__name__.rsplit(".", 1)[1],
+                build=lambda s: HopperGemm(**s.config), config=config, needs=needs, label=label)
 
-VARIANTS = {   # what main() checks and times, in this order
-    "cp.async + wgmma BN128 st4": dict(BN=128, stages=4, cp_async=True),
-    "ws BN128 st4": dict(BN=128, stages=4),
-    "ws BN256 st4 setmaxnreg group8": dict(BN=256, stages=4, regs=(40, 232), group=8),
-    "persistent BN256 st4 group8": dict(BN=256, stages=4, regs=(40, 232), group=8, persistent=True),
-    "persistent BN256 st4 group16": dict(BN=256, stages=4, regs=(40, 232), group=16, persistent=True),
-    "persistent BN256 st4 group16 tma-store": dict(BN=256, stages=4, regs=(40, 232), group=16, persistent=True,
-                                                   tma_store=True),
-    "pingpong 64x256 st4 group16": dict(BM=64, BN=256, stages=4, regs=(40, 232), group=16, pingpong=True),
-    "pingpong 128x128 st4 group16": dict(BM=128, BN=128, stages=4, regs=(40, 232), group=16, pingpong=True),
-}
 
-# what matmul("auto") runs on sm_90 (RESULTS_HOPPER.md)
-MATMUL_CONFIG = dict(BN=256, stages=4, regs=(40, 232), group=16, persistent=True, tma_store=True)
+LADDER = [   # chapter 8's ladder, one idea a step
+    make_step("cp.async + wgmma BN128 st4", "1. wgmma, fed by cp.async from every thread", BN=128, stages=4,
+              cp_async=True),
+    make_step("ws BN128 st4", "2. TMA loads on mbarriers, a producer warpgroup", BN=128, stages=4),
+    make_step("ws BN256 st4 setmaxnreg group8", "3. 128 x 256 tiles, setmaxnreg, grouped raster", BN=256, stages=4,
+              regs=(40, 232), group=8),
+    make_step("persistent BN256 st4 group16", "4. a persistent grid", BN=256, stages=4, regs=(40, 232), group=16,
+              persistent=True),
+    make_step("persistent BN256 st4 group16 tma-store", "5. C out through shared memory and a TMA store", BN=256,
+              stages=4, regs=(40, 232), group=16, persistent=True, tma_store=True),
+    make_step("pingpong 64x256 st4 group16", "6. ping-pong consumers: one stores while the other computes", BM=64,
+              BN=256, stages=4, regs=(40, 232), group=16, pingpong=True),
+]
+
+EXPLORE = [   # what `python -m kernels.hopper` also checks and times
+    make_step("persistent BN256 st4 group8", BN=256, stages=4, regs=(40, 232), group=8, persistent=True),
+    make_step("pingpong 128x128 st4 group16", BM=128, BN=128, stages=4, regs=(40, 232), group=16, pingpong=True),
+]
+
+
+def step(name):
+    """The step of LADDER or EXPLORE called `name`."""
+    return find(LADDER + EXPLORE, name, "kernels.hopper")
+
+
+# what matmul("auto") runs on sm_90 (RESULTS_HOPPER.md): step 5
+MATMUL_CONFIG = step("persistent BN256 st4 group16 tma-store").config
 _MATMUL = {}
 
 
@@ -180,39 +196,23 @@ def row_pitch(x):
     return None if major is None else x.strides[0 if major == "K" else 1]
 
 
-def _cublas(a, bt, reps):
-    """(name, ms, reference C) of cuBLAS fp16 -> fp32 through torch (or CuPy), or (None, None, NumPy's C)."""
+def _baseline(a, bt, reps):
+    """(label, ms, C) of cuBLAS computing a @ bt.T (host arrays), fp16 -> fp32 (kernels.harness); (None, None, NumPy's
+    C) where there is no cuBLAS to call."""
     from ..timing import gpu_time_ms
-    try:
-        import torch
-        ta, tbt = torch.from_numpy(a).cuda(), torch.from_numpy(bt).cuda()
-        ref = torch.mm(ta.float(), tbt.float().T).cpu().numpy()
-        try:        # the same work as the kernels: fp16 in, fp32 out
-            torch.mm(ta, tbt.T, out_dtype=torch.float32)
-            return ("cuBLAS fp16->fp32 (torch %s)" % torch.__version__,
-                    gpu_time_ms(lambda: torch.mm(ta, tbt.T, out_dtype=torch.float32), reps), ref)
-        except (TypeError, RuntimeError):       # a torch without out_dtype
-            return ("cuBLAS fp16->fp16 (torch %s)" % torch.__version__,
-                    gpu_time_ms(lambda: torch.mm(ta, tbt.T), reps), ref)
-    except ImportError:
-        pass
-    try:
-        import cupy
-        ca, cbt = cupy.asarray(a), cupy.asarray(bt)
-        ref = cupy.asnumpy(ca.astype(cupy.float32) @ cbt.astype(cupy.float32).T)
-        return "cuBLAS fp16 (CuPy %s)" % cupy.__version__, gpu_time_ms(lambda: ca @ cbt.T, reps), ref
-    except ImportError:
+    if blas()[0] is None:
         return None, None, a.astype(np.float32) @ bt.astype(np.float32).T
+    label, run = cublas_baseline(a, bt.T)
+    return label, gpu_time_ms(run, reps), run()
 
 
 def time_vs_cublas(gemms, size=4096, reps=20):
     """Time each kernel of `gemms` (a dict name -> kernel called as kernel(a, bt, c), e.g. a HopperGemm; or
     one kernel) at size^3 against cuBLAS in the same process, on the same Gaussian inputs, as GPU time
-    (kernels.timing.gpu_time_ms). Each kernel's C is checked against cuBLAS first (poisoned with NaN before
-    the run). Returns a Markdown table (device, date) for a notebook."""
+    (kernels.harness.check_and_time: each kernel's C is poisoned with NaN and checked against cuBLAS's first).
+    Returns a Markdown table (device, date) for a notebook."""
     import datetime
     from numba import cuda
-    from ..timing import gpu_time_ms
     if not isinstance(gemms, dict):
         gemms = {"this kernel": gemms}
     rng = np.random.default_rng(11)
@@ -220,7 +220,7 @@ def time_vs_cublas(gemms, size=4096, reps=20):
     bt = (rng.standard_normal((size, size)) * 0.5).astype(np.float16)
     da, dbt = cuda.to_device(a), cuda.to_device(bt)
     flops = 2.0 * size ** 3
-    lib, base, ref = _cublas(a, bt, reps)
+    lib, base, ref = _baseline(a, bt, reps)
     name = cuda.get_current_device().name
     name = name.decode() if isinstance(name, bytes) else name
     lines = ["Measured %s on %s, %d^3, GPU time, median of %d" % (datetime.date.today(), name, size, reps),
@@ -228,66 +228,51 @@ def time_vs_cublas(gemms, size=4096, reps=20):
     if base is not None:
         lines.append("| %s | %.3f | %.1f | 1.00 |" % (lib, base, flops / base / 1e9))
     for label, gemm in gemms.items():
-        dc = cuda.to_device(np.full((size, size), np.nan, np.float32))
-        gemm(da, dbt, dc)
-        out = dc.copy_to_host()
-        err = float(np.linalg.norm(np.nan_to_num(out - ref, nan=1e30)) / np.linalg.norm(ref))
-        if not (np.isfinite(out).all() and err < 1e-3):
-            raise AssertionError("time_vs_cublas: %s's C differs from the reference (rel err %.2e)" % (label, err))
-        ms = gpu_time_ms(lambda: gemm(da, dbt, dc), reps)
+        dc = cuda.device_array((size, size), np.float32)
+        ms, _ = check_and_time(lambda: gemm(da, dbt, dc), dc, ref, "time_vs_cublas: " + label, reps=reps)
         lines.append("| %s | %.3f | %.1f | %s |" % (label, ms, flops / ms / 1e9, "%.2f" % (base / ms) if base else "-"))
     if base is None:
         lines.append("\n(no torch or CuPy here: no cuBLAS to compare with)")
     return "\n".join(lines)
 
 
-def main(argv=None):
-    """Check every variant on this GPU (NumPy reference, outputs poisoned with NaN first, three shapes, and
-    shapes that are not multiples of the tile for the TMA-store kernel), then time it at 4096^3 against
-    cuBLAS in the same process; print a table."""
+def main(argv=None, steps=None):
+    """Check every step of LADDER + EXPLORE (those whose name contains an argument of `argv`, if any; or the
+    Steps `steps`) on this GPU (NumPy reference, outputs poisoned with NaN first, two shapes, and shapes that
+    are not multiples of the tile for the TMA-store kernel; kernels.harness.check), then check it against
+    cuBLAS and time it at 4096^3 in the same process; print a table. Returns [(name, passed, ms, SASS counts)]."""
     import kernels
     kernels.setup()
     from numba import cuda
-    from ..timing import gpu_time_ms
     rng = np.random.default_rng(7)
-    variants = [v for v in VARIANTS.items() if not argv or any(a in v[0] for a in argv)] or list(VARIANTS.items())
+    steps = steps or [s for s in LADDER + EXPLORE if not argv or any(a in s.name for a in argv)] or LADDER + EXPLORE
     S = 4096
     flops = 2.0 * S ** 3
     a = (rng.standard_normal((S, S)) * 0.5).astype(np.float16)
     bt = (rng.standard_normal((S, S)) * 0.5).astype(np.float16)
     da, dbt = cuda.to_device(a), cuda.to_device(bt)
-    lib, base, ref_big = _cublas(a, bt, 30)
+    lib, base, ref_big = _baseline(a, bt, 30)
     rows = []
-    for name, cfg in variants:
-        g = HopperGemm(**cfg)
-        ok, ms = True, float("nan")
-        ragged = [(1000, 1000, 1000), (129, 260, 72), (1, 4, 8)] if cfg.get("tma_store") else []
-        for (M, N, K) in [(256, 512, 320), (384, 1024, 192)] + ragged + [(S, S, S)]:
-            if (M, N, K) == (S, S, S):
-                x, y, ref = da, dbt, ref_big
-            else:
+    for s in steps:
+        g, ms = s.kernel, float("nan")
+        ragged = [(1000, 1000, 1000), (129, 260, 72), (1, 4, 8)] if s.config.get("tma_store") else []
+        try:
+            for (M, N, K) in [(256, 512, 320), (384, 1024, 192)] + ragged:
                 xa = (rng.standard_normal((M, K)) * 0.5).astype(np.float16)
                 xb = (rng.standard_normal((N, K)) * 0.5).astype(np.float16)
-                ref = xa.astype(np.float32) @ xb.astype(np.float32).T
-                x, y = cuda.to_device(xa), cuda.to_device(xb)
-            dc = cuda.to_device(np.full((M, N), np.nan, dtype=np.float32))
-            try:
-                g(x, y, dc)
-                cuda.synchronize()
-            except Exception as e:  # noqa: BLE001  (report the variant as failed and go on)
-                print("%s: FAILED at %s: %s" % (name, (M, N, K), str(e)[:1500]), flush=True)
-                ok = False
-                break
-            out = dc.copy_to_host()
-            written = bool(np.isfinite(out).all())
-            err = float(np.linalg.norm(np.nan_to_num(out - ref, nan=1e30)) / np.linalg.norm(ref))
-            print("%s %s: rel err %.2e, every output written: %s" % (name, (M, N, K), err, written), flush=True)
-            ok = ok and written and err < 1e-5
-        if ok:
-            dc = cuda.device_array((S, S), dtype=np.float32)
-            ms = gpu_time_ms(lambda: g(da, dbt, dc), reps=30)
-        rows.append((name, ok, ms, g.sass_counts() if ok else {}))
-        print("%s: %s, %.3f ms, %.1f TFLOP/s, SASS %s" % (name, "PASS" if ok else "FAIL", ms, flops / ms / 1e9,
+                x, y, dc = cuda.to_device(xa), cuda.to_device(xb), cuda.device_array((M, N), np.float32)
+                err = check(lambda: g(x, y, dc), dc, xa.astype(np.float32) @ xb.astype(np.float32).T,
+                            "%s at %s" % (s.name, (M, N, K)), tol=1e-5)
+                print("%s %s: rel err %.2e" % (s.name, (M, N, K), err), flush=True)
+            dc = cuda.device_array((S, S), np.float32)
+            ms, err = check_and_time(lambda: g(da, dbt, dc), dc, ref_big, "%s at %d^3" % (s.name, S), tol=1e-5, reps=30)
+            print("%s %s: rel err %.2e" % (s.name, (S, S, S), err), flush=True)
+            ok = True
+        except Exception as e:  # noqa: BLE001  (report the step as failed and go on)
+            print("%s: FAILED: %s" % (s.name, str(e)[:1500]), flush=True)
+            ok = False
+        rows.append((s.name, ok, ms, g.sass_counts() if ok else {}))
+        print("%s: %s, %.3f ms, %.1f TFLOP/s, SASS %s" % (s.name, "PASS" if ok else "FAIL", ms, flops / ms / 1e9,
                                                           rows[-1][3]), flush=True)
     print("\n| kernel (4096^3, fp16 in, fp32 accumulate) | ms | TFLOP/s | / cuBLAS |")
     print("|---|---|---|---|")

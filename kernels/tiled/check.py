@@ -12,22 +12,11 @@ import argparse
 import os
 import sys
 
+from ..harness import registers, sass_counts, sass_text
+
+# the copies' and the tile's instructions, each width apart ("LDG.E " with its space: 32-bit loads only)
 MARKERS = ("LDG.E.128", "LDG.E ", "LDGSTS", "STS.128", "STS ", "LDS.128", "LDS ", "STG.E.128", "STG.E ", "LDSM.16.M88.4",
            "LDSM.16.MT88.4", "HMMA")
-
-
-def sass_counts(kernel):
-    """{opcode marker: count} over the kernel's compiled SASS (all overloads), and the text."""
-    texts = kernel.inspect_sass()
-    text = "\n".join(texts.values()) if isinstance(texts, dict) else str(texts)
-    lines = [ln for ln in text.splitlines() if "/*" in ln and "@!PT" not in ln]   # @!PT: never-run padding
-    counts = {m: sum(1 for ln in lines if m in ln) for m in MARKERS}
-    return {m: n for m, n in counts.items() if n}, text
-
-
-def regs(kernel):
-    r = kernel.get_regs_per_thread()
-    return max(r.values()) if isinstance(r, dict) else r
 
 
 def main(argv=None):
@@ -54,8 +43,9 @@ def main(argv=None):
         failed += not ok
         sass, nreg = {}, None
         if gpu:
-            sass, text = sass_counts(kernel)
-            nreg = regs(kernel)
+            text = sass_text(kernel)
+            sass = {m: n for m, n in sass_counts(text, MARKERS).items() if n}
+            nreg = registers(kernel)
             if args.sass_dir:
                 os.makedirs(args.sass_dir, exist_ok=True)
                 with open(os.path.join(args.sass_dir, name.replace(" ", "_").replace(".", "") + ".sass"), "w") as f:
