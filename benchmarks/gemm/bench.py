@@ -4,8 +4,8 @@
 
 For each size: fresh random inputs; cuBLAS fp32, fp16 -> fp16 and fp16 -> fp32 (the tensor-core rungs'
 baseline: same inputs and output type as theirs); every rung's output poisoned (NaN) and compared with the cuBLAS
-result (torch, TF32 off for fp32) by ||out - ref|| / ||ref||; then timed with CUDA events (kernels.timing:
-3 warm-up launches, median of >= 10 batches of launches queued back to back, so that the host's launch
+result (torch, TF32 off for fp32) by ||out - ref|| / ||ref|| (kernels.harness); then timed with CUDA events
+(kernels.timing: 3 warm-up launches, median of >= 10 batches of launches queued back to back, so that the host's launch
 cost is not counted: GPU time, as a profiler sees it); then the user's call, matmul(A, B, out=C) for f32 and f16 ("matmul auto f32/f16":
 any size: edges predicated or padded). Also the mma.sync ceiling (register-only mma loops) and each kernel's SASS
 facts (registers, LDGSTS / LDSM / HMMA / LDG.E.128 / LDS.128 counts, local-memory spills).
@@ -30,19 +30,11 @@ from numba import cuda  # noqa: E402
 
 from kernels import gemm  # noqa: E402
 from kernels.gemm import ceiling  # noqa: E402
+from kernels.harness import check_and_time, cublas_baseline, registers, rel_err, sass_counts, sass_text  # noqa: E402
 from kernels.timing import gpu_time_ms  # noqa: E402
 
 torch.backends.cuda.matmul.allow_tf32 = False
 torch.backends.cudnn.allow_tf32 = False
-
-
-def rel_err(out, ref):
-    out = torch.as_tensor(out, device="cuda").double()
-    ref = ref.double()
-    if not torch.isfinite(out).all():
-        return float("inf")
-    return float(torch.linalg.norm(out - ref) / torch.linalg.norm(ref))
-
 
 SASS_OPS = ["HMMA", "LDGSTS", "LDSM", "LDG.E.128", "LDS.128", "STS.128", "FFMA", "LDL", "STL"]
 
@@ -50,17 +42,9 @@ SASS_OPS = ["HMMA", "LDGSTS", "LDSM", "LDG.E.128", "LDS.128", "STS.128", "FFMA",
 def sass_facts(kernel):
     """Registers per thread and instruction counts of every specialisation of `kernel` (a Numba kernel)."""
     try:
-        sass = kernel.inspect_sass()
-        if isinstance(sass, dict):
-            sass = "\n".join(sass.values())
-        regs = kernel.get_regs_per_thread()
-        if isinstance(regs, dict):
-            regs = max(regs.values())
+        facts = dict(regs=registers(kernel), **sass_counts(kernel, SASS_OPS))
     except Exception as e:  # noqa: BLE001
         return {"error": str(e)[:200]}
-    facts = {"regs": regs}
-    for op in SASS_OPS:
-        facts[op] = len(re.findall(r"\b" + re.escape(op) + r"[\s.]", sass))
     try:
         facts["local_bytes"] = max(kernel.get_local_mem_per_thread().values()) if isinstance(
             kernel.get_local_mem_per_thread(), dict) else kernel.get_local_mem_per_thread()
@@ -95,7 +79,7 @@ def main():
     for it in items.split(","):
         mnk = tuple(int(x) for x in it.split("x")) if "x" in it else (int(it),) * 3
         sizes.append(mnk)
-    rungs = [r for r in gemm.LADDER + (gemm.EXPLORE if args.explore else []) if gemm.runnable(r, INFO.cc)
+    rungs = [r for r in gemm.LADDER + (gemm.EXPLORE if args.explore else []) if r.runs_on(INFO.cc)
              and (not args.only or any(s in r.name for s in args.only.split(",")))]
     print("device: %s (sm_%d%d), torch %s, %s" % (INFO.name, INFO.cc[0], INFO.cc[1], torch.__version__,
                                                  time.strftime("%Y-%m-%d")), flush=True)
@@ -112,17 +96,14 @@ def main():
         A16, B16 = A32.half(), B32.half()
         flop = 2.0 * M * N * K
         ref = {"f32": A32 @ B32, "f16": A16.float() @ B16.float()}
-        for name, fn, dt in (("cuBLAS fp32 (torch)", lambda: torch.matmul(A32, B32), "f32"),
-                             ("cuBLAS fp16 (torch)", lambda: torch.matmul(A16, B16), "f16"),
-                             (CUBLAS_F16_F32, lambda: torch.mm(A16, B16, out_dtype=torch.float32), "f16")):
-            try:
-                fn()
-            except (TypeError, RuntimeError) as e:   # torch before out_dtype: the fp16-output row stands alone
-                print("\n%s unavailable: %s" % (name, str(e)[:200]), flush=True)
-                bar.update(1)
-                continue
+        label, f16_f32 = cublas_baseline(A16, B16)
+        calls = [("cuBLAS fp32 (torch)", cublas_baseline(A32, B32)[1], "f32"),
+                 ("cuBLAS fp16 (torch)", lambda: torch.matmul(A16, B16), "f16")]
+        calls += [(CUBLAS_F16_F32, f16_f32, "f16")] if "->fp32" in label else []   # else torch has no out_dtype
+        bar.update(3 - len(calls))
+        for name, fn, dt in calls:
             ms = gpu_time_ms(fn, args.reps)
-            err = rel_err(fn().float(), ref[dt])
+            err = rel_err(fn(), ref[dt])
             rows.append(dict(rung=name, dtype=dt, M=M, N=N, K=K, ms=ms, tflops=flop / ms / 1e9, rel_err=err))
             bar.update(1)
         for r in rungs:
@@ -131,14 +112,10 @@ def main():
                 bar.update(1)
                 continue
             A, B = (A32, B32) if r.dtype == "f32" else (A16, B16)
-            C = torch.full((M, N), float("nan"), device="cuda")
+            C = torch.empty(M, N, device="cuda")
             try:
-                run = r.prepare(A, B, C)
-                run()
-                cuda.synchronize()
-                err = rel_err(C, ref[r.dtype])
-                ms = gpu_time_ms(run, args.reps)
-            except Exception as e:  # noqa: BLE001  (a failing rung is reported, the others still run)
+                ms, err = check_and_time(gemm.prepare(r, A, B, C), C, ref[r.dtype], r.name, reps=args.reps)
+            except Exception as e:  # noqa: BLE001  (a failing or wrong rung is reported, the others still run)
                 print("\n%s failed: %s: %s" % (r.name, type(e).__name__, str(e)[:300]), flush=True)
                 too_slow.add(r.name)
                 bar.update(1)
@@ -149,12 +126,8 @@ def main():
                              rel_err=err))
             bar.update(1)
         for dt, (A, B) in (("f32", (A32, B32)), ("f16", (A16, B16))):   # the user's call: any size (padded)
-            C = torch.full((M, N), float("nan"), device="cuda")
-            run = lambda: gemm.matmul(A, B, out=C)  # noqa: E731
-            run()
-            cuda.synchronize()
-            err = rel_err(C, ref[dt])
-            ms = gpu_time_ms(run, args.reps)
+            C = torch.empty(M, N, device="cuda")
+            ms, err = check_and_time(lambda: gemm.matmul(A, B, out=C), C, ref[dt], "matmul auto " + dt, reps=args.reps)
             rows.append(dict(rung="matmul auto " + dt, dtype=dt, M=M, N=N, K=K, ms=ms, tflops=flop / ms / 1e9,
                              rel_err=err))
         del A32, B32, A16, B16, ref
@@ -173,9 +146,8 @@ def main():
     for r in rungs:
         if args.dump_sass:
             os.makedirs(os.path.join(args.out, "sass"), exist_ok=True)
-            sass = r.kernel.numba.inspect_sass()
             with open(os.path.join(args.out, "sass", re.sub(r"\W+", "_", r.name) + ".sass"), "w") as f:
-                f.write("\n".join(sass.values()) if isinstance(sass, dict) else sass)
+                f.write(sass_text(r.kernel.numba))
         facts = sass_facts(r.kernel.numba)
         sass_rows.append(dict(rung=r.name, **facts))
     keys = sorted({k for s in sass_rows for k in s}, key=lambda k: (k != "rung", k))

@@ -19,10 +19,9 @@ import torch  # noqa: E402
 from numba import cuda  # noqa: E402
 
 from kernels import gemm  # noqa: E402
+from kernels.harness import check_and_time, cublas_baseline, registers, sass_text  # noqa: E402
 from kernels.timing import gpu_time_ms  # noqa: E402
 from kernels.gemm import ceiling, tc_sm75, tc_sm80, tc_sm80_prefetch  # noqa: E402,F401
-
-torch.backends.cuda.matmul.allow_tf32 = False
 
 
 def _variant(module, tag, cfg):
@@ -53,17 +52,13 @@ def main():
     g = torch.Generator(device="cuda").manual_seed(n)
     A32, B32 = torch.randn(n, n, device="cuda", generator=g), torch.randn(n, n, device="cuda", generator=g)
     A16, B16 = A32.half(), B32.half()
-    ref = {"f16": A16.float() @ B16.float(), "f32": A32 @ B32}
+    baseline = {"f16": cublas_baseline(A16, B16), "f32": cublas_baseline(A32, B32)}
+    ref = {dtype: run() for dtype, (_, run) in baseline.items()}
     flop = 2.0 * n ** 3
     rows = []
     if not a.once:
-        for name, fn in (("cuBLAS fp16", lambda: torch.matmul(A16, B16)),
-                         ("cuBLAS fp16->fp32", lambda: torch.mm(A16, B16, out_dtype=torch.float32)),
-                         ("cuBLAS fp32", lambda: torch.matmul(A32, B32))):
-            try:
-                rows.append((name, flop / gpu_time_ms(fn, a.reps) / 1e9, 0.0, ""))
-            except (TypeError, RuntimeError) as e:   # torch before out_dtype
-                print("%s unavailable: %s" % (name, str(e)[:200]))
+        for name, fn in [("cuBLAS fp16", lambda: torch.matmul(A16, B16))] + list(baseline.values()):
+            rows.append((name, flop / gpu_time_ms(fn, a.reps) / 1e9, 0.0, ""))
         for shape in ("m16n8k16", "m16n8k8"):
             k = ceiling.make_kernel(shape)
             out = cuda.device_array(132 * 8 * 256, np.float32)
@@ -73,23 +68,20 @@ def main():
     for i, v in enumerate(a.variants):
         r = eval(v, env)
         A, B = (A32, B32) if r.dtype == "f32" else (A16, B16)
-        C = torch.full((n, n), float("nan"), device="cuda")
-        run = r.prepare(A, B, C)
-        run()
-        cuda.synchronize()
+        C = torch.empty(n, n, device="cuda")
+        run = gemm.prepare(r, A, B, C)
         if a.once:
+            run()
+            cuda.synchronize()
             continue
-        err = float(torch.linalg.norm(C.double() - ref[r.dtype].double()) / torch.linalg.norm(ref[r.dtype].double()))
-        if not torch.isfinite(C).all():
-            err = float("inf")
-        ms = gpu_time_ms(run, a.reps)
-        regs = r.kernel.numba.get_regs_per_thread()
-        regs = max(regs.values()) if isinstance(regs, dict) else regs
-        rows.append((v, flop / ms / 1e9, err, regs))
+        try:
+            ms, err = check_and_time(run, C, ref[r.dtype], v, reps=a.reps)
+        except AssertionError as e:                  # a wrong variant is reported, not timed
+            print(e)
+            ms, err = float("inf"), float("inf")
+        rows.append((v, flop / ms / 1e9, err, registers(r.kernel.numba)))
         if i == a.sass:
-            s = r.kernel.numba.inspect_sass()
-            s = "\n".join(s.values()) if isinstance(s, dict) else s
-            open(os.path.join(os.environ.get("OUT", "."), "sass_%d.txt" % i), "w").write(s)
+            open(os.path.join(os.environ.get("OUT", "."), "sass_%d.txt" % i), "w").write(sass_text(r.kernel.numba))
     if not a.once:
         print("\n%-60s %8s %8s %6s" % ("variant (%d^3)" % n, "TFLOP/s", "rel.err", "regs"))
         for v, tf, err, regs in rows:

@@ -17,9 +17,8 @@ from numba import cuda  # noqa: E402
 
 from kernels.hopper import gemm as H  # noqa: E402
 
-CONFIGS = {"tma_store": H.MATMUL_CONFIG,
-           "persistent": dict(BN=256, stages=4, regs=(40, 232), group=16, persistent=True),
-           "ws": dict(BN=256, stages=4, regs=(40, 232), group=8)}
+CONFIGS = {"tma_store": H.MATMUL_CONFIG, "persistent": H.step("persistent BN256 st4 group16").config,
+           "ws": H.step("ws BN256 st4 setmaxnreg group8").config}
 S = 4096
 rng = np.random.default_rng(0)
 a = cuda.to_device((rng.standard_normal((S, S)) * 0.5).astype(np.float16))
@@ -28,9 +27,10 @@ c = cuda.device_array((S, S), np.float32)
 which = sys.argv[1] if len(sys.argv) > 1 else "tma_store"
 if which == "cublas":
     import torch
-    ta, tbt = torch.as_tensor(a, device="cuda"), torch.as_tensor(bt, device="cuda")
+    from kernels.harness import cublas_baseline
+    cublas = cublas_baseline(torch.as_tensor(a, device="cuda"), torch.as_tensor(bt, device="cuda").T)[1]
     for _ in range(4):
-        torch.mm(ta, tbt.T, out_dtype=torch.float32)
+        cublas()
     torch.cuda.synchronize()
     print("ran cuBLAS fp16->fp32 4 times")
 else:

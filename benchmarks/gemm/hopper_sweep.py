@@ -1,6 +1,6 @@
 """Chapter 8's fastest kernels against cuBLAS over sizes, in one process, on the same Gaussian data, GPU time.
 
-For each size: every kernel's C is checked against cuBLAS's (poisoned with NaN first), then kernels and
+For each size: every kernel's C is checked against cuBLAS's (poisoned with NaN first, kernels.harness), then kernels and
 cuBLAS are timed in `rounds` interleaved rounds (kernels.timing.gpu_time_ms, median of `reps` launches
 each), so that clock drift hits everyone alike. Prints a Markdown table (median ratio, and the spread of
 the ratio over the rounds) and writes it, with the raw times, to --out (JSON).
@@ -20,7 +20,8 @@ kernels.setup()
 from numba import cuda  # noqa: E402
 import torch  # noqa: E402
 
-from kernels.hopper import HopperGemm, VARIANTS  # noqa: E402
+from kernels.harness import check, cublas_baseline  # noqa: E402
+from kernels.hopper import step  # noqa: E402
 from kernels.timing import gpu_time_ms  # noqa: E402
 
 SIZES = [(2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192), (4096, 14336, 4096)]
@@ -33,32 +34,34 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--reps", type=int, default=30)
     args = ap.parse_args()
-    gemms = {name: HopperGemm(**VARIANTS[name]) for name in KERNELS}
+    gemms = {name: step(name).kernel for name in KERNELS}
     rng = np.random.default_rng(5)
     raw = {}
     for (M, N, K) in SIZES:
-        a = (rng.standard_normal((M, K)) * 0.5).astype(np.float16)
-        bt = (rng.standard_normal((N, K)) * 0.5).astype(np.float16)
-        ta, tbt = torch.from_numpy(a).cuda(), torch.from_numpy(bt).cuda()
-        ref = torch.mm(ta, tbt.T, out_dtype=torch.float32)
+        ta, tbt, cublas, ref = inputs(rng, M, N, K)
         da, dbt = cuda.as_cuda_array(ta), cuda.as_cuda_array(tbt)
-        dc = cuda.to_device(np.full((M, N), np.nan, np.float32))
-        runs = {"cuBLAS": lambda: torch.mm(ta, tbt.T, out_dtype=torch.float32)}
+        runs = {"cuBLAS": cublas}
         for name, g in gemms.items():
-            dc = cuda.to_device(np.full((M, N), np.nan, np.float32))
-            g(da, dbt, dc)
-            out = torch.as_tensor(dc, device="cuda")
-            err = float((torch.nan_to_num(out - ref, nan=1e30)).norm() / ref.norm())
-            print("%s %s: rel err vs cuBLAS %.2e" % (name, (M, N, K), err), flush=True)
-            if not (err < 1e-5):
-                raise SystemExit("FAIL: %s at %s" % (name, (M, N, K)))
+            dc = cuda.device_array((M, N), np.float32)
             runs[name] = (lambda g=g, dc=dc: g(da, dbt, dc))
+            err = check(runs[name], dc, ref, "%s at %s" % (name, (M, N, K)), tol=1e-5)
+            print("%s %s: rel err vs cuBLAS %.2e" % (name, (M, N, K), err), flush=True)
         times = {name: [] for name in runs}
         for _ in range(args.rounds):
             for name, fn in runs.items():
                 times[name].append(gpu_time_ms(fn, args.reps))
         raw["%dx%dx%d" % (M, N, K)] = times
     report(raw, "cuBLAS", args, "hopper_sweep.json")
+
+
+def inputs(rng, M, N, K):
+    """Gaussian fp16 A (M, K) and Bt (N, K), standard deviation 0.5, on the GPU (torch), cuBLAS computing
+    A @ Bt.T into fp32 (kernels.harness) and its C: (A, Bt, cuBLAS's launch, C)."""
+    a = (rng.standard_normal((M, K)) * 0.5).astype(np.float16)
+    bt = (rng.standard_normal((N, K)) * 0.5).astype(np.float16)
+    ta, tbt = torch.from_numpy(a).cuda(), torch.from_numpy(bt).cuda()
+    cublas = cublas_baseline(ta, tbt.T)[1]
+    return ta, tbt, cublas, cublas()
 
 
 def report(raw, base, args, filename):

@@ -12,30 +12,24 @@ import kernels
 kernels.setup()
 from numba import cuda  # noqa: E402
 
+from kernels.harness import check  # noqa: E402
 from kernels.hopper import gemm as H  # noqa: E402
 from kernels.gemm.matmul import matmul  # noqa: E402
 
-names = ["persistent BN256 st4 group16", "persistent BN256 st4 group16 tma-store"]
-H.VARIANTS = dict(H.VARIANTS, **{"persistent BN256 st4 group8 tma-store": dict(
-    H.VARIANTS[names[1]], group=8)})
-names.append("persistent BN256 st4 group8 tma-store")
-H.VARIANTS = {n: H.VARIANTS[n] for n in names}
-rows = H.main()
+steps = [H.step("persistent BN256 st4 group16"), H.step("persistent BN256 st4 group16 tma-store")]
+steps.append(H.make_step("persistent BN256 st4 group8 tma-store", **dict(steps[1].config, group=8)))
+rows = H.main(steps=steps)
 
-H.MATMUL_CONFIG = H.VARIANTS[names[1]]
+H.MATMUL_CONFIG = steps[1].config
 S = 4096
 rng = np.random.default_rng(3)
 a = (rng.standard_normal((S, S)) * 0.5).astype(np.float16)
 b_cm = np.asfortranarray((rng.standard_normal((S, S)) * 0.5).astype(np.float16))
 ref = a.astype(np.float32) @ b_cm.astype(np.float32)
 da, db = cuda.to_device(a), cuda.to_device(b_cm)
-out = cuda.to_device(np.full((S, S), np.nan, np.float32))
-matmul(da, db, out=out, kernel="auto")
-cuda.synchronize()
-o = out.copy_to_host()
-err = float(np.linalg.norm(np.nan_to_num(o - ref, nan=1e30)) / np.linalg.norm(ref))
-print("matmul('auto') with %s, 4096^3, B column-major: rel err %.2e, all written %s"
-      % (names[1], err, bool(np.isfinite(o).all())))
+out = cuda.device_array((S, S), np.float32)
+err = check(lambda: matmul(da, db, out=out, kernel="auto"), out, ref, "matmul('auto')")
+print("matmul('auto') with %s, 4096^3, B column-major: rel err %.2e" % (steps[1].name, err))
 
 print("\n== summary (this run) ==")
 flops = 2.0 * S ** 3

@@ -20,9 +20,10 @@ kernels.setup()
 from numba import cuda  # noqa: E402
 import torch  # noqa: E402
 
-from kernels.hopper import HopperGemm, VARIANTS  # noqa: E402
+from kernels.harness import check  # noqa: E402
+from kernels.hopper import step  # noqa: E402
 from kernels.timing import gpu_time_ms  # noqa: E402
-from hopper_sweep import report  # noqa: E402  (this folder: the same table)
+from hopper_sweep import inputs, report  # noqa: E402  (this folder: the same data and table)
 
 SIZES = [(4096, 4096, 4096), (8192, 8192, 8192), (4096, 14336, 4096), (2048, 2048, 2048)]
 OURS = "persistent BN256 st4 group16 tma-store"
@@ -56,29 +57,22 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--reps", type=int, default=30)
     args = ap.parse_args()
-    ours = HopperGemm(**VARIANTS[OURS])
+    ours = step(OURS).kernel
     dsl = {"CuTe DSL persistent, cluster %dx%d" % c: dsl_gemm(args.dsl_example, c) for c in ((2, 1), (1, 1))}
     rng = np.random.default_rng(21)
     raw = {}
     for (M, N, K) in SIZES:
-        a = (rng.standard_normal((M, K)) * 0.5).astype(np.float16)
-        bt = (rng.standard_normal((N, K)) * 0.5).astype(np.float16)
-        ta, tbt = torch.from_numpy(a).cuda(), torch.from_numpy(bt).cuda()
-        ref = torch.mm(ta, tbt.T, out_dtype=torch.float32)
-        runs = {"cuBLAS fp16->fp32": lambda: torch.mm(ta, tbt.T, out_dtype=torch.float32)}
-        outs = {"ours: " + OURS: torch.full((M, N), float("nan"), device="cuda")}
+        ta, tbt, cublas, ref = inputs(rng, M, N, K)
+        runs = {"cuBLAS fp16->fp32": cublas}
+        outs = {"ours: " + OURS: torch.empty(M, N, device="cuda")}
         da, dbt, dc = (cuda.as_cuda_array(x) for x in (ta, tbt, outs["ours: " + OURS]))
         runs["ours: " + OURS] = lambda: ours(da, dbt, dc)
         for name, make in dsl.items():
-            outs[name] = torch.full((M, N), float("nan"), device="cuda")
+            outs[name] = torch.empty(M, N, device="cuda")
             runs[name] = make(ta, tbt, outs[name])
-        for fn in runs.values():
-            fn()
-        torch.cuda.synchronize()
-        errs = {name: float(torch.nan_to_num(out - ref, nan=1e30).norm() / ref.norm()) for name, out in outs.items()}
+        errs = {name: check(runs[name], out, ref, "%s at %s" % (name, (M, N, K)), tol=1e-4)
+                for name, out in outs.items()}
         print((M, N, K), "rel err vs cuBLAS:", errs, flush=True)
-        if not all(e < 1e-4 for e in errs.values()):
-            raise SystemExit("FAIL at %s: %s" % ((M, N, K), errs))
         times = {name: [] for name in runs}
         for _ in range(args.rounds):
             for name, fn in runs.items():

@@ -1,5 +1,5 @@
 """Why each tensor-core step is as fast as it is: ncu's warp-state statistics of the ladder's tensor-core
-rungs at 4096^3, one launch each, as chapter 7 shows them (kernels.gemm.recorded.STALLS).
+rungs at 4096^3, one launch each, as chapter 7 shows them (kernels/gemm/records.json, "stalls").
 
     python3 benchmarks/gemm/ladder_profile.py --out DIR        # runs ncu on itself, writes DIR/stalls.csv
 
@@ -39,7 +39,7 @@ def launch(name):
     A = cuda.to_device((rng.standard_normal((n, n)) * 0.5).astype(np.float16).view(np.uint16))
     B = cuda.to_device((rng.standard_normal((n, n)) * 0.5).astype(np.float16).view(np.uint16))
     C = cuda.device_array((n, n), np.float32)
-    k = gemm.rung(name).kernel
+    k = gemm.step(name).kernel
     for _ in range(3):
         k.launch(A, B, C)
     cuda.synchronize()

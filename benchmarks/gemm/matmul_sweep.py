@@ -24,6 +24,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from kernels.gemm.matmul import matmul  # noqa: E402
+from kernels.harness import check, cublas_baseline  # noqa: E402
 from plot_matmul_sweep import plot  # noqa: E402  (beside this script)
 from kernels.timing import gpu_time_ms  # noqa: E402
 
@@ -61,10 +62,6 @@ def triton_mm(a, b, c):
     _tl_gemm[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0))
 
 
-def rel(out, ref):
-    return float(torch.nan_to_num(out - ref, nan=1e30).norm() / ref.norm())
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", nargs="*", default=None, help="MxNxK ...")
@@ -86,12 +83,10 @@ def main():
                 for bm in ("row", "col"):
                     a = a0 if am == "row" else a0.T.contiguous().T
                     b = b0 if bm == "row" else b0.T.contiguous().T
-                    ref = torch.mm(a, b, out_dtype=torch.float32)
-                    c.fill_(float("nan"))
-                    matmul(a, b, out=c)
-                    err = rel(c, ref)
+                    ref = cublas_baseline(a, b)[1]()
+                    err = check(lambda: matmul(a, b, out=c), c, ref, "matmul %dx%dx%d %s" % (M, N, K, dt))
                     triton_mm(a, b, c)              # autotuned here, outside the timing
-                    calls = {"cuBLAS": lambda: torch.mm(a, b, out_dtype=torch.float32, out=c),
+                    calls = {"cuBLAS": cublas_baseline(a, b, out=c)[1],
                              "matmul": lambda: matmul(a, b, out=c), "Triton": lambda: triton_mm(a, b, c)}
                     t = {name: [] for name in calls}
                     for _ in range(args.rounds):

@@ -48,15 +48,16 @@ def operands(n, seed=0):
     return A, B, cuda.to_device(A.view(np.uint16)), cuda.to_device(B.view(np.uint16))
 
 
-def check(k):
-    """Relative error of k at 512^3 against NumPy (float64), its output poisoned with NaN."""
+def check(k, what):
+    """Relative error of kernel k (`what`) at 512^3 against NumPy (float64), its output poisoned with NaN
+    (kernels.harness.check: an error of 1e-3 or more stops the probe)."""
     import numpy as np
     from numba import cuda
+    from kernels import harness
     A, B, dA, dB = operands(512, seed=1)
-    dC = cuda.to_device(np.full((512, 512), np.nan, np.float32))
-    k.launch(dA, dB, dC)
-    C, want = dC.copy_to_host(), A.astype(np.float64) @ B.astype(np.float64)
-    return float(np.linalg.norm(C - want) / np.linalg.norm(want)) if np.isfinite(C).all() else float("inf")
+    dC = cuda.device_array((512, 512), np.float32)
+    return harness.check(lambda: k.launch(dA, dB, dC), dC, A.astype(np.float64) @ B.astype(np.float64),
+                         what + " at 512^3")
 
 
 def launch(config, kind):
@@ -155,18 +156,17 @@ def main():
     info = kernels.setup()
     from numba import cuda
     from kernels.gemm.chapter import occupancy
+    from kernels.harness import registers, sass_text
     from kernels.timing import gpu_time_ms
     os.makedirs(os.path.join(a.out, "sass"), exist_ok=True)
     kern, facts = {}, {}
     for config in CONFIGS:
         for kind in KINDS:
             k = kern[config, kind] = build(config, kind)
-            err = check(k)
-            regs = k.numba.get_regs_per_thread()
-            regs = max(regs.values()) if isinstance(regs, dict) else regs
-            sass = k.numba.inspect_sass()
-            sass = "\n".join(sass.values()) if isinstance(sass, dict) else sass
-            open(os.path.join(a.out, "sass", "%s_%s.sass" % (config.replace(" ", "_"), kind)), "w").write(sass)
+            err = check(k, "%s %s" % (config, kind))
+            regs = registers(k.numba)
+            open(os.path.join(a.out, "sass", "%s_%s.sass" % (config.replace(" ", "_"), kind)), "w").write(
+                sass_text(k.numba))
             ctas = occupancy(regs, k.config["threads"], k.config["smem"])[0]
             facts[config, kind] = (regs, ctas, err)
             print("%-16s %-9s regs %3d, %d CTAs an SM (H100 limits), rel. err at 512^3 %.1e" % (config, kind, regs,

@@ -1,7 +1,7 @@
 """The order of a tensor-core rung's main loop in SASS, offline (no GPU): Numba -> PTX -> `ptxas` for sm_90 (or
 --cc) -> `nvdisasm`, then the loop that holds the HMMA written one character an instruction, and, for each
 ldmatrix, how many instructions later the first mma reads what it loaded. Chapter 7 prints what this finds
-(kernels.gemm.recorded.SCHEDULE) for steps 10 and 11.
+(kernels/gemm/records.json, "schedule") for steps 10 and 11.
 
     python benchmarks/gemm/sass_schedule.py [--cc 90] [NAME ...]
     python benchmarks/gemm/sass_schedule.py --sass FILE      # SASS text or a cubin written elsewhere
@@ -45,7 +45,7 @@ def cubin_of(rung_name, cc=(9, 0)):
     """(cubin bytes, ptxas version line) of a rung of kernels.gemm, compiled offline."""
     import ptxas_report
     from kernels import gemm
-    k = gemm.rung(rung_name).kernel
+    k = gemm.step(rung_name).kernel
     facts = ptxas_report.report(k.numba, cc)
     ptx = facts["_ptx"]
     lb = getattr(k.numba, "targetoptions", {}).get("launch_bounds")
