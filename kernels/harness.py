@@ -12,8 +12,8 @@ import numpy as np
 
 from .timing import gpu_time_ms
 
-__all__ = ["blas", "cublas_baseline", "rel_err", "check", "check_and_time", "MARKERS", "sass_text", "sass_counts",
-           "registers"]
+__all__ = ["blas", "cublas_baseline", "rel_err", "check", "check_and_time", "time_rounds", "MARKERS", "sass_text",
+           "sass_counts", "registers"]
 
 
 def blas():
@@ -91,6 +91,16 @@ def check_and_time(run, C, want, what, tol=1e-3, reps=10):
     """check(run, C, want, what, tol), then time run(): (GPU milliseconds of one run(), the error)."""
     err = check(run, C, want, what, tol)
     return gpu_time_ms(run, reps), err
+
+
+def time_rounds(runs, rounds=3, reps=10):
+    """{name: [GPU milliseconds of one run, each round]} for runs {name: run}, timed in `rounds` interleaved
+    rounds (every run once a round), so that a clock that drifts hits them all alike."""
+    times = {name: [] for name in runs}
+    for _ in range(rounds):
+        for name, run in runs.items():
+            times[name].append(gpu_time_ms(run, reps))
+    return times
 
 
 MARKERS = ("HMMA", "HGMMA", "LDSM", "LDGSTS", "UTMALDG", "UTMASTG", "LDG.E.128", "LDS.128", "STS.128", "FFMA", "LDL",

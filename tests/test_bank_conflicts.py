@@ -204,7 +204,6 @@ def test_check_swizzle_answer(capsys):
 
 def test_analyser_reproduces_the_recorded_h100_counters():
     """Expected values: Nsight Compute's counters on an H100 (benchmarks/bank_conflicts/ncu_h100.csv)."""
-    import csv
     import importlib.util
     import os
     here = os.path.dirname(os.path.abspath(__file__))
@@ -212,10 +211,7 @@ def test_analyser_reproduces_the_recorded_h100_counters():
     spec = importlib.util.spec_from_file_location("bc_verify", os.path.join(bench, "verify.py"))
     verify = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(verify)
-    measured = {}
-    with open(os.path.join(bench, "ncu_h100.csv")) as f:
-        for r in csv.DictReader(f):
-            measured.setdefault(int(r["ID"]), {})[r["Metric Name"]] = int(float(r["Metric Value"]))
+    measured = verify.counters(open(os.path.join(bench, "ncu_h100.csv")).read())
     cases = verify.cases()
     assert len(cases) == len(measured) == 44
     for i, (name, kind, addrs, rep) in enumerate(cases):

@@ -87,16 +87,12 @@ def test_hopper_timing_is_results_hopper():
 
 def test_bank_conflicts_are_the_ncu_record():
     """Each case's (wavefronts, conflicts) is what ncu_h100.csv holds for the launch verify.py made for it."""
-    import csv
     import importlib.util
     bench = os.path.join(os.path.dirname(RESULTS), "..", "bank_conflicts")
     spec = importlib.util.spec_from_file_location("bc_verify", os.path.join(bench, "verify.py"))
     verify = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(verify)
-    measured = {}
-    with open(os.path.join(bench, "ncu_h100.csv")) as f:
-        for r in csv.DictReader(f):
-            measured.setdefault(int(r["ID"]), {})[r["Metric Name"]] = int(float(r["Metric Value"]))
+    measured = verify.counters(open(os.path.join(bench, "ncu_h100.csv")).read())
     launches = {name: (i, kind) for i, (name, kind, _, _) in enumerate(verify.cases())}
     for case, counted in BANK_CONFLICTS["cases"].items():
         i, kind = launches[case]

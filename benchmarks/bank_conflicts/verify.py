@@ -144,12 +144,18 @@ def metric_names(kind):
             f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_{op}.sum")
 
 
-def make_table(cs, ncu_text):
-    """The markdown table of predicted vs measured, from ncu's --csv output for the launches of `cs`."""
+def counters(ncu_text):
+    """{launch ID: {metric name: value}} of ncu's --csv output (ncu_h100.csv is one)."""
     rows = [ln for ln in ncu_text.splitlines() if ln.startswith('"')]
     values = {}
     for r in csv.DictReader(io.StringIO("\n".join(rows))):
         values.setdefault(int(r["ID"]), {})[r["Metric Name"]] = float(r["Metric Value"].replace(",", ""))
+    return values
+
+
+def make_table(cs, ncu_text):
+    """The markdown table of predicted vs measured, from ncu's --csv output for the launches of `cs`."""
+    values = counters(ncu_text)
     lines = ["| case | instr | predicted wavefronts | measured wavefronts | predicted conflicts | measured conflicts | all-op wavefronts / conflicts | instr. executed | match |",
              "|---|---|---|---|---|---|---|---|---|"]
     ok = 0

@@ -20,9 +20,8 @@ kernels.setup()
 from numba import cuda  # noqa: E402
 import torch  # noqa: E402
 
-from kernels.harness import check, cublas_baseline  # noqa: E402
+from kernels.harness import check, cublas_baseline, time_rounds  # noqa: E402
 from kernels.hopper import step  # noqa: E402
-from kernels.timing import gpu_time_ms  # noqa: E402
 
 SIZES = [(2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192), (4096, 14336, 4096)]
 KERNELS = ["persistent BN256 st4 group16 tma-store", "persistent BN256 st4 group16"]
@@ -46,11 +45,7 @@ def main():
             runs[name] = (lambda g=g, dc=dc: g(da, dbt, dc))
             err = check(runs[name], dc, ref, "%s at %s" % (name, (M, N, K)), tol=1e-5)
             print("%s %s: rel err vs cuBLAS %.2e" % (name, (M, N, K), err), flush=True)
-        times = {name: [] for name in runs}
-        for _ in range(args.rounds):
-            for name, fn in runs.items():
-                times[name].append(gpu_time_ms(fn, args.reps))
-        raw["%dx%dx%d" % (M, N, K)] = times
+        raw["%dx%dx%d" % (M, N, K)] = time_rounds(runs, args.rounds, args.reps)
     report(raw, "cuBLAS", args, "hopper_sweep.json")
 
 

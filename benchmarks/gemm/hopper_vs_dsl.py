@@ -20,9 +20,8 @@ kernels.setup()
 from numba import cuda  # noqa: E402
 import torch  # noqa: E402
 
-from kernels.harness import check  # noqa: E402
+from kernels.harness import check, time_rounds  # noqa: E402
 from kernels.hopper import step  # noqa: E402
-from kernels.timing import gpu_time_ms  # noqa: E402
 from hopper_sweep import inputs, report  # noqa: E402  (this folder: the same data and table)
 
 SIZES = [(4096, 4096, 4096), (8192, 8192, 8192), (4096, 14336, 4096), (2048, 2048, 2048)]
@@ -73,11 +72,7 @@ def main():
         errs = {name: check(runs[name], out, ref, "%s at %s" % (name, (M, N, K)), tol=1e-4)
                 for name, out in outs.items()}
         print((M, N, K), "rel err vs cuBLAS:", errs, flush=True)
-        times = {name: [] for name in runs}
-        for _ in range(args.rounds):
-            for name, fn in runs.items():
-                times[name].append(gpu_time_ms(fn, args.reps))
-        raw["%dx%dx%d" % (M, N, K)] = times
+        raw["%dx%dx%d" % (M, N, K)] = time_rounds(runs, args.rounds, args.reps)
     report(raw, "cuBLAS fp16->fp32", args, "hopper_vs_dsl.json")
 
 

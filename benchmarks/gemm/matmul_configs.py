@@ -14,9 +14,8 @@ import torch  # noqa: E402
 from numba import cuda  # noqa: E402
 
 from kernels.arrays import transposed  # noqa: E402
-from kernels.harness import check, cublas_baseline  # noqa: E402
+from kernels.harness import check, cublas_baseline, time_rounds  # noqa: E402
 from kernels.hopper import MATMUL_CONFIG, HopperGemm  # noqa: E402
-from kernels.timing import gpu_time_ms  # noqa: E402
 
 CONFIGS = {
     "matmul (group 16)": MATMUL_CONFIG,
@@ -63,10 +62,7 @@ def main():
                     print("FAIL", e, flush=True)
                     continue
                 calls[name] = run
-            t = {name: [] for name in calls}
-            for _ in range(args.rounds):
-                for name, fn in calls.items():
-                    t[name].append(gpu_time_ms(fn, args.reps))
+            t = time_rounds(calls, args.rounds, args.reps)
             for name in calls:
                 if name != "cuBLAS":
                     r = statistics.median(cu / x for cu, x in zip(t["cuBLAS"], t[name]))

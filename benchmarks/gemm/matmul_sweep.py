@@ -24,9 +24,8 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from kernels.gemm.matmul import matmul  # noqa: E402
-from kernels.harness import check, cublas_baseline  # noqa: E402
+from kernels.harness import check, cublas_baseline, time_rounds  # noqa: E402
 from plot_matmul_sweep import plot  # noqa: E402  (beside this script)
-from kernels.timing import gpu_time_ms  # noqa: E402
 
 SIZES = [(1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192), (4096, 14336, 4096),
          (4000, 3000, 2500)]
@@ -88,10 +87,7 @@ def main():
                     triton_mm(a, b, c)              # autotuned here, outside the timing
                     calls = {"cuBLAS": cublas_baseline(a, b, out=c)[1],
                              "matmul": lambda: matmul(a, b, out=c), "Triton": lambda: triton_mm(a, b, c)}
-                    t = {name: [] for name in calls}
-                    for _ in range(args.rounds):
-                        for name, fn in calls.items():
-                            t[name].append(gpu_time_ms(fn, args.reps))
+                    t = time_rounds(calls, args.rounds, args.reps)
                     ratio = {name: statistics.median(cu / x for cu, x in zip(t["cuBLAS"], t[name])) for name in t}
                     cell = dict(M=M, N=N, K=K, dtype=str(dt)[6:], A=am, B=bm, ms=t, err=err)
                     raw.append(cell)

@@ -15,7 +15,7 @@ kernels.setup()
 import torch  # noqa: E402
 from numba import cuda  # noqa: E402
 
-from kernels.harness import check, cublas_baseline  # noqa: E402
+from kernels.harness import check, cublas_baseline, time_rounds  # noqa: E402
 from kernels.hopper import MATMUL_CONFIG, HopperGemm  # noqa: E402
 from kernels.timing import gpu_time_ms  # noqa: E402
 
@@ -46,10 +46,7 @@ def main():
         run = g.prepare(da, dbt, dc)
         err = check(run, c, ref, "the kernel at %dx%dx%d" % (M, N, K))
         calls = {"cuBLAS": cublas, "kernel": run}
-        t = {k: [] for k in calls}
-        for _ in range(3):
-            for k, fn in calls.items():
-                t[k].append(gpu_time_ms(fn, 20))
+        t = time_rounds(calls, 3, 20)
         rows.append("| %dx%dx%d | %d, %d | %.3f | %.3f | %.2f | %.1e |" % (
             M, N, K, 2 * pm, 2 * pn, statistics.median(t["kernel"]), statistics.median(t["cuBLAS"]),
             statistics.median(x / y for x, y in zip(t["cuBLAS"], t["kernel"])), err))
