@@ -1,5 +1,5 @@
-"""SIMT fp32, rung 6 with conflict-free shared memory: the kernel of kernels.gemm.simt_vectorized, unchanged,
-given other layouts for its two shared tiles. Rung 6's row-major tiles have two 2-way conflicts, both found
+"""SIMT fp32, step 6 with conflict-free shared memory: the kernel of kernels.gemm.simt_vectorized, unchanged,
+given other layouts for its two shared tiles. Step 6's row-major tiles have two 2-way conflicts, both found
 by chapter 4's analyser (cutelite.bank_conflicts):
 
   * the transposed store of A: lanes 2r and 2r + 1 write rows j and 4 + j at column r, and rows 128 floats
@@ -24,7 +24,7 @@ from cutelite import Layout, Swizzle, composition
 from cutelite.bank_conflicts import analyse
 
 from . import simt_vectorized
-from .simt_vectorized import BK, BM, BN, grid, warp_accesses  # noqa: F401  (grid: the rung's launch shape)
+from .simt_vectorized import BK, BM, BN, grid, warp_accesses  # noqa: F401  (grid: the step's launch shape)
 
 PADDED = (Layout((BK, BM), (BM + 4, 1)), Layout((BK, (32, BN // 32)), (BN + 16, (1, 36))))
 SWIZZLED = (composition(Swizzle(3, 2, 5), Layout((BK, BM), (BM, 1))),

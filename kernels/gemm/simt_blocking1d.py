@@ -1,5 +1,5 @@
-"""SIMT fp32, rung 4: 1-D register blocking. Each thread computes TM = 8 outputs of one column of a
-64x64 tile: per k it loads one B value from shared memory and reuses it for 8 FMAs (rung 3: 2 loads
+"""SIMT fp32, step 4: 1-D register blocking. Each thread computes TM = 8 outputs of one column of a
+64x64 tile: per k it loads one B value from shared memory and reuses it for 8 FMAs (step 3: 2 loads
 per FMA; here 9 loads per 8 FMAs).
 """
 

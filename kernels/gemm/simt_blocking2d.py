@@ -1,4 +1,4 @@
-"""SIMT fp32, rung 5: 2-D register blocking. 256 threads each compute an 8x8 block of a 128x128 tile:
+"""SIMT fp32, step 5: 2-D register blocking. 256 threads each compute an 8x8 block of a 128x128 tile:
 per k, 8 values of A and 8 of B from shared memory feed 64 FMAs (outer product in registers).
 """
 

@@ -1,7 +1,7 @@
-"""SIMT fp32, rung 2: the same one-thread-per-element kernel with threadIdx.x along a *row* of C.
+"""SIMT fp32, step 2: the same one-thread-per-element kernel with threadIdx.x along a *row* of C.
 
 Now a warp's 32 lanes read 32 consecutive floats of B (one 128-byte transaction), share one element of A
-(a broadcast) and write 32 consecutive floats of C: coalesced. One line changed from rung 1.
+(a broadcast) and write 32 consecutive floats of C: coalesced. One line changed from step 1.
 """
 
 from numba import cuda

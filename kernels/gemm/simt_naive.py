@@ -1,4 +1,4 @@
-"""SIMT fp32, rung 1: one thread per element of C, straight from global memory.
+"""SIMT fp32, step 1: one thread per element of C, straight from global memory.
 
 Thread x of a block walks down a column of C (consecutive threads take consecutive *rows*), so the 32
 lanes of a warp read A at 32 different rows (32 transactions) and write C with a stride of N: uncoalesced.

@@ -1,4 +1,4 @@
-"""SIMT fp32, rung 3: shared-memory tiles. A 32x32 block of threads stages a 32x32 tile of A and one of
+"""SIMT fp32, step 3: shared-memory tiles. A 32x32 block of threads stages a 32x32 tile of A and one of
 B in shared memory per k-step; each element loaded from global memory is then used 32 times.
 """
 

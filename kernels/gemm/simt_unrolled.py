@@ -1,12 +1,12 @@
-"""SIMT fp32, rung 8: rung 7 (simt_warptile) with the k-loop of a tile written out and the A^T tile padded.
+"""SIMT fp32, step 8: step 7 (simt_warptile) with the k-loop of a tile written out and the A^T tile padded.
 
   * The BK rank-1 updates of a k-tile are straight-line code (kernels.gemm.unrolled.outer_products):
     the compiler sees all 4 * BK ld.shared.v4 and 64 * BK FFMA at once and issues the loads of step k + 1
     while the FFMA of step k run. (A `for k in range(BK)` loop around 64 FFMA is past LLVM's unrolling
-    budget: rung 7 runs it as a loop, each step waiting for its own loads.)
+    budget: step 7 runs it as a loop, each step waiting for its own loads.)
   * A^T rows are padded to BM + 4 floats: the two threads that store the two float4 of one A row write
-    rows k and k + 4 of A^T, which now fall 16 banks apart (rung 7: the same bank, 2-way conflicts).
-  * Accumulators are a tuple (registers); everything else as in rung 7: 128x128x8 tiles, 8x8 outputs a
+    rows k and k + 4 of A^T, which now fall 16 banks apart (step 7: the same bank, 2-way conflicts).
+  * Accumulators are a tuple (registers); everything else as in step 7: 128x128x8 tiles, 8x8 outputs a
     thread in a 64x32 warp tile, next k-tile fetched into registers during the math, two shared buffers.
 """
 

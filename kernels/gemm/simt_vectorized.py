@@ -1,10 +1,10 @@
-"""SIMT fp32, rung 6: rung 5 with 128-bit accesses. Global loads are ld.global.v4 (4 floats a thread:
+"""SIMT fp32, step 6: step 5 with 128-bit accesses. Global loads are ld.global.v4 (4 floats a thread:
 one load per thread per tile); A is stored transposed (k rows of BM) so that a thread's 8 values of A,
 like its 8 of B, are two ld.shared.v4 each; C is written with st.global.v4.
 
 The two shared tiles are cutelite layouts, (k, m) for A^T and (k, n) for B: `make_kernel(a_tile, b_tile)` builds
-the kernel for any pair that keeps 4 consecutive m (or n) in one aligned 16-byte vector. Rung 6 uses the
-plain row-major tiles; the next rung (kernels.gemm.simt_banks) changes only these two layouts.
+the kernel for any pair that keeps 4 consecutive m (or n) in one aligned 16-byte vector. Step 6 uses the
+plain row-major tiles; the next step (kernels.gemm.simt_banks) changes only these two layouts.
 """
 
 import numpy as np
@@ -57,7 +57,7 @@ def warp_accesses(warp=0):
 
 
 def make_kernel(a_tile=ROW_MAJOR_At, b_tile=ROW_MAJOR_B):
-    """The rung-6 kernel with its shared tiles laid out by `a_tile` (k, m) and `b_tile` (k, n)."""
+    """The step-6 kernel with its shared tiles laid out by `a_tile` (k, m) and `b_tile` (k, n)."""
     check_vectors(a_tile, "A^T")
     check_vectors(b_tile, "B")
     SA, SB = cosize(a_tile), cosize(b_tile)   # array sizes: plain ints, constants to the kernel

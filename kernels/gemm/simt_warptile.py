@@ -1,4 +1,4 @@
-"""SIMT fp32, the top rung: 128x128x8 CTA tiles, 8x8 outputs per thread, 128-bit loads everywhere,
+"""SIMT fp32, step 7: 128x128x8 CTA tiles, 8x8 outputs per thread, 128-bit loads everywhere,
 two shared buffers (the next k-tile is fetched into registers while this one is multiplied), and warp
 tiling: each warp owns a 64x32 block of C and its lanes a 4x8 grid of 4x4 quads (two of them per
 direction, 32 and 16 apart), so one 16-byte shared load serves 8 (A) or 4 (B) distinct addresses per

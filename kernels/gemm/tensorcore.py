@@ -1,9 +1,9 @@
-"""The tensor-core rungs' host objects and the pieces of their kernels that run on the layer.
+"""The tensor-core steps' host objects and the pieces of their kernels that run on the layer.
 
-The CuTe objects every tensor-core rung is built from (the TiledMMA, the TiledCopys, the swizzled shared
+The CuTe objects every tensor-core step is built from (the TiledMMA, the TiledCopys, the swizzled shared
 layouts: `objects`, `swizzle_atom`, `g2s_copy`) are cutelite's, made with cutelite alone
 (cutelite.tensorcore), so that chapter 7's explorer reads the very objects the kernels are compiled from.
-Here: the kernels' Matrix arguments, the CTA raster, the edge predicates and the rung wrapper.
+Here: the kernels' Matrix arguments, the CTA raster, the edge predicates and the step's kernel wrapper.
 """
 
 from cutelite import _, rank
@@ -40,7 +40,7 @@ def edge_guard(partition, mX, tile, coord):
 
 
 def finish(kernel, o, **config):
-    """A built kernel as a rung: .objects, .tile, .config, and a grid of one CTA per C tile, so that
+    """A built kernel as a step's: .objects, .tile, .config, and a grid of one CTA per C tile, so that
     kernel.launch(A, B, C) runs it (A (M, K) and B (K, N) as uint16 bits, C (M, N) float32)."""
     BM, BN, BK = o.tile
     kernel.objects, kernel.tile = o, o.tile

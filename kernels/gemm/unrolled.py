@@ -4,7 +4,7 @@ Numba keeps a local array in registers only when every index is a constant once 
 loops around it; the 8 rank-1 updates of a k-tile of an 8x8 thread tile (512 FMA) are past LLVM's
 unrolling budget, and the accumulators then live in local memory. So, as `kernels.layout_codegen` does for
 layouts, the unrolled code is written out as source: accumulators are tuples, every index is a literal.
-(The tensor-core rungs get the same from the CuTe layer, kernels.cutejit, which writes whole kernels.)
+(The tensor-core steps get the same from the CuTe layer, kernels.cutejit, which writes whole kernels.)
 
 Each function's source is kept in `.source` (the chapter prints them).
 """
