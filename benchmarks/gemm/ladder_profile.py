@@ -16,7 +16,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 
-RUNGS = ["tc sm75 128x128x32", "tc sm80 128x128x32 4st", "tc sm80 + k-block prefetch"]
+STEPS = ["tc sm75 128x128x32", "tc sm80 128x128x32 4st", "tc sm80 + k-block prefetch"]
 STALL_REASONS = ("long_scoreboard", "short_scoreboard", "math_pipe_throttle", "wait", "barrier", "lg_throttle",
                  "mio_throttle", "not_selected", "selected", "dispatch_stall", "no_instruction", "membar")
 METRICS = {"smsp__average_warps_issue_stalled_%s_per_issue_active.ratio" % r: r for r in STALL_REASONS}
@@ -53,7 +53,7 @@ def main():
     if a.launch:
         return launch(a.launch)
     rows = []
-    for name in RUNGS:
+    for name in STEPS:
         cmd = ["ncu", "--launch-skip", "2", "--launch-count", "1", "--kernel-name", "regex:gemm_", "--csv",
                "--metrics", ",".join(METRICS), sys.executable, os.path.abspath(__file__), "--launch", name]
         r = subprocess.run(cmd, capture_output=True, text=True)

@@ -44,11 +44,11 @@ from numba import cuda
 from ..capability import CapabilityError, require
 from ..arrays import device_view, is_device_array, on_device
 from ..runtime import device_info, in_simulator
-from . import simt_unrolled, simt_warptile, tc_sm75, tc_sm80_prefetch
+from . import simt_unrolled, simt_warptile, step
 
 KERNELS = ("auto", "simt", "tc_sm75", "tc_sm80", "simt_warptile")
 SM80_PATH, SM75_PATH = ("tc_sm80",), ("tc_sm75",)
-RUNGS = {"tc_sm80": tc_sm80_prefetch, "tc_sm75": tc_sm75}
+STEPS = {"tc_sm80": "tc sm80 + k-block prefetch", "tc_sm75": "tc sm75 128x128x32"}   # the ladder's steps it runs
 _CACHE = {}
 
 
@@ -106,11 +106,11 @@ def _choose(kernel, dtype, cc):
 
 
 def _tc_kernel(which, dtype, a_kmajor, b_kmajor, edges):
-    """The rung's kernel for these operands (BEST configuration; 64x64 CTA tiles in the simulator), built once."""
+    """The step's kernel for these operands (its configuration; 64x64 CTA tiles in the simulator), built once."""
     key = (which, dtype, a_kmajor, b_kmajor, edges, in_simulator())
     if key not in _CACHE:
-        module = RUNGS[which]
-        cfg = dict(module.BEST, **(dict(BM=64, BN=64) if in_simulator() else {}))
+        s = step(STEPS[which])
+        module, cfg = s.module, dict(s.config, **(dict(BM=64, BN=64) if in_simulator() else {}))
         _CACHE[key] = module.make(dtype="bfloat16" if dtype == "bf16" else "float16", a_kmajor=a_kmajor,
                                   b_kmajor=b_kmajor, edges=edges, **cfg)
     return _CACHE[key]
