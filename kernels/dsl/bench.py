@@ -44,13 +44,13 @@ def why_not(info):
         return missing()
     try:
         import torch
-        if not torch.cuda.is_available():
-            return "PyTorch sees no GPU: no cuBLAS to compare with"
-        x = torch.ones(8, 8, device="cuda", dtype=torch.float16)
-        torch.mm(x, x, out_dtype=torch.float32)
     except ImportError:
         return "PyTorch is not installed: no cuBLAS to compare with (pip install torch)"
-    except (TypeError, RuntimeError):
+    if not torch.cuda.is_available():
+        return "PyTorch sees no GPU: no cuBLAS to compare with"
+    from kernels.harness import cublas_baseline
+    x = torch.ones(8, 8, device="cuda", dtype=torch.float16)
+    if "->fp32" not in cublas_baseline(x, x)[0]:
         return "this PyTorch has no torch.mm(..., out_dtype=float32): no fp16-in, fp32-out cuBLAS to compare with"
     return None
 
