@@ -23,13 +23,19 @@ __all__ = ["Step", "find"]
 
 @dataclass(eq=False)
 class Step:
-    """One step: `name` (how the chapter, the benchmarks and the record call it), the `module` its kernel is
-    written in, what the chapter `quoted` of it (a name in the module; None: the module's own source), from
-    the first line containing span[0] to the first line after it containing span[1] (None: from the top, to
-    the end), `build` (step -> its kernel, made from `config`), its input `dtype` ("f32" or "f16"; the f16
-    kernels also build bf16 ones), the instructions it `needs` (kernels.capability names), the (m, n) outputs
-    one thread (SIMT) or one warp (tensor cores) computes (`thread_tile`), `label` (what the step adds, as a
-    chapter's table says it), and `recorded`, its name in the record (default: name)."""
+    """One step of a ladder, the facts about it written once:
+
+    name         how the chapter, the benchmarks and the record call it
+    module       the module its kernel is written in
+    quoted       the name in `module` the chapter quotes (None: the module's own source), from the first line
+                 containing span[0] to the first after it containing span[1] (None: the top, the end)
+    build        step -> its kernel, made from `config` (built once, on first use of `kernel`)
+    dtype        its inputs, "f32" or "f16" (the f16 kernels build bf16 ones too)
+    needs        the instructions it needs of the GPU (kernels.capability names)
+    thread_tile  the (m, n) outputs one thread (SIMT) or one warp (tensor cores) computes
+    label        what the step adds, as the chapter's table says it ("" where the chapter does not teach it)
+    recorded     its name in the chapter's record (default: name)
+    """
     name: str
     module: ModuleType
     quoted: str | None
@@ -40,7 +46,7 @@ class Step:
     span: tuple = (None, None)
     thread_tile: tuple = (1, 1)
     label: str = ""
-    recorded: str = None
+    recorded: str | None = None
 
     def __post_init__(self):
         self.recorded = self.recorded or self.name
