@@ -49,11 +49,15 @@ RECORD = load("kernels/gemm")
 BASELINE_NAMES = {"f32": "cuBLAS fp32 (torch)", "f16": "cuBLAS fp16->fp32 (torch)"}   # the tensor-core steps: fp16 in, fp32 out
 
 
+def _key(name):
+    """The record's name for `name`: a step's `recorded` name, or `name` itself (a row that is no step: cuBLAS's)."""
+    return next((s.recorded for s in LADDER + EXPLORE if s.name == name), name)
+
+
 def _row(name):
-    """The record's row of a step of LADDER or EXPLORE (under its `recorded` name) or of any row it has (cuBLAS's):
-    (name, dtype, TFLOP/s at 4096^3, registers per thread or None); all None where it has none."""
-    key = next((s.recorded for s in LADDER + EXPLORE if s.name == name), name)
-    return next((r for r in RECORD["rows"] if r[0] == key), (None,) * 4)
+    """(name, dtype, TFLOP/s at 4096^3, registers per thread or None) of the record's row for `name`; all None
+    where it has none."""
+    return next((r for r in RECORD["rows"] if r[0] == _key(name)), (None,) * 4)
 
 
 def recorded(name):
@@ -68,7 +72,7 @@ def recorded_regs(name):
 
 def _recorded(table, name):
     """A step's entry in a table of the record keyed by name (RECORD["stalls"], ["schedule"]), or None."""
-    return RECORD[table].get(next((s.recorded for s in LADDER + EXPLORE if s.name == name), name))
+    return RECORD[table].get(_key(name))
 
 
 def _source(s):
