@@ -103,7 +103,7 @@ def test_ldmatrix_round_trip_gives_the_mma_its_values(atom, ldsm, kmajor):
         copy(s2r, thr.partition_S(sA), thr.retile_D(rA))                  # ldmatrix
         copy(rA, thr_mma.partition_A(gO))                                  # registers -> global, by partition_A
 
-    built = k.build(Matrix("float16", unit=1 if kmajor else 0), Matrix("float16", unit=1), mma, s2r, g2s,
+    built = k.build(Matrix("float16", "K" if kmajor else "MN"), Matrix("float16"), mma, s2r, g2s,
                     threads=128)
     A = np.random.default_rng(1).standard_normal((32, 32)).astype(np.float16)
     out = np.full((32, 32), np.nan, np.float16)
@@ -212,5 +212,5 @@ def test_misuse_is_refused_with_a_clear_error():
 
     with pytest.raises(RuntimeError, match="inside a @cutejit.kernel"):
         thread_idx()
-    with pytest.raises(ValueError, match="unknown element type"):
+    with pytest.raises(ValueError, match="float64 elements are 64 bits; cutejit holds 8-, 16- and 32-bit"):
         Matrix("float64")

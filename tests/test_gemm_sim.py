@@ -74,7 +74,7 @@ def test_tensor_core_rung_matches_numpy(module, a_kmajor, b_kmajor):
     """Each tensor-core rung at a simulator size (one 64x64 CTA tile of 4 warps), 3 k-tiles: the pipelines'
     prologue, steady state and drain."""
     mod = {"sm80": tc_sm80, "sm80_prefetch": tc_sm80_prefetch, "sm75": tc_sm75}[module]
-    k = mod.make(**dict(mod.BEST, BM=64, BN=64, a_kmajor=a_kmajor, b_kmajor=b_kmajor))
+    k = mod.make(**dict(mod.BEST, BM=64, BN=64, majors=("K" if a_kmajor else "MN", "K" if b_kmajor else "MN")))
     Ab, Bb, A, B = _operands(64, 64, 96, a_kmajor, b_kmajor, 3)
     C = np.full((64, 64), np.nan, np.float32)
     k.launch(Ab, Bb, C)
@@ -87,7 +87,7 @@ def test_tensor_core_rung_predicates_the_edges(module):
     """edges=True: M, N, K that are not multiples of the tile. The simulator's twins raise on any access
     outside an array, so this also shows that nothing outside A, B and C is touched."""
     mod = {"sm80": tc_sm80, "sm80_prefetch": tc_sm80_prefetch, "sm75": tc_sm75}[module]
-    cfg = dict(mod.BEST, BM=64, BN=64, edges=True, a_kmajor=False)
+    cfg = dict(mod.BEST, BM=64, BN=64, edges=True, majors=("MN", "MN"))
     k = mod.make(**dict(cfg, stages=3) if module != "sm75" else cfg)
     Ab, Bb, A, B = _operands(72, 88, 40, False, False, 5)
     C = np.full((72, 88), np.nan, np.float32)

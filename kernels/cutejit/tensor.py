@@ -413,6 +413,8 @@ def local_tile(x, tiler, coord):
     if len(tiler) != n or len(coord) != n:
         raise ValueError("cutejit: local_tile of a rank-%d matrix needs %d tile extents and coordinates, got %r, %r"
                          % (n, n, tiler, coord))
+    if x.mem:
+        x.matrix.tiled_by(tiler)          # what the kernel assumes of the matrix, asked at launch
     origin = [list(o) for o in x.origin]
     dyn = []
     for m, ((extent, step), t, c) in enumerate(zip(x.dyn, tiler, coord)):

@@ -13,4 +13,4 @@ Import after kernels.setup().
 
 from .gemm import (LADDER, MATMUL_CONFIG, VARIANTS, HopperGemm, main, matmul_hopper, operand_major,  # noqa: F401
                    row_pitch, time_vs_cublas, tma_readable)
-from .objects import BK, EPI_BOX  # noqa: F401
+from .objects import EPI_BOX  # noqa: F401
