@@ -93,6 +93,6 @@ def numeric(t, op="numeric"):
         raise TypeError(f"{op}: an element type is a name such as 'float16' or 'half_t', got {quote(t)}")
     found = _BY_NAME.get(name.strip().removeprefix("cute::").removeprefix("cutlass::"))
     if found is None:
-        raise ValueError(f"{op}: unknown element type {quote(name)}; known: "
+        raise ValueError(f"{op}: unknown element type {quote(repr(name))}; known: "
                          + ", ".join(f"{x.name} ({x.cpp})" for x in NUMERICS))
     return found

@@ -214,3 +214,133 @@ def test_misuse_is_refused_with_a_clear_error():
         thread_idx()
     with pytest.raises(ValueError, match="float64 elements are 64 bits; cutejit holds 8-, 16- and 32-bit"):
         Matrix("float64")
+
+
+# ---- what a built kernel refuses: one check at build, one at launch, each naming the kernel and the argument
+def _copy_kernel():
+    """Chapter 6's tile copy: float32, 64 x 64 tiles, 16-byte accesses, no predicates."""
+    from kernels.tiled.copy import make_copy_kernel
+    return make_copy_kernel(128)
+
+
+@here
+def test_launch_refuses_another_dtype():
+    """float64 into a float32 kernel (1,536 of 2,048 elements wrong before this check)."""
+    k = _copy_kernel()
+    src, dst = np.zeros((64, 64), np.float64), np.zeros((64, 64), np.float32)
+    with pytest.raises(TypeError, match=r"tile_copy: launch: mS holds float64 elements; the kernel was built for "
+                                        r"float32"):
+        k.launch(src, dst)
+
+
+@here
+def test_launch_refuses_another_majorness():
+    k = _copy_kernel()
+    src, dst = np.asfortranarray(np.zeros((64, 64), np.float32)), np.zeros((64, 64), np.float32)
+    with pytest.raises(ValueError, match=r"tile_copy: launch: mS: the kernel was built for K-major float32 \(unit "
+                                         r"stride along mode 1\), got strides \(4, 256\)"):
+        k.launch(src, dst)
+
+
+@here
+def test_launch_refuses_a_misaligned_matrix():
+    """16-byte accesses: the address and the pitch must be multiples of 16 bytes."""
+    k = _copy_kernel()
+    dst = np.zeros((64, 64), np.float32)
+    shifted = np.zeros(64 * 64 + 1, np.float32)[1:].reshape(64, 64)           # 4 bytes past an aligned start
+    with pytest.raises(ValueError, match=r"tile_copy: launch: mS: the kernel accesses it 16 bytes at a time"):
+        k.launch(shifted, dst)
+    padded = np.zeros((64, 65), np.float32)[:, :64]                            # rows 260 bytes apart
+    with pytest.raises(ValueError, match=r"mS: the kernel accesses it 16 bytes at a time: .* strides \(260, 4\)"):
+        k.launch(padded, dst)
+
+
+@here
+def test_launch_refuses_a_size_the_kernel_does_not_predicate():
+    k = _copy_kernel()
+    with pytest.raises(ValueError, match=r"tile_copy: launch: mS is \(32, 64\): the kernel copies whole \(64, 64\) "
+                                         r"tiles of it, unpredicated"):
+        k.launch(np.zeros((32, 64), np.float32), np.zeros((32, 64), np.float32), grid=1)
+
+
+@here
+def test_launch_refuses_an_empty_grid_and_a_wrong_count_of_arrays():
+    k = _copy_kernel()
+    a = np.zeros((64, 64), np.float32)
+    with pytest.raises(ValueError, match=r"tile_copy: launch: grid must be 1 to 3 block counts of at least 1, got 0"):
+        k.launch(a, a.copy(), grid=0)
+    with pytest.raises(TypeError, match=r"tile_copy: launch takes 2 arrays \(mS, mD\), got 1"):
+        k.launch(a)
+
+
+@here
+def test_a_predicated_kernel_takes_any_size_its_accesses_allow():
+    """tc_sm80 with edges=True: 72 x 88 x 40 runs (test_gemm_sim); a contiguous extent that splits a 16-byte
+    cp.async (K = 36 halves) is refused, since the predicate keeps or drops the whole access."""
+    from kernels.gemm import tc_sm80
+    k = tc_sm80.make(**dict(tc_sm80.BEST, BM=64, BN=64, edges=True))
+    A = np.zeros((72, 40), np.uint16)[:, :36]              # rows 80 bytes apart, 72 bytes of them A's
+    B, C = np.zeros((36, 88), np.uint16), np.zeros((72, 88), np.float32)
+    with pytest.raises(ValueError, match=r"gemm_tc_sm80: launch: mA is \(72, 36\): a predicated access of 16 bytes "
+                                         r"is kept or dropped whole, so mode 1 must be a multiple of 8 elements"):
+        k.launch(A, B, C)
+    k.check((np.zeros((72, 40), np.float16), np.zeros((40, 88), np.uint16), C), 1)   # float16 or its bits
+
+
+@here
+def test_build_refuses_an_atom_whose_types_differ_from_the_matrices():
+    """bf16 matrices into an f16 TiledMMA (max error 46 before this check)."""
+    mma = make_tiled_mma(make_mma_atom("SM80_16x8x16_F32F16F16F32_TN"), Layout((2, 2, 1)))
+
+    @cj.kernel
+    def k(mA, mma):
+        thr = mma.get_slice(thread_idx())
+        thr.partition_fragment_A(local_tile(mA, (32, 16), (0, 0)))
+
+    with pytest.raises(TypeError, match=r"cutejit: k: mma's atom SM80_16x8x16_F32F16F16F32_TN takes float16 A; the "
+                                        r"kernel gives it bfloat16"):
+        k.build(Matrix("bfloat16"), mma, threads=128)
+
+
+@here
+def test_build_refuses_a_thread_count_the_objects_cannot_use():
+    """64 threads for a 128-thread TiledCopy: half the tile would never be copied."""
+    k = _copy_kernel()
+    from kernels.tiled.copy import tile_copy
+    with pytest.raises(ValueError, match=r"tile_copy: build: tiled_copy is a TiledCopy of 128 threads, the kernel has "
+                                         r"threads=64: the values of threads 64..127 would never be copied"):
+        tile_copy.build(Matrix("float32"), Matrix("float32"), k.tiled_copy, False, threads=64)
+
+
+@here
+def test_build_names_the_argument_used_as_the_wrong_kind():
+    """A TiledMMA where a TiledCopy belongs (an AttributeError from inside the trace before this check)."""
+    from kernels.tiled.copy import tile_copy
+    mma = make_tiled_mma(make_mma_atom("SM80_16x8x16_F32F16F16F32_TN"), Layout((2, 2, 1)))
+    with pytest.raises(TypeError, match=r"cutejit: tile_copy: tiled_copy is a TiledMMA, used as a TiledCopy "
+                                        r"\(partition_S\)"):
+        tile_copy.build(Matrix("float32"), Matrix("float32"), mma, False, threads=128)
+
+    @cj.kernel
+    def k(mS, tiled):
+        cj.make_smem_tensor(Layout(64), "float64")
+
+    with pytest.raises(ValueError, match=r"cutejit: k: make_smem_tensor: float64 elements are 64 bits"):
+        k.build(Matrix("float32"), None, threads=32)
+
+
+@here
+def test_launch_refuses_what_is_not_a_tensor_map():
+    from cutelite import dyn, make_tma_atom
+    from cutelite.gmma import Layout_K_SW128_Atom, tile_to_smem
+    atom = make_tma_atom("SM90_TMA_LOAD", Layout((dyn(64), dyn(64)), (dyn(64), 1)),
+                         tile_to_smem(Layout_K_SW128_Atom("half_t"), (64, 64)), (64, 64), value_type="half_t")
+
+    @cj.kernel
+    def k(tm):
+        thread_idx()
+
+    built = k.build(cj.TensorMap(atom), threads=32)
+    with pytest.raises(TypeError, match=r"cutejit: k: launch: tm: the kernel was built for TensorMap\(.*\): a tensor "
+                                        r"map, 16 uint64 words"):
+        built.launch(np.zeros((64, 64), np.uint16), grid=1)
