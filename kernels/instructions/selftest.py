@@ -34,6 +34,7 @@ from . import (
 )
 from .atoms import LDSM_PTX, mma_need, mma_registers, supported
 from ..numeric import as_b32, decode, encode, storage
+from ..source import compile_function
 
 u16, u32, f32 = np.uint16, np.uint32, np.float32
 
@@ -128,9 +129,8 @@ def _mma_kernel(atom_name):
     regs = lambda x, n: ", ".join("%s[l, %d]" % (x, j) for j in range(n)) + ","   # noqa: E731
     src = ("def k(a, b, c, d):\n    l = cuda.threadIdx.x\n    r = mma((%s), (%s), (%s))\n" % (regs("a", na), regs("b", nb), regs("c", nc))
            + "".join("    d[l, %d] = r[%d]\n" % (j, j) for j in range(nc)))
-    env = {"cuda": cuda, "mma": mma_for(atom)}
-    exec(compile(src, "<selftest %s>" % atom_name, "exec"), env)
-    _BUILT["mma " + atom_name] = cuda.jit(env["k"])
+    _BUILT["mma " + atom_name] = cuda.jit(compile_function(src, "k", {"cuda": cuda, "mma": mma_for(atom)},
+                                                           "selftest " + atom_name))
     return _BUILT["mma " + atom_name]
 
 
