@@ -11,6 +11,8 @@ Adding an MMA atom with inputs of INPUTS to cutelite gives it an intrinsic here 
 from cutelite import size
 from cutelite.numeric import BFloat16, Float16, Float32, numeric
 
+from ..capability import mma_need
+
 __all__ = ["INPUTS", "ACCUMULATORS", "mma_registers", "mma_name", "mma_need", "LDSM_PTX", "ldmatrix_name",
            "supported"]
 
@@ -34,11 +36,6 @@ def supported(atom):
     d, a, b, c = atom.types
     return (atom.ptx.startswith("mma.sync.aligned.") and size(atom.ThrID) in (8, 32) and a == b
             and a in [t.name for t in INPUTS] and c == d and c in [t.name for t in ACCUMULATORS])
-
-
-def mma_need(atom):
-    """The instruction name kernels.capability knows the atom's mma by: 'mma.m16n8k16.f16', ..."""
-    return "mma.%s.%s" % (atom.ptx.split(".")[3], numeric(atom.types[1]).ptx)
 
 
 def mma_registers(atom):
