@@ -6,13 +6,18 @@
         ...
 
     k = gemm.build(Matrix("float16"), Matrix("float16"), Matrix("float32"), mma, g2s, ..., threads=128)
-    k.launch(grid, A, B, C)          # A, B, C: Numba device arrays (NumPy arrays in the simulator)
+    k.launch(A, B, C, grid=g)        # A, B, C: Numba device arrays (NumPy arrays in the simulator)
     print(k.source)                  # the Numba code the trace wrote
 
 `build` calls the function once: Matrix arguments become global tensors of run-time shape and strides
 (a TensorMap argument, tma.py, the tensor map of one),
 TiledCopy and TiledMMA arguments get run-time `get_slice`, everything else is passed as it is (CuTe's
 compile-time values). The same source runs on a GPU and in Numba's simulator.
+
+A kernel says clearly what it was not built for, with a TypeError or ValueError naming the kernel, the
+argument and both values: `build` refuses a thread count its TiledCopys and TiledMMAs cannot use and, while
+tracing, an atom whose types differ from the tensors'; `launch` refuses arrays of another dtype or majorness,
+misaligned for the accesses the trace wrote, or of a size the kernel does not predicate, and an empty grid.
 """
 
 import inspect
@@ -286,7 +291,7 @@ def else_():
 
 # ---- building ----------------------------------------------------------------------------------------------
 class Kernel:
-    """A built kernel: `.source` (the generated Numba code), `.launch(grid, *arrays)`, `.config`."""
+    """A built kernel: `.source` (the generated Numba code), `.launch(*arrays, grid=)`, `.config`."""
 
     def __init__(self, fn, trace, threads, min_blocks, max_registers=None, arguments=()):
         self.name, self.source = trace.name, trace.source()
