@@ -223,44 +223,30 @@ def _copy_kernel():
     return make_copy_kernel(128)
 
 
-@here
-def test_launch_refuses_another_dtype():
-    """float64 into a float32 kernel (1,536 of 2,048 elements wrong before this check)."""
-    k = _copy_kernel()
-    src, dst = np.zeros((64, 64), np.float64), np.zeros((64, 64), np.float32)
-    with pytest.raises(TypeError, match=r"tile_copy: launch: mS holds float64 elements; the kernel was built for "
-                                        r"float32"):
-        k.launch(src, dst)
+LAUNCH_REFUSALS = {   # what mS is, for chapter 6's tile copy (float32, 64 x 64 tiles, 16-byte accesses, unpredicated)
+    "float64 into a float32 kernel (1,536 of 2,048 elements wrong before this check)":
+        (np.zeros((64, 64), np.float64), TypeError, r"mS holds float64 elements; the kernel was built for float32"),
+    "column-major into a kernel built for unit stride along mode 1":
+        (np.zeros((64, 64), np.float32, order="F"), ValueError,
+         r"mS: the kernel was built for K-major float32 \(unit stride along mode 1\), got strides \(4, 256\)"),
+    "an address 4 bytes past a 16-byte boundary":
+        (np.zeros(64 * 64 + 1, np.float32)[1:].reshape(64, 64), ValueError, r"mS: the kernel accesses it 16 bytes "
+         r"at a time: its address \(0x[0-9a-f]+\) and strides \(256, 4\) must be multiples of 16"),
+    "rows 260 bytes apart":
+        (np.zeros((64, 65), np.float32)[:, :64], ValueError, r"mS: the kernel accesses it 16 bytes at a time: .* "
+         r"strides \(260, 4\)"),
+    "a size below the tile of a kernel that does not predicate":
+        (np.zeros((32, 64), np.float32), ValueError,
+         r"mS is \(32, 64\): the kernel copies whole \(64, 64\) tiles of it, unpredicated"),
+}
 
 
 @here
-def test_launch_refuses_another_majorness():
-    k = _copy_kernel()
-    src, dst = np.asfortranarray(np.zeros((64, 64), np.float32)), np.zeros((64, 64), np.float32)
-    with pytest.raises(ValueError, match=r"tile_copy: launch: mS: the kernel was built for K-major float32 \(unit "
-                                         r"stride along mode 1\), got strides \(4, 256\)"):
-        k.launch(src, dst)
-
-
-@here
-def test_launch_refuses_a_misaligned_matrix():
-    """16-byte accesses: the address and the pitch must be multiples of 16 bytes."""
-    k = _copy_kernel()
-    dst = np.zeros((64, 64), np.float32)
-    shifted = np.zeros(64 * 64 + 1, np.float32)[1:].reshape(64, 64)           # 4 bytes past an aligned start
-    with pytest.raises(ValueError, match=r"tile_copy: launch: mS: the kernel accesses it 16 bytes at a time"):
-        k.launch(shifted, dst)
-    padded = np.zeros((64, 65), np.float32)[:, :64]                            # rows 260 bytes apart
-    with pytest.raises(ValueError, match=r"mS: the kernel accesses it 16 bytes at a time: .* strides \(260, 4\)"):
-        k.launch(padded, dst)
-
-
-@here
-def test_launch_refuses_a_size_the_kernel_does_not_predicate():
-    k = _copy_kernel()
-    with pytest.raises(ValueError, match=r"tile_copy: launch: mS is \(32, 64\): the kernel copies whole \(64, 64\) "
-                                         r"tiles of it, unpredicated"):
-        k.launch(np.zeros((32, 64), np.float32), np.zeros((32, 64), np.float32), grid=1)
+@pytest.mark.parametrize("what", LAUNCH_REFUSALS)
+def test_launch_refuses_what_the_kernel_was_not_built_for(what):
+    src, error, message = LAUNCH_REFUSALS[what]
+    with pytest.raises(error, match=r"cutejit: tile_copy: launch: " + message):
+        _copy_kernel().launch(src, np.zeros(src.shape, np.float32), grid=1)
 
 
 @here
