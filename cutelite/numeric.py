@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from .errors import quote
 
 __all__ = ["Numeric", "NUMERICS", "CPP_NAMES", "numeric", "Float16", "BFloat16", "TFloat32", "Float32", "Float64",
-           "Float8E4M3FN", "Float8E5M2", "Int8", "Uint8", "Int16", "Uint16", "Int32", "Uint32", "Int64", "Uint64"]
+           "Float8E4M3FN", "Float8E5M2", "Int8", "Uint8", "Int16", "Uint16", "Int32", "Uint32", "Int64", "Uint64",
+           "Int4", "Uint4", "Uint1", "Uint128", "Complex128"]
 
 
 @dataclass(frozen=True)
@@ -35,11 +36,6 @@ class Numeric:
     finite: bool = False
 
     @property
-    def width(self):
-        """The CuTe DSL's name for the bits."""
-        return self.bits
-
-    @property
     def is_float(self):
         return self.exponent > 0
 
@@ -52,27 +48,27 @@ class Numeric:
         return self.dsl or self.name
 
 
-#            name            C++             PTX     bits  NumPy      CuTe DSL        MLIR        exp, man
-Float16 = Numeric("float16", "half_t", "f16", 16, "float16", "Float16", "f16", 5, 10)
-BFloat16 = Numeric("bfloat16", "bfloat16_t", "bf16", 16, "uint16", "BFloat16", "bf16", 8, 7)
-TFloat32 = Numeric("tf32", "tfloat32_t", "tf32", 32, "float32", "TFloat32", "tf32", 8, 10)
-Float32 = Numeric("float32", "float", "f32", 32, "float32", "Float32", "f32", 8, 23)
-Float64 = Numeric("float64", "double", "f64", 64, "float64", "Float64", "f64", 11, 52)
-Float8E4M3FN = Numeric("float8_e4m3fn", "float_e4m3_t", "e4m3", 8, "uint8", "Float8E4M3FN", "f8E4M3FN", 4, 3, True)
-Float8E5M2 = Numeric("float8_e5m2", "float_e5m2_t", "e5m2", 8, "uint8", "Float8E5M2", "f8E5M2", 5, 2)
-Int8 = Numeric("int8", "int8_t", "s8", 8, "int8", "Int8", "i8")
-Uint8 = Numeric("uint8", "uint8_t", "u8", 8, "uint8", "Uint8", "i8")
-Int16 = Numeric("int16", "int16_t", "s16", 16, "int16", "Int16", "i16")
-Uint16 = Numeric("uint16", "uint16_t", "u16", 16, "uint16", "Uint16", "i16")
-Int32 = Numeric("int32", "int32_t", "s32", 32, "int32", "Int32", "i32")
-Uint32 = Numeric("uint32", "uint32_t", "u32", 32, "uint32", "Uint32", "i32")
-Int64 = Numeric("int64", "int64_t", "s64", 64, "int64", "Int64", "i64")
-Uint64 = Numeric("uint64", "uint64_t", "u64", 64, "uint64", "Uint64", "i64")
-Int4 = Numeric("int4", "int4b_t", "s4", 4, None, "Int4", "i4")
-Uint4 = Numeric("uint4", "uint4b_t", "u4", 4, None, None, None)
-Uint1 = Numeric("uint1", "uint1b_t", "b1", 1, None, None, None)
-Uint128 = Numeric("uint128", "uint128_t", "b128", 128, None, "Uint128", "i128")
-Complex128 = Numeric("complex128", "complex<double>", None, 128, "complex128", None, None)
+#                      name             C++                PTX     bits NumPy         CuTe DSL        MLIR        exp man finite
+Float16      = Numeric("float16",       "half_t",          "f16",  16,  "float16",    "Float16",      "f16",      5,  10)
+BFloat16     = Numeric("bfloat16",      "bfloat16_t",      "bf16", 16,  "uint16",     "BFloat16",     "bf16",     8,  7)
+TFloat32     = Numeric("tf32",          "tfloat32_t",      "tf32", 32,  "float32",    "TFloat32",     "tf32",     8,  10)
+Float32      = Numeric("float32",       "float",           "f32",  32,  "float32",    "Float32",      "f32",      8,  23)
+Float64      = Numeric("float64",       "double",          "f64",  64,  "float64",    "Float64",      "f64",      11, 52)
+Float8E4M3FN = Numeric("float8_e4m3fn", "float_e4m3_t",    "e4m3", 8,   "uint8",      "Float8E4M3FN", "f8E4M3FN", 4,  3,  True)
+Float8E5M2   = Numeric("float8_e5m2",   "float_e5m2_t",    "e5m2", 8,   "uint8",      "Float8E5M2",   "f8E5M2",   5,  2)
+Int8         = Numeric("int8",          "int8_t",          "s8",   8,   "int8",       "Int8",         "i8")
+Uint8        = Numeric("uint8",         "uint8_t",         "u8",   8,   "uint8",      "Uint8",        "i8")
+Int16        = Numeric("int16",         "int16_t",         "s16",  16,  "int16",      "Int16",        "i16")
+Uint16       = Numeric("uint16",        "uint16_t",        "u16",  16,  "uint16",     "Uint16",       "i16")
+Int32        = Numeric("int32",         "int32_t",         "s32",  32,  "int32",      "Int32",        "i32")
+Uint32       = Numeric("uint32",        "uint32_t",        "u32",  32,  "uint32",     "Uint32",       "i32")
+Int64        = Numeric("int64",         "int64_t",         "s64",  64,  "int64",      "Int64",        "i64")
+Uint64       = Numeric("uint64",        "uint64_t",        "u64",  64,  "uint64",     "Uint64",       "i64")
+Int4         = Numeric("int4",          "int4b_t",         "s4",   4,   None,         "Int4",         "i4")
+Uint4        = Numeric("uint4",         "uint4b_t",        "u4",   4,   None,         None,           None)
+Uint1        = Numeric("uint1",         "uint1b_t",        "b1",   1,   None,         None,           None)
+Uint128      = Numeric("uint128",       "uint128_t",       "b128", 128, None,         "Uint128",      "i128")
+Complex128   = Numeric("complex128",    "complex<double>", None,   128, "complex128", None,           None)
 
 NUMERICS = (Float16, BFloat16, TFloat32, Float32, Float64, Float8E4M3FN, Float8E5M2, Int8, Uint8, Int16, Uint16,
             Int32, Uint32, Int64, Uint64, Int4, Uint4, Uint1, Uint128, Complex128)
