@@ -74,20 +74,20 @@ def test_copy_through_a_swizzled_tile(op, vec):
 
 
 @here
-@pytest.mark.parametrize("atom,ldsm,kmajor", [
-    ("SM80_16x8x16_F32F16F16F32_TN", "SM75_U32x4_LDSM_N", True),
-    ("SM80_16x8x16_F32F16F16F32_TN", "SM75_U16x8_LDSM_T", False),
-    ("SM75_16x8x8_F32F16F16F32_TN", "SM75_U32x2_LDSM_N", True),
-    ("SM75_16x8x8_F32F16F16F32_TN", "SM75_U16x4_LDSM_T", False)])
-def test_ldmatrix_round_trip_gives_the_mma_its_values(atom, ldsm, kmajor):
+@pytest.mark.parametrize("atom,ldsm,major", [
+    ("SM80_16x8x16_F32F16F16F32_TN", "SM75_U32x4_LDSM_N", "K"),
+    ("SM80_16x8x16_F32F16F16F32_TN", "SM75_U16x8_LDSM_T", "MN"),
+    ("SM75_16x8x8_F32F16F16F32_TN", "SM75_U32x2_LDSM_N", "K"),
+    ("SM75_16x8x8_F32F16F16F32_TN", "SM75_U16x4_LDSM_T", "MN")])
+def test_ldmatrix_round_trip_gives_the_mma_its_values(atom, ldsm, major):
     """A's tile -> shared -> registers by ldmatrix (partition_S / retile_D) -> back to global through the
     TiledMMA's partition_A: the registers held exactly what partition_A says each thread holds, so the
     output is the input (every element written once; the input is poisoned-free, the output poisoned)."""
     mma = make_tiled_mma(make_mma_atom(atom), Layout((2, 2, 1)), (32, 32, 16))
     s2r = make_tiled_copy_A(make_copy_atom(ldsm, "half_t"), mma)
-    smem = Layout((32, 32), (32, 1)) if kmajor else Layout((32, 32), (1, 32))
+    smem = Layout((32, 32), (32, 1)) if major == "K" else Layout((32, 32), (1, 32))
     v = make_copy_atom("UniversalCopy<uint128_t>", "half_t")     # 8 halves a thread along the contiguous mode
-    g2s = (make_tiled_copy(v, Layout((32, 4), (4, 1)), Layout((1, 8))) if kmajor else
+    g2s = (make_tiled_copy(v, Layout((32, 4), (4, 1)), Layout((1, 8))) if major == "K" else
            make_tiled_copy(v, Layout((4, 32), (1, 4)), Layout((8, 1))))
 
     @cj.kernel
@@ -103,14 +103,14 @@ def test_ldmatrix_round_trip_gives_the_mma_its_values(atom, ldsm, kmajor):
         copy(s2r, thr.partition_S(sA), thr.retile_D(rA))                  # ldmatrix
         copy(rA, thr_mma.partition_A(gO))                                  # registers -> global, by partition_A
 
-    built = k.build(Matrix("float16", "K" if kmajor else "MN"), Matrix("float16"), mma, s2r, g2s,
+    built = k.build(Matrix("float16", major), Matrix("float16"), mma, s2r, g2s,
                     threads=128)
     A = np.random.default_rng(1).standard_normal((32, 32)).astype(np.float16)
     out = np.full((32, 32), np.nan, np.float16)
-    built.launch((A if kmajor else np.asfortranarray(A)).view(np.uint16), out.view(np.uint16), grid=1)
+    built.launch((A if major == "K" else np.asfortranarray(A)).view(np.uint16), out.view(np.uint16), grid=1)
     np.testing.assert_array_equal(out, A)
     want = "ldmatrix_x%d%s(" % (4 if ldsm in ("SM75_U32x4_LDSM_N", "SM75_U16x8_LDSM_T") else 2,
-                                "" if kmajor else "_trans")
+                                "" if major == "K" else "_trans")
     assert want in built.source
 
 
