@@ -24,7 +24,7 @@ from .tensor import (
 )
 from .identity import make_identity_layout, make_coord_tensor, make_identity_tensor
 from .atoms import (
-    MMA_Atom, MMA_ATOMS, make_mma_atom, print_atom, tile_shape, fragment_of, owner_of,
+    Major, MMA_Atom, MMA_ATOMS, make_mma_atom, print_atom, tile_shape, fragment_of, owner_of,
     gather_fragments, scatter_fragments, mma_reference, quadpair_lanes,
 )
 from .gmma import GMMA_Atom, make_gmma_atom, make_gmma_layout_atom, make_gmma_desc, gmma_desc_blocks, tile_to_smem
@@ -65,7 +65,7 @@ __all__ = [
     "outer_partition", "tv_partition", "owner_table", "offsets_of",
     "make_identity_layout", "make_coord_tensor", "make_identity_tensor",
     # atoms, tiled atoms, shared memory
-    "MMA_Atom", "MMA_ATOMS", "make_mma_atom", "print_atom", "fragment_of", "owner_of",
+    "Major", "MMA_Atom", "MMA_ATOMS", "make_mma_atom", "print_atom", "fragment_of", "owner_of",
     "gather_fragments", "scatter_fragments", "mma_reference", "quadpair_lanes",
     "GMMA_Atom", "make_gmma_atom", "make_gmma_layout_atom", "make_gmma_desc", "gmma_desc_blocks", "tile_to_smem",
     "Copy_Atom", "COPY_OPS", "make_copy_atom",

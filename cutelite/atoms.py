@@ -17,14 +17,38 @@ Post: str(atom) is the text C++ CuTe prints for `print(MMA_Atom<Op>{})` (tests/f
 
 import difflib
 from dataclasses import dataclass
+from enum import Enum
 
+from . import numeric as N
 from .errors import quote
 from .int_tuple import congruent, fmt, is_int
 from .layout import Layout, right_inverse, size
 
-__all__ = ["MMA_Atom", "MMA_ATOMS", "make_mma_atom", "print_atom", "tile_shape", "fragment_of", "owner_of",
+__all__ = ["Major", "MMA_Atom", "MMA_ATOMS", "make_mma_atom", "print_atom", "tile_shape", "fragment_of", "owner_of",
            "gather_fragments", "scatter_fragments", "mma_reference", "quadpair_lanes",
            "fragment_grids"]
+
+
+class Major(str, Enum):
+    """Which mode of an MMA operand's (MN, K) tile is contiguous: K (CuTe's "T" for A, "N" for B; a row-major
+    A, a column-major B) or MN. C++'s GMMA::Major, the CuTe DSL's OperandMajorMode. A str: Major.K == "K"."""
+    K = "K"
+    MN = "MN"
+
+    def __str__(self):
+        return self.value
+
+    def __format__(self, spec):
+        return format(self.value, spec)
+
+    @classmethod
+    def pair(cls, majors, op):
+        """(A's, B's) Major from a pair such as ("K", "MN"); a TypeError or ValueError naming `op`."""
+        if not isinstance(majors, (tuple, list)) or len(majors) != 2:
+            raise TypeError(f"{op}: majors must be a pair (A's, B's) of 'K' or 'MN', got {quote(majors)}")
+        if not all(isinstance(m, str) and m in ("K", "MN") for m in majors):
+            raise ValueError(f"{op}: majors must be two of 'K' or 'MN' (A's, then B's), got {quote(majors)}")
+        return tuple(cls(m) for m in majors)
 
 
 @dataclass(frozen=True)
@@ -32,7 +56,7 @@ class MMA_Atom:
     """One MMA instruction: its name in CuTe, the PTX it stands for, element types and the four layouts."""
     name: str
     ptx: str
-    types: tuple          # (D, A, B, C) element types, NumPy-style names ("float32", "float16", "bfloat16", "tf32")
+    types: tuple          # (D, A, B, C) element types by name (cutelite.numeric: "float32", "float16", "tf32")
     ThrID: Layout
     Shape_MNK: tuple
     LayoutA_TV: Layout
@@ -116,15 +140,9 @@ ONE_1x1 = Layout((1, 1), (0, 0))
 ONE_1x4 = Layout((1, 4), (0, 1))                                  # DP4A: 4 int8 of A (or B) in one register
 ONE_1x2 = Layout((1, 2), (0, 1))                                  # DP2A: 2 int16 of A (or B)
 
-_F16, _F32, _BF16, _TF32 = "float16", "float32", "bfloat16", "tf32"
-_S8, _S32, _F64 = "int8", "int32", "float64"
-_U8, _S4, _U4, _B1, _S16 = "uint8", "int4", "uint4", "uint1", "int16"
-_E4M3, _E5M2, _C64 = "float8_e4m3", "float8_e5m2", "complex128"
+_F16, _F32, _BF16, _TF32, _F64 = (t.name for t in (N.Float16, N.Float32, N.BFloat16, N.TFloat32, N.Float64))
+_S8, _S16, _S32, _B1, _C64 = (t.name for t in (N.Int8, N.Int16, N.Int32, N.Uint1, N.Complex128))
 _GC64 = "gauss_complex128"   # SM80_8x8x4_GC64C64C64GC64_TN's accumulator: three doubles (Gauss's 3-product trick)
-# C++ scalar types that UniversalFMA<D,A,B,C> takes, and their NumPy-style names.
-CPP_SCALARS = {"float": _F32, "double": _F64, "half_t": _F16, "bfloat16_t": _BF16, "tfloat32_t": _TF32,
-               "int": _S32, "int32_t": _S32, "int8_t": _S8, "uint8_t": "uint8", "int16_t": "int16",
-               "uint32_t": "uint32", "int64_t": "int64"}
 # CuTe's suffix names A and B by BLAS convention: T = K-major ("row" A, "col" B in PTX), N = M-/N-major.
 _PTX_AB = {"TN": ".row.col", "NT": ".col.row", "NN": ".col.col", "TT": ".row.row"}
 
@@ -150,10 +168,10 @@ def universal_fma(d, a=None, b=None, c=None):
     b = a if b is None else b
     c = d if c is None else c
     for t in (d, a, b, c):
-        if t not in CPP_SCALARS:
-            raise ValueError(f"UniversalFMA: unknown scalar type {t!r}; known: {', '.join(CPP_SCALARS)}")
+        if t not in N.CPP_NAMES:
+            raise ValueError(f"UniversalFMA: unknown scalar type {t!r}; known: {', '.join(N.CPP_NAMES)}")
     return MMA_Atom(f"UniversalFMA<{d},{a},{b},{c}>", "d = a * b + c (a C++ fma, no tensor core)",
-                    tuple(CPP_SCALARS[t] for t in (d, a, b, c)), THR1, (1, 1, 1), ONE_1x1, ONE_1x1, ONE_1x1)
+                    tuple(N.CPP_NAMES[t].name for t in (d, a, b, c)), THR1, (1, 1, 1), ONE_1x1, ONE_1x1, ONE_1x1)
 
 
 def _all_atoms():
@@ -200,9 +218,6 @@ def _all_atoms():
     return {a.name: a for a in atoms}
 
 
-_INT_LETTERS = {"S8": _S8, "U8": _U8, "S4": _S4, "U4": _U4}
-
-
 def _integer_atoms():
     """Ampere's integer mma.sync beyond s8 x s8: every signed/unsigned pairing of 8- and 4-bit A and B,
     each also as _SATURATE (.satfinite: clamp to int32 instead of wrapping), and the 1-bit ones (b1 AND or
@@ -217,16 +232,16 @@ def _integer_atoms():
     }
     atoms = []
     for (bits, m, n, k), (a, b, c) in shapes.items():
-        letters = ("S8", "U8") if bits == 8 else ("S4", "U4")
-        for la in letters:
-            for lb in letters:
+        kinds = (N.Int8, N.Uint8) if bits == 8 else (N.Int4, N.Uint4)
+        for ta in kinds:
+            for tb in kinds:
                 for sat in ("", "_SATURATE"):
-                    if bits == 8 and la == lb == "S8" and not sat:
+                    if bits == 8 and ta is tb is N.Int8 and not sat:
                         continue   # the s8 x s8 atoms above
-                    ptx = (f"mma.sync.aligned.m{m}n{n}k{k}.row.col.s32.{la.lower()}.{lb.lower()}.s32"
+                    ptx = (f"mma.sync.aligned.m{m}n{n}k{k}.row.col.s32.{ta.ptx}.{tb.ptx}.s32"
                            + (".satfinite" if sat else ""))
-                    types = (_S32, _INT_LETTERS[la], _INT_LETTERS[lb], _S32)
-                    atoms.append(_sm80(f"SM80_{m}x{n}x{k}_S32{la}{lb}S32_TN{sat}", ptx, types, (m, n, k), a, b, c))
+                    atoms.append(_sm80(f"SM80_{m}x{n}x{k}_S32{ta.letters}{tb.letters}S32_TN{sat}", ptx,
+                                       (_S32, ta.name, tb.name, _S32), (m, n, k), a, b, c))
     b1_shapes = {(8, 8, 128): (SM80_8x128_B1, SM80_8x128_B1, SM80_8x8_Row),
                  (16, 8, 128): (SM80_16x128_B1_A_CUTE, SM80_8x128_B1, SM80_16x8_Row),
                  (16, 8, 256): (SM80_16x256_B1_A, SM80_8x256_B1_B, SM80_16x8_Row)}
@@ -240,14 +255,14 @@ def _integer_atoms():
 
 def _fp8_atoms():
     """Ada's (SM89) m16n8k32 with 8-bit floats: e4m3 or e5m2 A and B, f32 or f16 C; laid out as s8's."""
-    fp8 = {"E4M3": _E4M3, "E5M2": _E5M2}
+    fp8 = (N.Float8E4M3FN, N.Float8E5M2)
     atoms = []
-    for acc, acc_t in (("F32", _F32), ("F16", _F16)):
-        for la in fp8:
-            for lb in fp8:
-                ptx = f"mma.sync.aligned.m16n8k32.row.col.{acc.lower()}.{la.lower()}.{lb.lower()}.{acc.lower()}"
-                atoms.append(_sm80(f"SM89_16x8x32_{acc}{la}{lb}{acc}_TN", ptx, (acc_t, fp8[la], fp8[lb], acc_t),
-                                   (16, 8, 32), SM80_16x32_S8_A, SM80_8x32_S8_B))
+    for c in (N.Float32, N.Float16):
+        for ta in fp8:
+            for tb in fp8:
+                ptx = f"mma.sync.aligned.m16n8k32.row.col.{c.ptx}.{ta.ptx}.{tb.ptx}.{c.ptx}"
+                atoms.append(_sm80(f"SM89_16x8x32_{c.letters}{ta.letters}{tb.letters}{c.letters}_TN", ptx,
+                                   (c.name, ta.name, tb.name, c.name), (16, 8, 32), SM80_16x32_S8_A, SM80_8x32_S8_B))
     return atoms
 
 
@@ -271,7 +286,7 @@ MMA_ATOMS = _all_atoms()
 
 def make_mma_atom(name):
     """The atom CuTe calls `name`, e.g. make_mma_atom("SM80_16x8x16_F16F16F16F16_TN") or
-    make_mma_atom("UniversalFMA<float, half_t, half_t, float>") (any of CPP_SCALARS, C++'s defaults for
+    make_mma_atom("UniversalFMA<float, half_t, half_t, float>") (C++'s names of numeric.NUMERICS, its defaults for
     omitted types; spaces and a `cute::`/`cutlass::` prefix are allowed)."""
     if not isinstance(name, str):
         raise TypeError(f"make_mma_atom: expected an atom's name (a str), got {name!r}")

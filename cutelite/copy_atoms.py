@@ -16,19 +16,9 @@ from dataclasses import dataclass
 
 from .int_tuple import fmt
 from .layout import Layout, size, upcast
+from .numeric import CPP_NAMES, numeric
 
-__all__ = ["Copy_Atom", "COPY_OPS", "VALUE_TYPES", "make_copy_atom"]
-
-# C++ element types and their widths in bits (sizeof_bits<T>). NumPy's names are accepted as aliases.
-VALUE_TYPES = {
-    "uint1_t": 1, "uint8_t": 8, "int8_t": 8, "uint16_t": 16, "int16_t": 16, "uint32_t": 32, "int32_t": 32,
-    "int": 32, "uint64_t": 64, "int64_t": 64, "uint128_t": 128,
-    "half_t": 16, "bfloat16_t": 16, "tfloat32_t": 32, "float": 32, "double": 64,
-    "float_e4m3_t": 8, "float_e5m2_t": 8, "int4b_t": 4, "uint4b_t": 4, "uint1b_t": 1,
-}
-_ALIASES = {"float16": "half_t", "bfloat16": "bfloat16_t", "float32": "float", "float64": "double",
-            "int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "uint16": "uint16_t",
-            "int32": "int32_t", "uint32": "uint32_t", "int64": "int64_t", "uint64": "uint64_t"}
+__all__ = ["Copy_Atom", "COPY_OPS", "make_copy_atom"]
 
 
 # ---- the traits: (ThrID, SrcLayout, DstLayout, RefLayout) in bits, as the hardware moves them -----------
@@ -102,13 +92,16 @@ COPY_OPS = (tuple(f"{op}<T>" for op in _TEMPLATED) + ("AutoVectorizingCopyWithAs
 
 
 def _type_name(t, what):
+    """The C++ name of an element type (cutelite.numeric) given by its C++ or its NumPy name."""
     if not isinstance(t, str):
         raise TypeError(f"make_copy_atom: {what} must be a C++ type name such as 'half_t', got {t!r}")
     name = t.strip().removeprefix("cute::")
-    name = _ALIASES.get(name, name)
-    if name not in VALUE_TYPES:
-        raise ValueError(f"make_copy_atom: unknown {what} {t!r}; known: {', '.join(VALUE_TYPES)}")
-    return name
+    if name in CPP_NAMES:
+        return name
+    try:
+        return numeric(name).cpp
+    except ValueError:
+        raise ValueError(f"make_copy_atom: unknown {what} {t!r}; known: {', '.join(CPP_NAMES)}") from None
 
 
 def _traits(op):
@@ -126,11 +119,11 @@ def _traits(op):
     m = re.fullmatch(r"(\w+)\s*<\s*([\w:]+)\s*(?:,\s*([\w:]+)\s*)?>", op)
     if not m or m.group(1) not in _TEMPLATED:
         raise ValueError(f"make_copy_atom: unknown copy op {op!r}; known: {', '.join(COPY_OPS)} "
-                         f"(T one of {', '.join(VALUE_TYPES)})")
+                         f"(T one of {', '.join(CPP_NAMES)})")
     base = m.group(1)
     src = _type_name(m.group(2), "source type")
     dst = _type_name(m.group(3), "destination type") if m.group(3) else src
-    s_bits, d_bits = VALUE_TYPES[src], VALUE_TYPES[dst]
+    s_bits, d_bits = CPP_NAMES[src].bits, CPP_NAMES[dst].bits
     if base == "UniversalCopy" and min(s_bits, d_bits) < 8:
         raise ValueError(f"make_copy_atom: {op} copies whole bytes or more; {min(s_bits, d_bits)}-bit elements "
                          "are moved by a copy of the bytes holding them")
@@ -163,7 +156,7 @@ class Copy_Atom:
     @property
     def bits(self):
         """sizeof_bits of the element type."""
-        return VALUE_TYPES[self.value_type]
+        return CPP_NAMES[self.value_type].bits
 
     @property
     def register_bits(self):
@@ -213,7 +206,7 @@ def make_copy_atom(op, value_type):
         raise TypeError(f"make_copy_atom: op must be a name such as 'SM75_U16x8_LDSM_T', got {op!r}")
     op = op.strip().removeprefix("cute::")
     value_type = _type_name(value_type, "value type")
-    bits = VALUE_TYPES[value_type]
+    bits = CPP_NAMES[value_type].bits
     thr, src, dst, ref = _traits(op)
     vals = [_recast(lay, bits, op, value_type) for lay in (src, dst, ref)]
     for name, lay in zip(("Src", "Dst", "Ref"), vals):

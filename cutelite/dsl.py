@@ -29,12 +29,14 @@ from . import layout as L
 from . import tensor as T
 from . import tiled
 from . import tma as _tma
-from .atoms import MMA_Atom, make_mma_atom as _mma_atom
+from .atoms import Major, MMA_Atom, make_mma_atom as _mma_atom
 from .basis import ArithmeticTupleIterator, ScaledBasis, as_arithmetic_tuple
 from .copy_atoms import Copy_Atom, make_copy_atom as _copy_atom
 from .identity import make_identity_layout, make_identity_tensor
 from .int_tuple import Dyn, is_int, is_tuple, product_each
 from .layout import ComposedLayout, Layout, Underscore
+from .numeric import (BFloat16, Float8E4M3FN, Float8E5M2, Float16, Float32, Float64, Int8, Int32, Numeric, TFloat32,
+                      Uint8, numeric)
 from .swizzle import Swizzle
 
 __all__ = [
@@ -151,36 +153,7 @@ NAMES = (
 )
 
 
-# ---- element types -----------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Numeric:
-    """An element type as the DSL names it (cutlass.Float16), with its C++ name and width."""
-    name: str
-    cpp: str
-    width: int
-    short: str       # as the DSL prints it in a copy atom ("f16")
-    numpy: str       # the NumPy storage: bf16 and fp8 as their bits (NumPy has no such types), as kernels/ does
-
-    def __repr__(self):
-        return self.name
-
-
-Float16 = Numeric("Float16", "half_t", 16, "f16", "float16")
-BFloat16 = Numeric("BFloat16", "bfloat16_t", 16, "bf16", "uint16")
-Float32 = Numeric("Float32", "float", 32, "f32", "float32")
-TFloat32 = Numeric("TFloat32", "tfloat32_t", 32, "tf32", "float32")
-Float64 = Numeric("Float64", "double", 64, "f64", "float64")
-Int8 = Numeric("Int8", "int8_t", 8, "i8", "int8")
-Uint8 = Numeric("Uint8", "uint8_t", 8, "i8", "uint8")
-Int32 = Numeric("Int32", "int32_t", 32, "i32", "int32")
-Float8E4M3FN = Numeric("Float8E4M3FN", "float_e4m3_t", 8, "f8E4M3FN", "uint8")
-Float8E5M2 = Numeric("Float8E5M2", "float_e5m2_t", 8, "f8E5M2", "uint8")
-_SHORT = {t.cpp: t.short for t in (Float16, BFloat16, Float32, TFloat32, Float64, Int8, Uint8, Int32,
-                                    Float8E4M3FN, Float8E5M2)}
-_OF_MMA_TYPE = {"float16": Float16, "bfloat16": BFloat16, "float32": Float32, "tf32": TFloat32, "float64": Float64,
-                "float8_e4m3": Float8E4M3FN, "float8_e5m2": Float8E5M2}      # MMA_Atom.types' names
-
-
+# ---- element types: cutelite.numeric's, as the DSL names them (cutlass.Float16) -----------------------------
 def _need_numeric(t, op, what):
     if not isinstance(t, Numeric):
         raise TypeError(f"{op}: {what} must be an element type such as cute.Float16, got {t!r}")
@@ -188,9 +161,6 @@ def _need_numeric(t, op, what):
 
 
 # ---- typed ops: each knows the C++ name of its instruction ---------------------------------------------
-_MMA_LETTERS = {"Float16": "F16", "BFloat16": "BF16", "Float32": "F32", "Float8E4M3FN": "E4M3", "Float8E5M2": "E5M2"}
-
-
 @dataclass(frozen=True)
 class MmaF16BF16Op:
     """mma.sync with f16 or bf16 inputs (sm_80+): shape (16, 8, 8) or (16, 8, 16)."""
@@ -205,7 +175,7 @@ class MmaF16BF16Op:
                              f"Float32; got {ab!r}, {acc!r}")
         if self.shape_mnk not in ((16, 8, 8), (16, 8, 16)):
             raise ValueError(f"MmaF16BF16Op: shape_mnk must be (16, 8, 8) or (16, 8, 16), got {self.shape_mnk!r}")
-        a, c = _MMA_LETTERS[ab.name], _MMA_LETTERS[acc.name]
+        a, c = ab.letters, acc.letters
         return f"SM80_16x8x{self.shape_mnk[2]}_{c}{a}{a}{c}_TN"
 
 
@@ -232,7 +202,7 @@ class MmaFP8Op:
                 or self.shape_mnk != (16, 8, 32):
             raise ValueError(f"MmaFP8Op: cutelite has Float8E4M3FN/Float8E5M2 inputs, Float16/Float32 accumulators "
                              f"and shape (16, 8, 32); got {self.ab_dtype!r}, {self.acc_dtype!r}, {self.shape_mnk!r}")
-        a, c = _MMA_LETTERS[self.ab_dtype.name], _MMA_LETTERS[self.acc_dtype.name]
+        a, c = self.ab_dtype.letters, self.acc_dtype.letters
         return f"SM89_16x8x32_{c}{a}{a}{c}_TN"
 
 
@@ -308,11 +278,7 @@ class StMatrix8x8x16bOp(_Matrix8x8Op):
 
 
 # ---- Hopper (sm_90a): the warpgroup MMA and the TMA ------------------------------------------------------
-class OperandMajorMode:
-    """The contiguous mode of a GMMA operand in shared memory (C++'s GMMA::Major): K or MN."""
-    K = "K"
-    MN = "MN"
-
+OperandMajorMode = Major   # the contiguous mode of a GMMA operand in shared memory: K or MN
 
 class OperandSource:
     """Where a GMMA's A comes from: SMEM (a descriptor; C++'s _SS atoms) or RMEM (registers; _RS)."""
@@ -339,7 +305,7 @@ class WarpgroupMmaF16BF16Op:
         if len(shape) not in (2, 3) or shape[0] != 64 or shape[2:] not in ((), (16,)):
             raise ValueError(f"warpgroup.MmaF16BF16Op: instruction_shape must be (64, N) or (64, N, 16), got "
                              f"{self.instruction_shape!r}")
-        a, c = _MMA_LETTERS[ab.name], _MMA_LETTERS[acc.name]
+        a, c = ab.letters, acc.letters
         return (f"SM90::GMMA::MMA_64x{shape[1]}x16_{c}{a}{a}_{self.a_src}"
                 f"<GMMA::Major::{self.a_major_mode}, GMMA::Major::{self.b_major_mode}>")
 
@@ -776,7 +742,7 @@ class MmaAtom(_Wrapped):
         return self._fragment(L.make_layout(shp), 3)
 
     def _fragment(self, layout, operand):
-        return T.make_tensor(layout, dtype=_OF_MMA_TYPE[self._atom.types[operand]].numpy)
+        return T.make_tensor(layout, dtype=numeric(self._atom.types[operand]).numpy)
 
 
 class TiledMma(MmaAtom):
@@ -1031,6 +997,6 @@ def _mma_text(atom, width):
 
 def _copy_text(atom, width):
     rows = (("ThrID:", pretty_str(atom.ThrID)), ("TV Layout Src:", pretty_str(atom.ValLayoutSrc)),
-            ("TV Layout Dst:", pretty_str(atom.ValLayoutDst)), ("Value type:", _SHORT.get(atom.value_type,
-                                                                                          atom.value_type)))
+            ("TV Layout Dst:", pretty_str(atom.ValLayoutDst)), ("Value type:", numeric(atom.value_type).mlir
+                                                                                          or atom.value_type))
     return "Copy Atom\n" + "\n".join(f"  {k:{width}}{v}" for k, v in rows)

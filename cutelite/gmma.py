@@ -26,12 +26,13 @@ descriptors are C++'s (tests/fixtures/gmma_partitions_cpp.txt, gen_gmma_partitio
 import re
 from dataclasses import dataclass, replace
 
-from .atoms import MMA_Atom
+from .atoms import Major, MMA_Atom
 from .basis import Iterator
 from .errors import quote
 from .int_tuple import congruent, is_int, is_static, is_tuple, product_each, wrap
 from .layout import Layout, LayoutLeft, get, logical_divide, rank, size, tile_to_shape, upcast, zipped_divide
 from .layout import ComposedLayout
+from .numeric import BFloat16, Float16, Float32, numeric
 from .swizzle import Swizzle
 from .tensor import Tensor
 
@@ -41,7 +42,7 @@ __all__ = ["GMMA_Atom", "GMMA_ATOMS", "make_gmma_atom", "GmmaSmemLayout", "make_
            "tile_to_smem", "GmmaDescriptor", "make_gmma_desc", "gmma_desc_blocks", "LAYOUT_TYPES",
            "gmma_fragment_of", "DescriptorIterator", "make_smem_desc_tensor"]
 
-K, MN = "K", "MN"   # GMMA::Major: which mode of the (MN, K) operand tile is contiguous
+K, MN = Major.K, Major.MN   # GMMA::Major: which mode of the (MN, K) operand tile is contiguous
 
 
 # ---- the atoms ---------------------------------------------------------------------------------------------
@@ -64,8 +65,8 @@ class GMMA_Atom(MMA_Atom):
     """An MMA_Atom for one wgmma instruction, plus where A comes from ("SS": shared, "RS": registers) and
     the majors of A and B (they change the descriptors, not the TV layouts)."""
     source: str = "SS"
-    major_a: str = K
-    major_b: str = K
+    major_a: Major = K
+    major_b: Major = K
 
     @property
     def cpp_name(self):
@@ -78,9 +79,9 @@ class GMMA_Atom(MMA_Atom):
         return f"MMA_Atom<{self.name}<GMMA::Major::{self.major_a},GMMA::Major::{self.major_b}>>"
 
 
-_TYPES = {"F32F16F16": ("float32", "float16", "f32.f16.f16"),
-          "F32BF16BF16": ("float32", "bfloat16", "f32.bf16.bf16"),
-          "F16F16F16": ("float16", "float16", "f16.f16.f16")}
+# wgmma's (accumulator, A and B) types, by the letters of CuTe's atom names: F32F16F16, F32BF16BF16, F16F16F16
+_TYPES = {c.letters + 2 * ab.letters: (c, ab)
+          for c, ab in ((Float32, Float16), (Float32, BFloat16), (Float16, Float16))}
 GMMA_N = tuple(range(8, 257, 8))   # wgmma's N for 16-bit inputs: every multiple of 8 up to 256
 
 
@@ -96,12 +97,12 @@ def _gmma_atom(n, types, source, major_a=K, major_b=K):
             raise ValueError(f"make_gmma_atom: a major must be K or MN, got {m!r}")
     if source == "RS" and major_a != K:
         raise ValueError("make_gmma_atom: Register source operand A must have K major layout.")
-    acc, inp, ptx_types = _TYPES[types]
+    acc, inp = _TYPES[types]
     a = _smem_operand(64, 16) if source == "SS" else ALAYOUT_64x16_RS
     return GMMA_Atom(f"SM90_64x{n}x16_{types}_{source}",
-                     f"wgmma.mma_async.sync.aligned.m64n{n}k16.{ptx_types}",
-                     (acc, inp, inp, acc), Layout(128, 1), (64, n, 16), a, _smem_operand(n, 16), _clayout(n),
-                     source, major_a, major_b)
+                     f"wgmma.mma_async.sync.aligned.m64n{n}k16.{acc.ptx}.{inp.ptx}.{inp.ptx}",
+                     (acc.name, inp.name, inp.name, acc.name), Layout(128, 1), (64, n, 16), a, _smem_operand(n, 16),
+                     _clayout(n), source, Major(major_a), Major(major_b))
 
 
 GMMA_ATOMS = {a.name: a for a in (_gmma_atom(n, t, s) for t in _TYPES for n in GMMA_N for s in ("SS", "RS"))}
@@ -149,9 +150,6 @@ def gmma_fragment_of(atom, operand, thread):
 
 
 # ---- the shared-memory layout atoms ------------------------------------------------------------------------
-_BITS = {"half_t": 16, "bfloat16_t": 16, "float": 32, "tfloat32_t": 32, "int8_t": 8, "uint8_t": 8,
-         "float_e4m3_t": 8, "float_e5m2_t": 8, "int32_t": 32, "uint32_t": 32, "double": 64,
-         "float16": 16, "bfloat16": 16, "float32": 32, "tf32": 32, "int8": 8, "uint8": 8}
 _SWIZZLE_BITS = {"INTER": 0, "SW32": 1, "SW64": 2, "SW128": 3}
 
 
@@ -161,9 +159,9 @@ def _bits_of(t):
         if not (1 <= t <= 128 and t & (t - 1) == 0):
             raise ValueError(f"GMMA layout atom: element bits must be a power of two from 1 to 128, got {t}")
         return int(t)
-    if not isinstance(t, str) or t not in _BITS:
-        raise ValueError(f"GMMA layout atom: unknown element type {t!r}; known: {', '.join(_BITS)}")
-    return _BITS[t]
+    if not isinstance(t, str):
+        raise ValueError(f"GMMA layout atom: an element type is a name (such as 'half_t') or bits, got {quote(t)}")
+    return numeric(t, "GMMA layout atom").bits
 
 
 class GmmaSmemLayout(ComposedLayout):

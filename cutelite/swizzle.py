@@ -15,6 +15,9 @@ __all__ = ["Swizzle", "MixedBits", "mixed_xor", "to_mixed_bits", "swizzle_bits",
 class Swizzle:
     """``Swizzle(B, M, S)``: offset -> offset ^ ((offset & yyy_msk) >> S)  (a left shift when S < 0).
 
+    The offset may be an int, a NumPy array of them, or anything that stands for an int and has the int's
+    operators (&, >>, <<, ^) and __index__: the kernels' run-time values and source text apply this formula too.
+
     Post: a bijection that is its own inverse; only the bits of zzz_msk change.
     """
 
@@ -50,9 +53,17 @@ class Swizzle:
         """The bits that are flipped (B bits starting at M - min(0, S))."""
         return ((1 << self.bits) - 1) << (self.base - min(0, self.shift))
 
+    @property
+    def period(self):
+        """The smallest power of two P the swizzle commutes with: sw(x + j P) == sw(x) + j P (2 to the bit
+        just above every bit it reads and flips)."""
+        return 1 << (self.yyy_msk | self.zzz_msk).bit_length()
+
     def __call__(self, offset):
         if not hasattr(offset, "__index__") or isinstance(offset, bool):
             raise TypeError(f"Swizzle: an offset must be an int, got {quote(offset)} ({type(offset).__name__})")
+        if not self.bits:
+            return offset
         y = offset & self.yyy_msk
         moved = y >> self.shift if self.shift >= 0 else y << -self.shift
         return offset ^ moved

@@ -75,11 +75,7 @@ def offsets_of(layout):
 def _through(swizzle, i, itemsize):
     """Engine index of element index i (an int or an int array) of `itemsize`-byte elements: i itself
     when swizzle is None, else through the swizzle on its byte address i * itemsize."""
-    if swizzle is None:
-        return i
-    b = i * itemsize
-    y = b & swizzle.yyy_msk
-    return (b ^ (y >> swizzle.shift if swizzle.shift >= 0 else y << -swizzle.shift)) // itemsize
+    return i if swizzle is None else swizzle(i * itemsize) // itemsize
 
 
 def _smem_parts(layout):

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from math import gcd
 
 from .basis import ArithmeticTupleIterator, ScaledBasis
-from .copy_atoms import VALUE_TYPES, Copy_Atom, _ALIASES
+from .copy_atoms import Copy_Atom
 from .errors import quote
 from .gmma import GmmaSmemLayout
 from .identity import make_coord_tensor, make_identity_layout
@@ -38,6 +38,7 @@ from .layout import (
     ComposedLayout, Layout, _, coalesce, composition, cosize, get, group, logical_divide, make_layout, rank,
     right_inverse, size, slice_and_offset, take, tile_to_shape, upcast,
 )
+from .numeric import numeric
 from .swizzle import Swizzle
 from .tensor import Tensor
 from .tiled import TiledCopy
@@ -146,9 +147,10 @@ class TensorMapParams:
 
 # ---- inputs ---------------------------------------------------------------------------------------------
 def _value_type(t, what):
+    """The C++ name of element type t (cutelite.numeric), if a tensor map can hold it."""
     if not isinstance(t, str):
         raise TypeError(f"{what}: value_type must be a type name such as 'half_t' or 'float16', got {quote(t)}")
-    name = _ALIASES.get(t, t)
+    name = numeric(t, what).cpp
     if name not in DATA_TYPES:
         known = ", ".join(DATA_TYPES)
         raise ValueError(f"{what}: element type {t!r} has no tensor map data type (C++: Unknown TMA Format!); "
@@ -388,7 +390,7 @@ def make_tma_atom(op, gmem, smem_layout, cta_tiler, multicast=1, value_type=None
     if not is_int(multicast) or not 1 <= multicast <= 16:
         raise ValueError(f"{what}: multicast must be an int in 1..16 (the CTAs of a cluster), got {multicast!r}")
     glayout, value_type = _gmem(gmem, value_type, what)
-    bits = VALUE_TYPES[value_type]
+    bits = numeric(value_type).bits
     swizzle, inner = _smem(smem_layout, bits, what)
     _swizzle_mode(swizzle, what)
     cta_v_map = composition(make_identity_layout(glayout.shape), cta_tiler)

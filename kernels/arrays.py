@@ -8,9 +8,11 @@ DeviceNDArray.T copies through a kernel compiled on first use (100 ms at 4096^2)
 import numpy as np
 from numba import cuda
 
+from cutelite import Major
+
 from .runtime import in_simulator
 
-__all__ = ["on_device", "is_device_array", "device_view", "transposed"]
+__all__ = ["on_device", "is_device_array", "device_view", "transposed", "operand_major"]
 
 
 def on_device(a):
@@ -38,3 +40,18 @@ def transposed(x):
     from numba.cuda.cudadrv.devicearray import DeviceNDArray
     x = device_view(x)
     return DeviceNDArray(x.shape[::-1], x.strides[::-1], x.dtype, gpu_data=x.gpu_data)
+
+
+def operand_major(x, op="operand_major"):
+    """Major.K if the 2-D array x (rows, K) has unit stride along K, Major.MN if along its rows, else None (a
+    single row or column counts as K when its elements are adjacent). A TypeError naming `op` for anything
+    but a 2-D array (NumPy, Numba, CuPy)."""
+    shape, strides, dtype = (getattr(x, k, None) for k in ("shape", "strides", "dtype"))
+    if shape is None or strides is None or dtype is None or len(shape) != 2 or len(strides) != 2:
+        raise TypeError("%s: expected a 2-D array (NumPy, Numba, CuPy), got %s" % (op, repr(x)[:80]))
+    (rows, cols), item = shape, np.dtype(dtype).itemsize
+    if strides[1] == item and (rows == 1 or strides[0] >= cols * item):
+        return Major.K
+    if strides[0] == item and (cols == 1 or strides[1] >= rows * item):
+        return Major.K if cols == 1 else Major.MN
+    return None

@@ -5,17 +5,36 @@ A T4 (Colab's free GPU) is sm_75: it has the Turing tensor-core shapes (m8n8k4, 
 `best_mma_for(cc)` which shape to build on, and `require(name, cc)` fails early with a message that names the
 instruction and the device instead of a PTX assembler error.
 
-This module imports nothing, from numba or from the rest of `kernels`: it is pure rules, usable before
-`kernels.setup()`. What the *current* GPU or compile target is lives in kernels.runtime.
+This module imports neither numba nor the rest of `kernels` (only cutelite, whose atoms name their
+instructions): it is pure rules, usable before `kernels.setup()`. What the *current* GPU or compile target is
+lives in kernels.runtime.
 """
+
+from cutelite import MMA_ATOMS
+from cutelite.numeric import numeric
+
+
+def mma_need(atom):
+    """The name an mma.sync atom's instruction goes by here: mma.<shape>.<A's PTX type>, 'mma.m16n8k16.f16'."""
+    return "mma.%s.%s" % (atom.ptx.split(".")[3], numeric(atom.types[1]).ptx)
+
+
+def _mma_min_sm():
+    """mma.<shape>.<type> -> the oldest SM of the CuTe atoms with that instruction: C++ names an atom after the
+    architecture whose atoms file holds it (SM75_16x8x8_F32F16F16F32_TN: mma.m16n8k8.f16 from sm_75 on; bf16
+    inputs from sm_80, e4m3 from sm_89), never older than the PTX ISA's minimum. Volta's m8n8k4 is sm_70's:
+    HMMA.884 on sm_75, none on sm_80+ (kernels.sass)."""
+    out = {}
+    for atom in MMA_ATOMS.values():
+        if atom.ptx.startswith("mma.sync.aligned.") and atom.name[:2] == "SM":
+            cc = (int(atom.name[2]), int(atom.name[3]))
+            out[mma_need(atom)] = min(out.get(mma_need(atom), cc), cc)
+    return out
+
 
 # instruction name (as PTX spells it, without .sync.aligned) -> minimum (major, minor)
 MIN_SM = {
-    "mma.m8n8k4.f16": (7, 0),        # Volta's shape: HMMA.884 on sm_75, no HMMA on sm_80+ (kernels.sass)
-    "mma.m16n8k8.f16": (7, 5),       # Turing
-    "mma.m16n8k8.bf16": (8, 0),      # bf16 inputs arrived with Ampere
-    "mma.m16n8k16.f16": (8, 0),
-    "mma.m16n8k16.bf16": (8, 0),
+    **_mma_min_sm(),
     "ldmatrix": (7, 5),
     "cp.async": (8, 0),
     "ld.global.v4": (2, 0),

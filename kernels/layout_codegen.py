@@ -19,7 +19,7 @@ Two forms:
 As in CuTe, the last mode takes whatever is left of the coordinate, without a remainder.
 """
 
-import linecache
+from .source import compile_function
 
 __all__ = ["layout_source", "layout_pyfunc", "layout_fn"]
 
@@ -124,15 +124,34 @@ def _sum(terms):
     return " + ".join(_strip(t) if len(terms) == 1 else t for t in terms) if terms else "0"
 
 
+class _Code:
+    """Source text of an int, for cutelite's Swizzle to apply its own formula to: o ^ ((o & yyy) >> S)."""
+
+    def __init__(self, text):
+        self.text = text
+
+    def __and__(self, mask):
+        return _Code("(%s & %d)" % (self.text, mask))
+
+    def __rshift__(self, n):
+        return _Code("%s >> %d" % (self.text, n))
+
+    def __lshift__(self, n):
+        return _Code("%s << %d" % (self.text, n))
+
+    def __xor__(self, other):
+        return _Code("%s ^ (%s)" % (self.text, other.text))
+
+    def __index__(self):
+        raise TypeError("layout_codegen: %s is source text, known when the kernel runs" % self.text)
+
+
 def _outer_lines(var, outer):
     """Statements applying the outer function of a ComposedLayout to the offset in `var`."""
-    if hasattr(outer, "bits") and hasattr(outer, "base") and hasattr(outer, "shift"):  # a Swizzle
-        b, m, s = int(outer.bits), int(outer.base), int(outer.shift)
-        if b == 0:
+    if hasattr(outer, "yyy_msk"):  # a Swizzle
+        if outer.bits == 0:
             return ["# %s: no bits swizzled" % outer]
-        yyy = ((1 << b) - 1) << (m + max(0, s))
-        moved = "(%s & %d) >> %d" % (var, yyy, s) if s >= 0 else "(%s & %d) << %d" % (var, yyy, -s)
-        return ["%s = %s ^ (%s)  # %s" % (var, var, moved, outer)]
+        return ["%s = %s  # %s" % (var, outer(_Code(var)).text, outer)]
     if hasattr(outer, "layout_b"):  # a ComposedLayout used as an outer function
         return _composed_lines(var, outer, [var], by_mode=False)
     lay = _as_layout(outer)
@@ -190,21 +209,10 @@ def layout_source(layout, by_mode=False, name="layout_fn"):
     return "%s\n    # %s\n    return %s\n" % (header, _describe(layout), expr)
 
 
-_counter = [0]
-
-
 def layout_pyfunc(layout, by_mode=False, name="layout_fn"):
     """The generated function as plain Python (for the host, and for tests); its source is
     inspect.getsource-able and kept in `.source`."""
-    src = layout_source(layout, by_mode, name)
-    _counter[0] += 1
-    filename = "<layout_codegen %d: %s>" % (_counter[0], name)
-    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
-    namespace = {}
-    exec(compile(src, filename, "exec"), namespace)
-    fn = namespace[name]
-    fn.source = src
-    return fn
+    return compile_function(layout_source(layout, by_mode, name), name, kind="layout_codegen")
 
 
 def layout_fn(layout, by_mode=False, name="layout_fn"):

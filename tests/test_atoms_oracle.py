@@ -22,7 +22,7 @@ CASES = json.load(open(CASES_FILE)) if os.path.exists(CASES_FILE) else []
 # sizeof_bits of cutelite's element type names (C++'s ValTypeD/A/B/C)
 BITS = {"float32": 32, "float16": 16, "bfloat16": 16, "tf32": 32, "float64": 64, "int8": 8, "uint8": 8,
         "int4": 4, "uint4": 4, "uint1": 1, "int16": 16, "int32": 32, "uint32": 32, "int64": 64,
-        "float8_e4m3": 8, "float8_e5m2": 8, "complex128": 128, "gauss_complex128": 192}
+        "float8_e4m3fn": 8, "float8_e5m2": 8, "complex128": 128, "gauss_complex128": 192}
 
 
 def compute_atom(case):

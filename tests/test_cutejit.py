@@ -74,20 +74,20 @@ def test_copy_through_a_swizzled_tile(op, vec):
 
 
 @here
-@pytest.mark.parametrize("atom,ldsm,kmajor", [
-    ("SM80_16x8x16_F32F16F16F32_TN", "SM75_U32x4_LDSM_N", True),
-    ("SM80_16x8x16_F32F16F16F32_TN", "SM75_U16x8_LDSM_T", False),
-    ("SM75_16x8x8_F32F16F16F32_TN", "SM75_U32x2_LDSM_N", True),
-    ("SM75_16x8x8_F32F16F16F32_TN", "SM75_U16x4_LDSM_T", False)])
-def test_ldmatrix_round_trip_gives_the_mma_its_values(atom, ldsm, kmajor):
+@pytest.mark.parametrize("atom,ldsm,major", [
+    ("SM80_16x8x16_F32F16F16F32_TN", "SM75_U32x4_LDSM_N", "K"),
+    ("SM80_16x8x16_F32F16F16F32_TN", "SM75_U16x8_LDSM_T", "MN"),
+    ("SM75_16x8x8_F32F16F16F32_TN", "SM75_U32x2_LDSM_N", "K"),
+    ("SM75_16x8x8_F32F16F16F32_TN", "SM75_U16x4_LDSM_T", "MN")])
+def test_ldmatrix_round_trip_gives_the_mma_its_values(atom, ldsm, major):
     """A's tile -> shared -> registers by ldmatrix (partition_S / retile_D) -> back to global through the
     TiledMMA's partition_A: the registers held exactly what partition_A says each thread holds, so the
     output is the input (every element written once; the input is poisoned-free, the output poisoned)."""
     mma = make_tiled_mma(make_mma_atom(atom), Layout((2, 2, 1)), (32, 32, 16))
     s2r = make_tiled_copy_A(make_copy_atom(ldsm, "half_t"), mma)
-    smem = Layout((32, 32), (32, 1)) if kmajor else Layout((32, 32), (1, 32))
+    smem = Layout((32, 32), (32, 1)) if major == "K" else Layout((32, 32), (1, 32))
     v = make_copy_atom("UniversalCopy<uint128_t>", "half_t")     # 8 halves a thread along the contiguous mode
-    g2s = (make_tiled_copy(v, Layout((32, 4), (4, 1)), Layout((1, 8))) if kmajor else
+    g2s = (make_tiled_copy(v, Layout((32, 4), (4, 1)), Layout((1, 8))) if major == "K" else
            make_tiled_copy(v, Layout((4, 32), (1, 4)), Layout((8, 1))))
 
     @cj.kernel
@@ -103,14 +103,14 @@ def test_ldmatrix_round_trip_gives_the_mma_its_values(atom, ldsm, kmajor):
         copy(s2r, thr.partition_S(sA), thr.retile_D(rA))                  # ldmatrix
         copy(rA, thr_mma.partition_A(gO))                                  # registers -> global, by partition_A
 
-    built = k.build(Matrix("float16", unit=1 if kmajor else 0), Matrix("float16", unit=1), mma, s2r, g2s,
+    built = k.build(Matrix("float16", major), Matrix("float16"), mma, s2r, g2s,
                     threads=128)
     A = np.random.default_rng(1).standard_normal((32, 32)).astype(np.float16)
     out = np.full((32, 32), np.nan, np.float16)
-    built.launch((A if kmajor else np.asfortranarray(A)).view(np.uint16), out.view(np.uint16), grid=1)
+    built.launch((A if major == "K" else np.asfortranarray(A)).view(np.uint16), out.view(np.uint16), grid=1)
     np.testing.assert_array_equal(out, A)
     want = "ldmatrix_x%d%s(" % (4 if ldsm in ("SM75_U32x4_LDSM_N", "SM75_U16x8_LDSM_T") else 2,
-                                "" if kmajor else "_trans")
+                                "" if major == "K" else "_trans")
     assert want in built.source
 
 
@@ -212,5 +212,121 @@ def test_misuse_is_refused_with_a_clear_error():
 
     with pytest.raises(RuntimeError, match="inside a @cutejit.kernel"):
         thread_idx()
-    with pytest.raises(ValueError, match="unknown element type"):
+    with pytest.raises(ValueError, match="float64 elements are 64 bits; cutejit holds 8-, 16- and 32-bit"):
         Matrix("float64")
+
+
+# ---- what a built kernel refuses: one check at build, one at launch, each naming the kernel and the argument
+def _copy_kernel():
+    """Chapter 6's tile copy: float32, 64 x 64 tiles, 16-byte accesses, no predicates."""
+    from kernels.tiled.copy import make_copy_kernel
+    return make_copy_kernel(128)
+
+
+LAUNCH_REFUSALS = {   # what mS is, for chapter 6's tile copy (float32, 64 x 64 tiles, 16-byte accesses, unpredicated)
+    "float64 into a float32 kernel (1,536 of 2,048 elements wrong before this check)":
+        (np.zeros((64, 64), np.float64), TypeError, r"mS holds float64 elements; the kernel was built for float32"),
+    "column-major into a kernel built for unit stride along mode 1":
+        (np.zeros((64, 64), np.float32, order="F"), ValueError,
+         r"mS: the kernel was built for K-major float32 \(unit stride along mode 1\), got strides \(4, 256\)"),
+    "an address 4 bytes past a 16-byte boundary":
+        (np.zeros(64 * 64 + 1, np.float32)[1:].reshape(64, 64), ValueError, r"mS: the kernel accesses it 16 bytes "
+         r"at a time: its address \(0x[0-9a-f]+\) and strides \(256, 4\) must be multiples of 16"),
+    "rows 260 bytes apart":
+        (np.zeros((64, 65), np.float32)[:, :64], ValueError, r"mS: the kernel accesses it 16 bytes at a time: .* "
+         r"strides \(260, 4\)"),
+    "a size below the tile of a kernel that does not predicate":
+        (np.zeros((32, 64), np.float32), ValueError,
+         r"mS is \(32, 64\): the kernel copies whole \(64, 64\) tiles of it, unpredicated"),
+}
+
+
+@here
+@pytest.mark.parametrize("what", LAUNCH_REFUSALS)
+def test_launch_refuses_what_the_kernel_was_not_built_for(what):
+    src, error, message = LAUNCH_REFUSALS[what]
+    with pytest.raises(error, match=r"cutejit: tile_copy: launch: " + message):
+        _copy_kernel().launch(src, np.zeros(src.shape, np.float32), grid=1)
+
+
+@here
+def test_launch_refuses_an_empty_grid_and_a_wrong_count_of_arrays():
+    k = _copy_kernel()
+    a = np.zeros((64, 64), np.float32)
+    with pytest.raises(ValueError, match=r"tile_copy: launch: grid must be 1 to 3 block counts of at least 1, got 0"):
+        k.launch(a, a.copy(), grid=0)
+    with pytest.raises(TypeError, match=r"tile_copy: launch takes 2 arrays \(mS, mD\), got 1"):
+        k.launch(a)
+
+
+@here
+def test_a_predicated_kernel_takes_any_size_its_accesses_allow():
+    """tc_sm80 with edges=True: 72 x 88 x 40 runs (test_gemm_sim); a contiguous extent that splits a 16-byte
+    cp.async (K = 36 halves) is refused, since the predicate keeps or drops the whole access."""
+    from kernels.gemm import tc_sm80
+    k = tc_sm80.make(**dict(tc_sm80.BEST, BM=64, BN=64, edges=True))
+    A = np.zeros((72, 40), np.uint16)[:, :36]              # rows 80 bytes apart, 72 bytes of them A's
+    B, C = np.zeros((36, 88), np.uint16), np.zeros((72, 88), np.float32)
+    with pytest.raises(ValueError, match=r"gemm_tc_sm80: launch: mA is \(72, 36\): a predicated access of 16 bytes "
+                                         r"is kept or dropped whole, so mode 1 must be a multiple of 8 elements"):
+        k.launch(A, B, C)
+    k.check((np.zeros((72, 40), np.float16), np.zeros((40, 88), np.uint16), C), 1)   # float16 or its bits
+
+
+@here
+def test_build_refuses_an_atom_whose_types_differ_from_the_matrices():
+    """bf16 matrices into an f16 TiledMMA (max error 46 before this check)."""
+    mma = make_tiled_mma(make_mma_atom("SM80_16x8x16_F32F16F16F32_TN"), Layout((2, 2, 1)))
+
+    @cj.kernel
+    def k(mA, mma):
+        thr = mma.get_slice(thread_idx())
+        thr.partition_fragment_A(local_tile(mA, (32, 16), (0, 0)))
+
+    with pytest.raises(TypeError, match=r"cutejit: k: mma's atom SM80_16x8x16_F32F16F16F32_TN takes float16 A; the "
+                                        r"kernel gives it bfloat16"):
+        k.build(Matrix("bfloat16"), mma, threads=128)
+
+
+@here
+def test_build_refuses_a_thread_count_the_objects_cannot_use():
+    """64 threads for a 128-thread TiledCopy: half the tile would never be copied."""
+    k = _copy_kernel()
+    from kernels.tiled.copy import tile_copy
+    with pytest.raises(ValueError, match=r"tile_copy: build: tiled_copy is a TiledCopy of 128 threads, the kernel has "
+                                         r"threads=64: the values of threads 64..127 would never be copied"):
+        tile_copy.build(Matrix("float32"), Matrix("float32"), k.tiled_copy, False, threads=64)
+
+
+@here
+def test_build_names_the_argument_used_as_the_wrong_kind():
+    """A TiledMMA where a TiledCopy belongs (an AttributeError from inside the trace before this check)."""
+    from kernels.tiled.copy import tile_copy
+    mma = make_tiled_mma(make_mma_atom("SM80_16x8x16_F32F16F16F32_TN"), Layout((2, 2, 1)))
+    with pytest.raises(TypeError, match=r"cutejit: tile_copy: tiled_copy is a TiledMMA, used as a TiledCopy "
+                                        r"\(partition_S\)"):
+        tile_copy.build(Matrix("float32"), Matrix("float32"), mma, False, threads=128)
+
+    @cj.kernel
+    def k(mS, tiled):
+        cj.make_smem_tensor(Layout(64), "float64")
+
+    with pytest.raises(ValueError, match=r"cutejit: k: make_smem_tensor: float64 elements are 64 bits"):
+        k.build(Matrix("float32"), None, threads=32)
+
+
+@here
+def test_launch_refuses_what_is_not_a_tensor_map():
+    from cutelite import dyn, make_tma_atom
+    from cutelite.gmma import Layout_K_SW128_Atom, tile_to_smem
+    atom = make_tma_atom("SM90_TMA_LOAD", Layout((dyn(64), dyn(64)), (dyn(64), 1)),
+                         tile_to_smem(Layout_K_SW128_Atom("half_t"), (64, 64)), (64, 64), value_type="half_t")
+
+    @cj.kernel
+    def k(tm):
+        thread_idx()
+
+    built = k.build(cj.TensorMap(atom), threads=32)
+    with pytest.raises(TypeError, match=r"cutejit: k: launch: tm: the kernel was built for TensorMap\(.*\): a tensor "
+                                        r"map, 16 uint64 words"):
+        built.launch(np.zeros((64, 64), np.uint16), grid=1)

@@ -71,7 +71,7 @@ def test_tc_sm80_is_built_from_chapter_7s_objects():
     assert (tc_sm80.BM, tc_sm80.BN, tc_sm80.BK, tc_sm80.STAGES, tc_sm80.WARPS, tc_sm80.MIN_BLOCKS) == \
         tuple(BEST[k] for k in ("BM", "BN", "BK", "stages", "warps", "min_blocks"))
     o = tensorcore.objects(tc_sm80.BM, tc_sm80.BN, tc_sm80.BK, tc_sm80.STAGES, tc_sm80.WARPS, "sm80", "float16",
-                           True, False)
+                           ("K", "MN"))
     assert _dsl_objects(tc_sm80) == _our_objects(o)
 
 

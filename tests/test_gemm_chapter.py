@@ -370,14 +370,14 @@ def test_pipeline_demo_right_and_broken():
 
 
 @here
-@pytest.mark.parametrize("a_kmajor,b_kmajor", [(True, False), (False, True)])
-def test_tensor_core_smem_tiles_are_conflict_free_for_ldmatrix(a_kmajor, b_kmajor):
+@pytest.mark.parametrize("majors", [("K", "MN"), ("MN", "K")])
+def test_tensor_core_smem_tiles_are_conflict_free_for_ldmatrix(majors):
     """Every ldmatrix.x4 of every warp, at every k-block, reads its 4 matrices in 4 wavefronts (the ideal):
     the swizzles of kernels.gemm.tensorcore do their job for the rungs' own partitions."""
     from cutelite import cosize, make_tensor, size
     from cutelite.bank_conflicts import ldmatrix_wavefronts
     from kernels.gemm import tensorcore
-    o = tensorcore.objects(128, 128, 32, 1, (2, 2), "sm80", "float16", a_kmajor, b_kmajor)
+    o = tensorcore.objects(128, 128, 32, 1, (2, 2), "sm80", "float16", majors)
     for copy, smem in ((o.s2r_A, o.sA), (o.s2r_B, o.sB)):
         tile = smem(_, _, 0)                              # one stage: a swizzled (MN, BK) layout
         offsets = make_tensor(np.arange(cosize(tile)), tile)  # its elements are their own offsets

@@ -39,9 +39,9 @@ needs_ptxas = pytest.mark.skipif(IN_PROCESS and PTXAS is None, reason="ptxas not
 
 @here
 @needs_ptxas
-@pytest.mark.parametrize("a_kmajor,b_kmajor", [(True, False), (False, True)])
-def test_tc_sm75_is_t4_legal(toolchain, a_kmajor, b_kmajor):  # noqa: F811
-    k = tc_sm75.make(**dict(tc_sm75.BEST, a_kmajor=a_kmajor, b_kmajor=b_kmajor))
+@pytest.mark.parametrize("majors", [("K", "MN"), ("MN", "K")])
+def test_tc_sm75_is_t4_legal(toolchain, majors):  # noqa: F811
+    k = tc_sm75.make(**dict(tc_sm75.BEST, majors=majors))
     ptx = compile_ptx(k, (7, 5))
     assert "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32" in ptx and "ldmatrix.sync.aligned" in ptx
     assert "cp.async" not in ptx and "m16n8k16" not in ptx and "ld.local" not in ptx

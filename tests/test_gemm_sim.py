@@ -48,7 +48,7 @@ def test_simt_rung_matches_numpy(name):
     _check(C, A, B, 1e-5)
 
 
-def _operands(M, N, K, a_kmajor, b_kmajor, seed, bf16=False):
+def _operands(M, N, K, majors, seed, bf16=False):
     """A (M, K) and B (K, N) as the kernels take them (uint16 bits; each row- or column-major in memory),
     and their values as float32."""
     rng = np.random.default_rng(seed)
@@ -59,8 +59,8 @@ def _operands(M, N, K, a_kmajor, b_kmajor, seed, bf16=False):
     else:
         Ab, Bb = A.astype(np.float16).view(np.uint16), B.astype(np.float16).view(np.uint16)
         A, B = A.astype(np.float16).astype(np.float32), B.astype(np.float16).astype(np.float32)
-    Ab = Ab if a_kmajor else np.asfortranarray(Ab)          # K-major A is row-major
-    Bb = np.asfortranarray(Bb) if b_kmajor else Bb          # K-major B is column-major
+    Ab = Ab if majors[0] == "K" else np.asfortranarray(Ab)          # K-major A is row-major
+    Bb = np.asfortranarray(Bb) if majors[1] == "K" else Bb          # K-major B is column-major
     return Ab, Bb, A, B
 
 
@@ -69,13 +69,13 @@ RUNGS = {"sm75": "tc_sm75", "sm80": "tc_sm80", "sm80_prefetch": "tc_sm80_prefetc
 
 @here
 @pytest.mark.parametrize("module", ["sm80", "sm80_prefetch", "sm75"])
-@pytest.mark.parametrize("a_kmajor,b_kmajor", [(True, False), (False, True)])
-def test_tensor_core_rung_matches_numpy(module, a_kmajor, b_kmajor):
+@pytest.mark.parametrize("majors", [("K", "MN"), ("MN", "K")])
+def test_tensor_core_rung_matches_numpy(module, majors):
     """Each tensor-core rung at a simulator size (one 64x64 CTA tile of 4 warps), 3 k-tiles: the pipelines'
     prologue, steady state and drain."""
     mod = {"sm80": tc_sm80, "sm80_prefetch": tc_sm80_prefetch, "sm75": tc_sm75}[module]
-    k = mod.make(**dict(mod.BEST, BM=64, BN=64, a_kmajor=a_kmajor, b_kmajor=b_kmajor))
-    Ab, Bb, A, B = _operands(64, 64, 96, a_kmajor, b_kmajor, 3)
+    k = mod.make(**dict(mod.BEST, BM=64, BN=64, majors=majors))
+    Ab, Bb, A, B = _operands(64, 64, 96, majors, 3)
     C = np.full((64, 64), np.nan, np.float32)
     k.launch(Ab, Bb, C)
     _check(C, A, B, 1e-5)
@@ -87,9 +87,9 @@ def test_tensor_core_rung_predicates_the_edges(module):
     """edges=True: M, N, K that are not multiples of the tile. The simulator's twins raise on any access
     outside an array, so this also shows that nothing outside A, B and C is touched."""
     mod = {"sm80": tc_sm80, "sm80_prefetch": tc_sm80_prefetch, "sm75": tc_sm75}[module]
-    cfg = dict(mod.BEST, BM=64, BN=64, edges=True, a_kmajor=False)
+    cfg = dict(mod.BEST, BM=64, BN=64, edges=True, majors=("MN", "MN"))
     k = mod.make(**dict(cfg, stages=3) if module != "sm75" else cfg)
-    Ab, Bb, A, B = _operands(72, 88, 40, False, False, 5)
+    Ab, Bb, A, B = _operands(72, 88, 40, ("MN", "MN"), 5)
     C = np.full((72, 88), np.nan, np.float32)
     k.launch(Ab, Bb, C)
     _check(C, A, B, 1e-5)
@@ -99,7 +99,7 @@ def test_tensor_core_rung_predicates_the_edges(module):
 def test_bf16_and_deeper_pipelines():
     for cfg in (dict(stages=2), dict(stages=4, BK=64)):
         k = tc_sm80_prefetch.make(**dict(tc_sm80_prefetch.BEST, BM=64, BN=64, dtype="bfloat16", **cfg))
-        Ab, Bb, A, B = _operands(64, 64, 128, True, False, 6, bf16=True)
+        Ab, Bb, A, B = _operands(64, 64, 128, ("K", "MN"), 6, bf16=True)
         C = np.full((64, 64), np.nan, np.float32)
         k.launch(Ab, Bb, C)
         _check(C, A, B, 1e-5)

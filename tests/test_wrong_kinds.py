@@ -110,7 +110,7 @@ def test_every_engine_export_is_covered():
     atoms, GMMA, pipelines and the teaching layer have their own owners and tests)."""
     mods = {"cutelite.layout", "cutelite.int_tuple", "cutelite.tensor", "cutelite.atoms", "cutelite.printing",
             "cutelite.tiled", "cutelite.copy_atoms", "cutelite.basis", "cutelite.identity"}
-    classes = {"Layout", "Tensor", "MMA_Atom", "Underscore", "LayoutLeft", "LayoutRight",
+    classes = {"Layout", "Tensor", "Major", "MMA_Atom", "Underscore", "LayoutLeft", "LayoutRight",
                "TiledMMA", "ThrMMA", "TiledCopy", "ThrCopy", "Copy_Atom", "ComposedLayout",
                "ScaledBasis", "ArithmeticTuple", "ArithmeticTupleIterator"}
     exported = {n for n in cl.__all__ if callable(getattr(cl, n)) and getattr(cl, n).__module__ in mods}

@@ -17,13 +17,14 @@ on the live page ("Refused: ..."): at most LIMIT elements (a 64 x 64 tile), MAX_
 threads, MAX_TEXT characters a box. The live page also stops any computation that runs past its time limit.
 """
 
-from ..atoms import _copy_of, _copy_shift, fragment_of, make_mma_atom, owner_of, tile_shape
+from ..atoms import Major, _copy_of, _copy_shift, fragment_of, make_mma_atom, owner_of, tile_shape
 from ..bank_conflicts import analyse, byte_addresses, ldmatrix_wavefronts
 from ..explain import OPS, UNARY, explain, operand_text
 from .. import layout as algebra
 from ..int_tuple import fmt, is_int, product_each
 from ..layout import (ComposedLayout, Layout, LayoutLeft, LayoutRight, composition, cosize, flatten, get,
                       get_flat_coord, make_layout, rank, right_inverse, size, zipped_divide)
+from ..numeric import numeric
 from ..parse import parse_operand
 from ..printing import format_layout
 from ..swizzle import Swizzle
@@ -400,7 +401,7 @@ def _needs(o):
 
 def tile_pipeline_config(kernel, dtype, tile, stages, warps, min_blocks, a_major="K-major", b_major="N-major"):
     """The explorer's boxes read and checked: (kernel, dtype, (BM, BN, BK), stages, (wm, wn), min_blocks,
-    a_kmajor, b_kmajor). Sizes beyond what the explorer draws quickly are refused before any work."""
+    (A's, B's) Major). Sizes beyond what the explorer draws quickly are refused before any work."""
     if kernel not in GEMM_KERNELS:
         raise ValueError(f"unknown kernel {kernel!r}; choose one of {', '.join(GEMM_KERNELS)}")
     if dtype not in GEMM_DTYPES or a_major not in A_MAJORS or b_major not in B_MAJORS:
@@ -421,7 +422,7 @@ def tile_pipeline_config(kernel, dtype, tile, stages, warps, min_blocks, a_major
     if kernel == "tc_sm80_prefetch" and BK < 32:
         raise ValueError(f"{kernel}: BK must hold two k-blocks of 16 or more, got {BK}")
     return (kernel, dtype, (BM, BN, BK), 2 if kernel == "tc_sm75" else stages, (wm, wn), min_blocks,
-            a_major == "K-major", b_major == "K-major")
+            tuple(Major.K if m == "K-major" else Major.MN for m in (a_major, b_major)))
 
 
 def _occupancy_lines(regs, threads, smem, cc, sm80):
@@ -472,20 +473,20 @@ def tile_pipeline_result(kernel="tc_sm80", dtype="float16", tile="(128,128,32)",
     from ..tensorcore import objects
     from .gemm import SM_LIMITS, recorded_registers, smem_wavefronts, stage_timeline
     try:
-        kernel, dtype, (BM, BN, BK), stages, warps, min_blocks, a_k, b_k = tile_pipeline_config(
+        kernel, dtype, (BM, BN, BK), stages, warps, min_blocks, majors = tile_pipeline_config(
             kernel, dtype, tile, stages, warps, min_blocks, a_major, b_major)
-        o = objects(BM, BN, BK, stages, warps, "sm75" if kernel == "tc_sm75" else "sm80", dtype, a_k, b_k)
+        o = objects(BM, BN, BK, stages, warps, "sm75" if kernel == "tc_sm75" else "sm80", dtype, majors)
         frg = o.mma.get_slice(0).partition_fragment_C(make_layout((BM, BN)))
         cost, plain = smem_wavefronts(o), smem_wavefronts(o, swizzled=False)
         k_tiles = min(2 * stages + 2, 12)
         rows = stage_timeline(kernel, stages, k_tiles)
     except ERRORS as e:
         return _error(e), None
-    bytes_A, bytes_B = (cosize(x) * 2 for x in (o.sA, o.sB))
+    bytes_A, bytes_B = (cosize(x) * numeric(dtype).bits // 8 for x in (o.sA, o.sB))
     smem = -(-bytes_A // 1024) * 1024 + bytes_B          # sB starts on a 1024-byte boundary, as the kernels place it
     cc, sm80 = _needs(o)
     regs = recorded_registers(kernel, BM, BN, BK, stages, warps, min_blocks) \
-        if dtype == "float16" and a_k and not b_k else None
+        if dtype == "float16" and majors == (Major.K, Major.MN) else None
     acc, most = size(frg), SM_LIMITS["H100"]["max_regs"]
     buffers = "buffers" if kernel == "tc_sm75" else "stages"
     lines = [f"{kernel}: {GEMM_KERNELS[kernel]} (needs sm_{cc.replace('.', '')})",

@@ -12,6 +12,7 @@ where the bytes are; every offset that the layouts fix is a constant in the gene
 """
 
 from cutelite import Copy_Atom, TiledCopy, size
+from cutelite.numeric import numeric
 
 from .expr import is_sym
 from .instructions import copy_op
@@ -83,6 +84,9 @@ def copy(*args, pred=None):
     if pred is not None and size(pred.coords.layout) != size(s.layout):
         raise ValueError("cutejit: copy: the predicate has %d values, the source %d"
                          % (size(pred.coords.layout), size(s.layout)))
+    for x, values in ((s, op.vs), (d, op.vd)):          # what the copy assumes of a matrix, asked at launch
+        if isinstance(x, GTensor) and x.mem:
+            x.matrix.accessed(values * numeric(x.dtype).bits // 8, pred is not None)
     t = current()
     for i in range(n):
         p = True if pred is None else pred.at(i * op.vs, op.vs)

@@ -8,11 +8,12 @@ multiply-add of registers: c = a * b + c. n runs back and forth (a serpentine), 
 that consecutive instructions share an operand, as CuTe's gemm orders them.
 """
 
-from cutelite import _, rank, size
+from cutelite import MMA_Atom, _, rank, size
 
 from cutelite.gmma import GMMA_Atom
 
 from .tensor import RTensor
+from .tiled import check_operand
 from .wgmma import gemm_gmma
 from .trace import current
 
@@ -38,13 +39,15 @@ def gemm(tiled_mma, A, B, C, accumulate=True):
     (wgmma.gemm_gmma); warp MMAs always add."""
     from ..instructions import mma_for
     atom = getattr(tiled_mma, "atom", None)
-    if atom is None:
+    if not isinstance(atom, MMA_Atom):
         raise TypeError("cutejit: gemm takes a TiledMMA first, got %r" % (tiled_mma,))
     if isinstance(atom, GMMA_Atom):
         return gemm_gmma(atom, A, B, C, accumulate)
     if accumulate is not True:
         raise ValueError("cutejit: gemm: accumulate=%r is for wgmma; %s always adds to C" % (accumulate, atom.name))
     (MM, KA), (NN, KB) = _modes(A, "A"), _modes(B, "B")
+    for x, operand in ((A, "A"), (B, "B"), (C, "C")):
+        check_operand(atom, operand, x.dtype, getattr(tiled_mma, "name", "the TiledMMA"))
     if rank(C.layout) != 3 or size(C.layout, 1) != MM or size(C.layout, 2) != NN or KA != KB:
         raise ValueError("cutejit: gemm: fragments do not match: A %s, B %s, C %s" % (A.layout, B.layout, C.layout))
     va, vb, vc = (size(getattr(atom, "Layout%s_TV" % op), 1) for op in "ABC")

@@ -18,11 +18,10 @@ import re
 import numpy as np
 
 from cutelite import size
-from cutelite.copy_atoms import VALUE_TYPES
+from cutelite.numeric import numeric
 
 from .expr import src
 from .tensor import GTensor, RTensor, STensor
-from .registers import BITS
 
 __all__ = ["copy_op", "CopyOp"]
 
@@ -45,7 +44,7 @@ def _space(x):
 
 
 def _dtype_bits(x):
-    return BITS[x.dtype]
+    return numeric(x.dtype).bits
 
 
 def _mem(x):
@@ -185,7 +184,7 @@ def copy_op(atom, s, d):
         raise TypeError("cutejit: copy between %d-bit and %d-bit elements (%r -> %r)" % (bits, _dtype_bits(d), s, d))
     if atom is None:
         return _widest(s, d, bits)
-    if VALUE_TYPES[atom.value_type] != bits:
+    if atom.bits != bits:
         raise TypeError("cutejit: %r copies %s, the tensors hold %d-bit elements" % (atom, atom.value_type, bits))
     op = atom.op
     if _LDSM.match(op):

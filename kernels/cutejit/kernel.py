@@ -6,23 +6,29 @@
         ...
 
     k = gemm.build(Matrix("float16"), Matrix("float16"), Matrix("float32"), mma, g2s, ..., threads=128)
-    k.launch(grid, A, B, C)          # A, B, C: Numba device arrays (NumPy arrays in the simulator)
+    k.launch(A, B, C, grid=g)        # A, B, C: Numba device arrays (NumPy arrays in the simulator)
     print(k.source)                  # the Numba code the trace wrote
 
 `build` calls the function once: Matrix arguments become global tensors of run-time shape and strides
 (a TensorMap argument, tma.py, the tensor map of one),
 TiledCopy and TiledMMA arguments get run-time `get_slice`, everything else is passed as it is (CuTe's
 compile-time values). The same source runs on a GPU and in Numba's simulator.
+
+A kernel says clearly what it was not built for, with a TypeError or ValueError naming the kernel, the
+argument and both values: `build` refuses a thread count its TiledCopys and TiledMMAs cannot use and, while
+tracing, an atom whose types differ from the tensors'; `launch` refuses arrays of another dtype or majorness,
+misaligned for the accesses the trace wrote, or of a size the kernel does not predicate, and an empty grid.
 """
 
 import inspect
 
 import numpy as np
 
-from cutelite import ComposedLayout, Layout, Swizzle, cosize
+from cutelite import ComposedLayout, Layout, Major, Swizzle, TiledCopy, TiledMMA, cosize, thr_size
 
+from ..numeric import holds, storage
 from .expr import Sym
-from .registers import BITS
+from .registers import element_type
 from .tensor import GTensor, STensor
 from .tiled import wrap
 from .trace import Trace, current, recording
@@ -31,33 +37,36 @@ __all__ = ["kernel", "Matrix", "Kernel", "thread_idx", "block_idx", "grid_dim", 
            "dynamic_shared", "syncthreads", "cp_async_fence", "cp_async_wait", "fence_proxy_async", "setmaxnreg",
            "named_barrier_sync", "named_barrier_arrive", "range_", "while_", "if_", "else_", "var", "assign", "min_"]
 
-_NUMPY = {"float32": np.float32, "float16": np.uint16, "bfloat16": np.uint16, "uint16": np.uint16,
-          "uint32": np.uint32, "int32": np.int32, "uint64": np.uint64}
-
-
 class Matrix:
-    """A run-time matrix argument: `dtype` ("float16", "bfloat16", "float32") and which mode has unit
-    stride (`unit`: 1 for row-major, 0 for column-major; None: both strides read at run time).
+    """A run-time (rows, cols) matrix argument of `dtype` elements (cutelite.numeric: "float16", "bfloat16",
+    "float32", ...), with unit stride along its cols (major=Major.K: row-major, an (MN, K) operand K-major)
+    or its rows (Major.MN); None: both strides read at run time.
     transposed=True: the kernel sees the transpose of the array it is given (modes reversed, no copy),
     as CuTe sees B (K, N) as (N, K)."""
 
-    def __init__(self, dtype, unit=1, rank=2, transposed=False):
-        if dtype not in BITS:
-            raise ValueError("cutejit: Matrix: unknown element type %r; known: %s" % (dtype, ", ".join(BITS)))
-        if unit is not None and unit not in range(rank):
-            raise ValueError("cutejit: Matrix: unit must be a mode (0..%d) or None, got %r" % (rank - 1, unit))
-        self.dtype, self.unit, self.rank, self.transposed = dtype, unit, rank, transposed
+    rank = 2
+
+    def __init__(self, dtype, major=Major.K, transposed=False):
+        if major is not None and major not in tuple(Major):
+            raise ValueError("cutejit: Matrix: major must be 'K', 'MN' or None, got %r" % (major,))
+        self.dtype, self.transposed = element_type(dtype, "Matrix").name, transposed
+        self.major = None if major is None else Major(major)
+        self.unit = {Major.K: 1, Major.MN: 0, None: None}[self.major]     # the mode of unit stride
 
     def __repr__(self):
-        return "Matrix(%r, unit=%r%s)" % (self.dtype, self.unit, ", transposed=True" if self.transposed else "")
+        return "Matrix(%r, major=%s%s)" % (self.dtype, self.major, ", transposed=True" if self.transposed else "")
 
 
 class _MatrixArg:
-    """A Matrix while traced: its parameter name, run-time shape and strides (in elements)."""
+    """A Matrix while traced: its parameter name, run-time shape and strides (in elements), and what the trace
+    finds the kernel assumes of the array (`check` asks it at launch): the tiles local_tile cuts it into,
+    whether a copy of them is unpredicated (then it holds whole tiles), the widest access (its address and
+    pitch aligned to it) and the widest predicated one (a predicate keeps or drops a whole access: the
+    contiguous extent a multiple of it)."""
 
     def __init__(self, name, spec, trace):
-        self.name, self.dtype = name, spec.dtype
-        item = BITS[spec.dtype] // 8
+        self.name, self.spec, self.dtype = name, spec, spec.dtype
+        item = element_type(spec.dtype, "Matrix").bits // 8
         self.shape = tuple(Sym("%s_shape%d" % (name, m), True) for m in range(spec.rank))
         self.strides = tuple(1 if m == spec.unit else Sym("%s_stride%d" % (name, m), True)
                              for m in range(spec.rank))
@@ -66,6 +75,52 @@ class _MatrixArg:
             trace.hoist("%s_shape%d = %s.shape[%d]" % (name, m, name, axis))
             if m != spec.unit:
                 trace.hoist("%s_stride%d = %s.strides[%d] // %d" % (name, m, name, axis, item))
+        self.tiles, self.whole, self.access, self.predicated = set(), False, 1, 1
+
+    def tiled_by(self, tiler):
+        self.tiles.add(tuple(tiler))
+
+    def accessed(self, nbytes, predicated):
+        self.access = max(self.access, nbytes)
+        if predicated:
+            self.predicated = max(self.predicated, nbytes)
+        else:
+            self.whole = True
+
+    def check(self, a, what):
+        """A TypeError or ValueError starting with `what` (the kernel and this argument) and naming both values,
+        unless array `a` is one the kernel was built for."""
+        spec = self.spec
+        if len(getattr(a, "shape", ())) != spec.rank or not hasattr(a, "strides") or not hasattr(a, "dtype"):
+            raise TypeError("%s must be a %d-D array (NumPy, Numba device), got %s" % (what, spec.rank, repr(a)[:80]))
+        dtype = np.dtype(a.dtype)
+        if not holds(dtype, spec.dtype):
+            raise TypeError("%s holds %s elements; the kernel was built for %s (an array of them, or of their bits "
+                            "as %s)" % (what, dtype.name, spec.dtype, storage(spec.dtype)))
+        shape, strides = (tuple(x)[::-1] if spec.transposed else tuple(x) for x in (a.shape, a.strides))
+        item, unit = dtype.itemsize, spec.unit
+        if unit is not None and shape[unit] > 1 and strides[unit] != item:
+            raise ValueError("%s: the kernel was built for %s-major %s (unit stride along mode %d), got strides %s "
+                             "(bytes)" % (what, spec.major, spec.dtype, unit, strides))
+        address = _address(a)
+        pitches = [strides[m] for m in range(spec.rank) if m != unit and shape[m] > 1]
+        if address % self.access or any(p % self.access for p in pitches):
+            raise ValueError("%s: the kernel accesses it %d bytes at a time: its address (%#x) and strides %s must "
+                             "be multiples of %d" % (what, self.access, address, strides, self.access))
+        if unit is not None and shape[unit] * item % self.predicated:
+            raise ValueError("%s is %s: a predicated access of %d bytes is kept or dropped whole, so mode %d must be "
+                             "a multiple of %d elements" % (what, shape, self.predicated, unit,
+                                                            self.predicated // item))
+        for tile in sorted(self.tiles) if self.whole else ():
+            if any(n % t for n, t in zip(shape, tile)):
+                raise ValueError("%s is %s: the kernel copies whole %s tiles of it, unpredicated: its extents must "
+                                 "be multiples of them" % (what, shape, tile))
+
+
+def _address(a):
+    """The address of an array's first element (device or host), 0 where it has none."""
+    face = getattr(a, "__cuda_array_interface__", None) or getattr(a, "__array_interface__", None) or {}
+    return (face.get("data") or (0,))[0] or 0
 
 
 def _global(arg):
@@ -110,29 +165,25 @@ def make_smem_tensor(layout, dtype):
         sw, inner, off = None, layout, 0
     else:
         raise TypeError("cutejit: make_smem_tensor: expected a Layout or a swizzled layout, got %r" % (layout,))
-    bits = BITS[dtype]
-    mem = dynamic_shared(dtype)
+    e = element_type(dtype, "make_smem_tensor")
+    mem = dynamic_shared(e.name)
     start = -(-t.smem_bytes // 1024) * 1024
-    t.smem_bytes = start + cosize(layout) * bits // 8
+    t.smem_bytes = start + cosize(layout) * e.bits // 8
     terms = [(None, off)] if off else []
-    return STensor(mem, dtype, inner, sw, terms, start * 8 // bits)
+    return STensor(mem, e.name, inner, sw, terms, start * 8 // e.bits)
 
 
 def dynamic_shared(dtype):
     """The name of the kernel's dynamic shared memory seen as an array of `dtype` (every view starts at
     the same address; the tensors and barriers placed in it take disjoint ranges of t.smem_bytes)."""
+    import numba
     t = current()
-    mem = "smem_%s" % _NUMPY[dtype].__name__
+    mem = "smem_%s" % storage(dtype)
     if ("smem", mem) not in t._memo:
-        t.use(mem + "_type", _numba_type(dtype))
+        t.use(mem + "_type", getattr(numba, storage(dtype)))
         t.hoist("%s = cuda.shared.array(0, %s_type)" % (mem, mem))
         t.memo(("smem", mem), lambda: mem)
     return mem
-
-
-def _numba_type(dtype):
-    import numba
-    return getattr(numba, _NUMPY[dtype].__name__)
 
 
 def syncthreads():
@@ -240,11 +291,12 @@ def else_():
 
 # ---- building ----------------------------------------------------------------------------------------------
 class Kernel:
-    """A built kernel: `.source` (the generated Numba code), `.launch(grid, *arrays)`, `.config`."""
+    """A built kernel: `.source` (the generated Numba code), `.launch(*arrays, grid=)`, `.config`."""
 
-    def __init__(self, fn, trace, threads, min_blocks, max_registers=None):
-        self.source = trace.source()
+    def __init__(self, fn, trace, threads, min_blocks, max_registers=None, arguments=()):
+        self.name, self.source = trace.name, trace.source()
         self.threads, self.smem_bytes, self.min_blocks = threads, trace.smem_bytes, min_blocks
+        self.arguments = tuple(arguments)        # (name, spec) of each run-time argument: what check asks
         self.function = trace.function()
         self.numba = _jit(self.function, threads, min_blocks, max_registers)
         self.config = {}
@@ -252,18 +304,35 @@ class Kernel:
 
     grid = None   # a kernel built for a job sets grid(*args) -> its grid
 
+    def check(self, args, grid):
+        """A TypeError or ValueError naming the kernel, the argument and both values unless `args` are arrays
+        and `grid` a grid this kernel was built for (each argument's spec says what it assumes)."""
+        for (name, spec), a in zip(self.arguments, args):
+            spec.check(a, "cutejit: %s: launch: %s" % (self.name, name))
+        dims = grid if isinstance(grid, tuple) else (grid,)
+        if not 1 <= len(dims) <= 3 or not all(isinstance(g, (int, np.integer)) and not isinstance(g, bool) and g >= 1
+                                               for g in dims):
+            raise ValueError("cutejit: %s: launch: grid must be 1 to 3 block counts of at least 1, got %r"
+                             % (self.name, grid))
+
     def prepare(self, *args, grid=None, stream=0):
         """A zero-argument callable that launches the kernel on these arrays, grid and stream (device arrays:
-        one driver call, runtime.prepared_launch; host arrays: Numba's launch, which copies them)."""
+        one driver call, runtime.prepared_launch; host arrays: Numba's launch, which copies them). The
+        arrays and grid are checked (check) the first time they are seen."""
         from ..runtime import allow_dynamic_shared, in_simulator, prepared_launch
+        if len(args) != len(self.arguments):
+            raise TypeError("cutejit: %s: launch takes %d arrays (%s), got %d" % (
+                self.name, len(self.arguments), ", ".join(n for n, _ in self.arguments), len(args)))
         grid = self.grid(*args) if grid is None else grid
         if in_simulator() or any(isinstance(a, np.ndarray) for a in args):
+            self.check(args, grid)
             if not in_simulator():
                 allow_dynamic_shared(self.numba, args, self.smem_bytes)
             return lambda: self.numba[grid, self.threads, stream, self.smem_bytes](*args)
         key = (grid, _stream_key(stream), tuple(_identity(a) for a in args))
         go = self._launches.get(key)
         if go is None:
+            self.check(args, grid)
             if len(self._launches) > 64:
                 self._launches.clear()
             go = prepared_launch(self.numba, args, grid, self.threads, self.smem_bytes, stream)
@@ -329,14 +398,44 @@ class KernelDef:
         if len(args) != len(params):
             raise TypeError("cutejit: %s takes %d arguments (%s), got %d" % (self.fn.__name__, len(params),
                                                                          ", ".join(params), len(args)))
+        name = name or self.fn.__name__
+        _check_threads(name, threads, zip(params, args))
         runtime = [p for p, a in zip(params, args) if isinstance(a, Matrix) or hasattr(a, "bind")]
-        trace = Trace(name or self.fn.__name__, runtime, threads, overrides)
+        trace = Trace(name, runtime, threads, overrides)
         trace.use("cuda", cuda)
+        arguments = []
         with recording(trace):
-            values = [_global(_MatrixArg(p, a, trace)) if isinstance(a, Matrix) else
-                      a.bind(p, trace) if hasattr(a, "bind") else wrap(a) for p, a in zip(params, args)]
-            self.fn(*values)
-        return Kernel(self.fn, trace, threads, min_blocks, max_registers)
+            values = []
+            for p, a in zip(params, args):
+                if isinstance(a, Matrix):
+                    arguments.append((p, _MatrixArg(p, a, trace)))
+                    values.append(_global(arguments[-1][1]))
+                elif hasattr(a, "bind"):
+                    arguments.append((p, a))
+                    values.append(a.bind(p, trace))
+                else:
+                    values.append(wrap(a, p))
+            try:
+                self.fn(*values)
+            except (TypeError, ValueError) as e:       # cutejit's refusals, said of this kernel
+                if type(e) not in (TypeError, ValueError) or not str(e).startswith("cutejit: "):
+                    raise
+                raise type(e)("cutejit: %s: %s" % (name, str(e)[len("cutejit: "):])) from e
+        return Kernel(self.fn, trace, threads, min_blocks, max_registers, arguments)
+
+
+def _check_threads(kernel, threads, params):
+    """A ValueError naming the kernel unless `threads` is a block's thread count and every TiledCopy and
+    TiledMMA argument has at most that many threads (a thread the block lacks leaves its values undone)."""
+    if not isinstance(threads, int) or isinstance(threads, bool) or not 1 <= threads <= 1024:
+        raise ValueError("cutejit: %s: build: threads must be an int in 1..1024 (a block's threads), got %r"
+                         % (kernel, threads))
+    for p, a in params:
+        if isinstance(a, (TiledCopy, TiledMMA)) and thr_size(a) > threads:
+            raise ValueError("cutejit: %s: build: %s is a %s of %d threads, the kernel has threads=%d: the values "
+                             "of threads %d..%d would never be %s" % (
+                                 kernel, p, type(a).__name__, thr_size(a), threads, threads, thr_size(a) - 1,
+                                 "copied" if isinstance(a, TiledCopy) else "computed"))
 
 
 def kernel(fn):

@@ -9,24 +9,31 @@ import numpy as np
 
 from cutelite import cosize, make_layout, size
 from cutelite import make_fragment_like as _like_layout
+from cutelite.numeric import numeric
 
 from .tensor import GTensor, RTensor
 from .trace import current
 
-__all__ = ["BITS", "make_fragment", "make_fragment_like", "fill"]
+__all__ = ["element_type", "make_fragment", "make_fragment_like", "fill"]
 
-BITS = {"float32": 32, "uint32": 32, "int32": 32, "float16": 16, "bfloat16": 16, "uint16": 16}
+
+def element_type(dtype, op):
+    """The Numeric (cutelite.numeric) that `dtype` names, if cutejit holds it: 8-, 16- or 32-bit elements,
+    whole ones to a 32-bit register. A ValueError naming `op` otherwise."""
+    t = numeric(dtype, "cutejit: " + op)
+    if t.bits not in (8, 16, 32):
+        raise ValueError("cutejit: %s: %s elements are %d bits; cutejit holds 8-, 16- and 32-bit elements (whole "
+                         "ones to a 32-bit register)" % (op, t.name, t.bits))
+    return t
 
 
 def make_fragment(layout, dtype, name="r"):
     """A register tensor of `layout` holding `dtype` elements (16-bit ones two to a register)."""
-    if dtype not in BITS:
-        raise ValueError("cutejit: make_fragment: unknown element type %r; known: %s" % (dtype, ", ".join(BITS)))
+    e = element_type(dtype, "make_fragment")
     t = current()
-    bits = BITS[dtype]
-    n = -(-cosize(layout) * bits // 32)
+    n = -(-cosize(layout) * e.bits // 32)
     base = t.fresh(name) + "_"
-    return RTensor(layout, ["%s%d" % (base, i) for i in range(n)], dtype, bits)
+    return RTensor(layout, ["%s%d" % (base, i) for i in range(n)], e.name, e.bits)
 
 
 def make_fragment_like(x, dtype=None, name="r"):

@@ -24,7 +24,7 @@ from cutelite.layout import Underscore
 from .expr import is_sym, src
 from .trace import current
 
-__all__ = ["GTensor", "STensor", "RTensor", "evaluate", "swizzle_expr", "local_tile", "make_identity_tensor"]
+__all__ = ["GTensor", "STensor", "RTensor", "evaluate", "local_tile", "make_identity_tensor"]
 
 
 def _free(c):
@@ -90,24 +90,6 @@ def evaluate(layout, x, nroot=0):
         total = _add(total, _scale(xi, d, nroot))
         p *= s
     return total
-
-
-def swizzle_expr(sw, x):
-    """A Swizzle applied to a run-time offset x: x ^ ((x & yyy) >> S)."""
-    if sw is None or sw.bits == 0:
-        return x
-    b, m, s = sw.bits, sw.base, sw.shift
-    yyy = ((1 << b) - 1) << (m + max(0, s))
-    moved = (x & yyy) >> s if s >= 0 else (x & yyy) << -s
-    return x ^ moved
-
-
-def swizzle_period(sw):
-    """The smallest power of two P such that the swizzle leaves multiples of P and reads no bit >= P:
-    sw(x + j P) == sw(x) + j P."""
-    b, m, s = sw.bits, sw.base, sw.shift
-    top = m + b + abs(s)
-    return 1 << top
 
 
 # ---- slicing, shared by the three kinds --------------------------------------------------------------------
@@ -284,7 +266,7 @@ class STensor(_Base):
     def _check_outside(self, mode):
         if self.swizzle is None:
             return
-        P = swizzle_period(self.swizzle)
+        P = self.swizzle.period
         bad = [mode(i) for i in range(size(mode)) if mode(i) % P]
         if bad:
             raise ValueError("cutejit: slicing %r with a run-time index: offset %d is not a multiple of %d, the "
@@ -296,7 +278,7 @@ class STensor(_Base):
         total = self.outer
         for m, s in self.terms:
             if m is None:
-                if self.swizzle is not None and s % swizzle_period(self.swizzle):
+                if self.swizzle is not None and s % self.swizzle.period:
                     raise ValueError("cutejit: %r starts at offset %d, inside a swizzle period: no tile starts "
                                      "there" % (self, s))
                 total = total + s
@@ -343,7 +325,7 @@ class STensor(_Base):
         total = inner
         for m, s in self.terms:
             total = total + (evaluate(m, s) if m is not None else s)
-        base = t.let(swizzle_expr(self.swizzle, total), "s")
+        base = t.let(self.swizzle(total) if self.swizzle else total, "s")   # cutelite's formula, on run-time values
         reps.append((inner, base))
         return base + self.outer
 
@@ -413,6 +395,8 @@ def local_tile(x, tiler, coord):
     if len(tiler) != n or len(coord) != n:
         raise ValueError("cutejit: local_tile of a rank-%d matrix needs %d tile extents and coordinates, got %r, %r"
                          % (n, n, tiler, coord))
+    if x.mem:
+        x.matrix.tiled_by(tiler)          # what the kernel assumes of the matrix, asked at launch
     origin = [list(o) for o in x.origin]
     dyn = []
     for m, ((extent, step), t, c) in enumerate(zip(x.dyn, tiler, coord)):

@@ -19,16 +19,47 @@ from .tensor import GTensor, RTensor, STensor
 from .registers import make_fragment
 from .wgmma import accumulator_fragment, descriptor_fragment, smem_layout_of
 
-__all__ = ["JitTiledCopy", "JitTiledMMA", "wrap"]
+__all__ = ["JitTiledCopy", "JitTiledMMA", "wrap", "check_operand"]
 
 
-def wrap(obj):
-    """A kernel argument as the kernel sees it: TiledCopy / TiledMMA get run-time slices."""
+def wrap(obj, name="tiled"):
+    """A kernel argument (parameter `name`) as the kernel sees it: TiledCopy / TiledMMA get run-time slices."""
     if isinstance(obj, TiledCopy):
-        return JitTiledCopy(obj)
+        return JitTiledCopy(obj, name)
     if isinstance(obj, TiledMMA):
-        return JitTiledMMA(obj)
+        return JitTiledMMA(obj, name)
     return obj
+
+
+def check_operand(atom, operand, dtype, name):
+    """dtype, the element type of operand "A", "B" or "C" of an MMA atom (of TiledMMA argument `name`), or a
+    TypeError naming both: the instruction reads its registers as its own types."""
+    want = atom.types["ABC".index(operand) + 1]
+    if dtype != want:
+        raise TypeError("cutejit: %s's atom %s takes %s %s; the kernel gives it %s" % (name, atom.name, want,
+                                                                                      operand, dtype))
+    return dtype
+
+
+# what a thread's slice of each kind offers: a call of the other kind's method names the argument's mistake
+_METHODS = {"TiledCopy": ("partition_S", "partition_D", "retile_D", "retile_S"),
+            "TiledMMA": ("partition_A", "partition_B", "partition_C", "partition_fragment_A", "partition_fragment_B",
+                         "partition_fragment_C")}
+
+
+class _JitThr:
+    """One thread's share of a TiledCopy or TiledMMA argument (parameter `name`) for a run-time thread index."""
+
+    kind = None
+
+    def __init__(self, tiled, tid, name):
+        self.tiled, self.tid, self.name = tiled, tid, name
+
+    def __getattr__(self, attr):
+        other = next((k for k, methods in _METHODS.items() if attr in methods and k != self.kind), None)
+        if other is None:
+            raise AttributeError("%s has no attribute %r" % (type(self).__name__, attr))
+        raise TypeError("cutejit: %s is a %s, used as a %s (%s): %r" % (self.name, self.kind, other, attr, self.tiled))
 
 
 def _flat_coord(layout, idx):
@@ -77,11 +108,10 @@ def _slice_thread(x, frg, thread, rest):
     return y[coord]
 
 
-class JitThrCopy:
+class JitThrCopy(_JitThr):
     """One thread's share of a TiledCopy (CuTe's ThrCopy) for a run-time thread index."""
 
-    def __init__(self, tiled, tid):
-        self.tiled, self.tid = tiled, tid
+    kind = "TiledCopy"
 
     def _partition(self, x, tidfrg):
         frg = tidfrg(x.layout)
@@ -104,24 +134,25 @@ class JitThrCopy:
 
 
 class _JitTiled:
-    """A cutelite TiledCopy or TiledMMA whose get_slice takes a run-time thread index."""
+    """A cutelite TiledCopy or TiledMMA (the kernel's parameter `name`) whose get_slice takes a run-time
+    thread index."""
 
     slice_class = None
 
-    def __init__(self, tiled):
-        self.tiled = tiled
+    def __init__(self, tiled, name):
+        self.tiled, self.name = tiled, name
         self.atom = tiled.atom
 
     def get_slice(self, tid):
         if not (is_sym(tid) or isinstance(tid, int)):
-            raise TypeError("cutejit: get_slice takes the thread index, got %r" % (tid,))
-        return self.slice_class(self.tiled, tid)
+            raise TypeError("cutejit: %s.get_slice takes the thread index, got %r" % (self.name, tid))
+        return self.slice_class(self.tiled, tid, self.name)
 
     def __getattr__(self, name):
         return getattr(self.tiled, name)
 
     def __repr__(self):
-        return "Jit" + repr(self.tiled)
+        return "%s (%r)" % (self.name, self.tiled)
 
 
 class JitTiledCopy(_JitTiled):
@@ -129,11 +160,13 @@ class JitTiledCopy(_JitTiled):
     slice_class = JitThrCopy
 
 
-class JitThrMMA:
+class JitThrMMA(_JitThr):
     """One thread's share of a TiledMMA (CuTe's ThrMMA) for a run-time thread index."""
 
-    def __init__(self, tiled, tid):
-        self.tiled, self.tid = tiled, tid
+    kind = "TiledMMA"
+
+    def __init__(self, tiled, tid, name):
+        super().__init__(tiled, tid, name)
         v, m, n, k = _flat_coord(tiled.thr_layout_vmnk, tid)
         self.vmnk = (v, m, n, k)
         self._static = tiled.get_slice(0)
@@ -164,7 +197,7 @@ class JitThrMMA:
         # a global tensor's layout counts coordinates: its registers are those of a column-major tile
         like = make_layout(x.layout.shape) if isinstance(x, GTensor) else x.layout
         layout = getattr(self._static, "partition_fragment_" + op)(like)
-        return make_fragment(layout, dtype or x.dtype, name)
+        return make_fragment(layout, check_operand(self.tiled.atom, op, dtype or x.dtype, self.name), name)
 
     def _gmma_smem(self, operand):
         atom = self.tiled.atom
@@ -174,23 +207,25 @@ class JitThrMMA:
         """Registers for A's partition (make_fragment_like): the same shape, compact. For a GMMA atom that
         reads A from shared memory: the partition's descriptors (wgmma.descriptor_fragment)."""
         if self._gmma_smem("A"):
+            check_operand(self.tiled.atom, "A", x.dtype, self.name)
             return descriptor_fragment(self.partition_A(x),
                                        self._static.partition_fragment_A(make_tensor(smem_layout_of(x))))
         return self._fragment(x, "A", "rA", dtype)
 
     def partition_fragment_B(self, x, dtype=None):
         if self._gmma_smem("B"):
+            check_operand(self.tiled.atom, "B", x.dtype, self.name)
             return descriptor_fragment(self.partition_B(x),
                                        self._static.partition_fragment_B(make_tensor(smem_layout_of(x))))
         return self._fragment(x, "B", "rB", dtype)
 
     def partition_fragment_C(self, x, dtype=None):
-        """Accumulators for C's partition, compact column-major (float32 unless dtype says otherwise); for
-        a GMMA atom, wgmma's accumulator tuples (wgmma.accumulator_fragment)."""
+        """Accumulators for C's partition, compact column-major, of the atom's C type unless dtype says
+        otherwise; for a GMMA atom, wgmma's accumulator tuples (wgmma.accumulator_fragment)."""
         if isinstance(self.tiled.atom, GMMA_Atom):
             like = make_layout(x.layout.shape) if isinstance(x, GTensor) else x.layout
             return accumulator_fragment(self._static.partition_fragment_C(like), self.tiled.atom)
-        return self._fragment(x, "C", "rC", dtype or "float32")
+        return self._fragment(x, "C", "rC", dtype or self.tiled.atom.types[3])
 
 
 class JitTiledMMA(_JitTiled):

@@ -18,17 +18,16 @@ import ctypes
 import numpy as np
 
 from cutelite import rank, size
+from cutelite.numeric import numeric
 from cutelite.tma import TMA_Atom, tensor_map_params
 
+from ..numeric import holds
 from .expr import src
 from .tensor import GTensor, STensor
 from .trace import current
 
 __all__ = ["TensorMap", "TmaTensor", "tma_load", "tma_store", "tma_store_commit", "tma_store_wait",
            "prefetch_tensor_map", "encode_tensor_map"]
-
-_DTYPES = {"half_t": "float16", "bfloat16_t": "bfloat16", "float": "float32"}
-
 
 class TensorMap:
     """A kernel argument: a 2-D matrix seen through the tensor map of `atom` (a cutelite TMA atom, no
@@ -42,7 +41,7 @@ class TensorMap:
             raise ValueError("cutejit: TensorMap: %r is a %d-D box of a rank-%d matrix, multicast %d; the kernels "
                              "copy 2-D boxes of matrices to one block" % (atom, len(atom.box), rank(atom.gmem_layout),
                                                                            atom.multicast))
-        self.atom, self.dtype = atom, _DTYPES.get(atom.value_type, atom.value_type)
+        self.atom, self.dtype = atom, numeric(atom.value_type).name
         strides = atom.gmem_layout.stride
         self.inner = next(m for m in (0, 1) if strides[m] == 1)      # the matrix mode a box's rows run along
         self.bytes = atom.transaction_bytes                          # what a tile's loads deliver (expect_tx)
@@ -50,6 +49,13 @@ class TensorMap:
 
     def bind(self, name, trace):
         return TmaTensor(name, self)
+
+    def check(self, a, what):
+        """A TypeError starting with `what` (the kernel and this argument) unless `a` is a tensor map: 16
+        uint64 words (encode_tensor_map)."""
+        if tuple(getattr(a, "shape", ())) != (16,) or np.dtype(getattr(a, "dtype", None)) != np.uint64:
+            raise TypeError("%s: the kernel was built for %r: a tensor map, 16 uint64 words (encode_tensor_map); "
+                            "got %s" % (what, self, repr(a)[:80]))
 
     def __repr__(self):
         return "TensorMap(%s, box %s, %d a tile, swizzle %d)" % (self.atom.op, self.atom.box, len(self.boxes),
@@ -139,8 +145,8 @@ def encode_tensor_map(array, spec):
     copied to the device as a uint64 array of 16 words. Out-of-bounds elements of a box read as zeros;
     stores clip them. L2 promotion 256B (C++ CuTe asks for 128B; 256B measured no slower here)."""
     from numba import cuda
-    if np.dtype(array.dtype).itemsize * 8 != spec.atom.bits:
-        raise ValueError("encode_tensor_map: a map of %s elements over a %s array" % (spec.atom.value_type, array.dtype))
+    if not holds(array.dtype, spec.dtype):
+        raise TypeError("encode_tensor_map: a map of %s elements over a %s array" % (spec.dtype, array.dtype))
     address = array.__cuda_array_interface__["data"][0]
     if address % 16:
         raise ValueError("encode_tensor_map: the array's address must be 16-byte aligned, got %#x" % address)

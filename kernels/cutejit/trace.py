@@ -17,9 +17,9 @@ A Python `for` over a Python range is unrolled at trace time (CuTe's compile-tim
 """
 
 import contextlib
-import linecache
 import threading
 
+from ..source import compile_function
 from .expr import Sym, src
 
 __all__ = ["Trace", "current"]
@@ -153,15 +153,8 @@ class Trace:
         return "\n".join([header] + self.pre + self.body) + "\n"
 
     def function(self):
-        """The generated source as a Python function (linecache keeps its text for tracebacks)."""
-        text = self.source()
-        filename = "<cutejit %s #%d>" % (self.name, id(self))
-        linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
-        namespace = dict(self.env)
-        exec(compile(text, filename, "exec"), namespace)
-        fn = namespace[self.name]
-        fn.source = text
-        return fn
+        """The generated source as a Python function (its text kept for tracebacks)."""
+        return compile_function(self.source(), self.name, self.env, "cutejit")
 
 
 @contextlib.contextmanager

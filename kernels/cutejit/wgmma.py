@@ -19,9 +19,9 @@ the run-time address. The address is the unswizzled one: wgmma applies the swizz
 
 from cutelite import Swizzle, rank, size, slice_and_offset
 from cutelite.gmma import GMMA_Atom, GmmaSmemLayout
+from cutelite.numeric import numeric
 
 from .expr import Sym, is_sym, src
-from .registers import BITS
 from .tensor import RTensor, STensor, evaluate
 from .trace import current
 
@@ -77,7 +77,7 @@ def smem_layout_of(x):
     """The GMMA shared-memory layout of a kernel's shared tensor x (its swizzle back on bytes), for cutelite."""
     if not isinstance(x, STensor):
         raise TypeError("cutejit: a GMMA operand is a shared-memory tensor, got %r" % (x,))
-    bits = BITS[x.dtype]
+    bits = numeric(x.dtype).bits
     shift = (bits // 8).bit_length() - 1                   # log2(bytes per element)
     sw = x.swizzle or Swizzle(0, 4 - shift, 3)
     return GmmaSmemLayout(Swizzle(sw.bits, sw.base + shift, sw.shift), bits, x.layout)
@@ -92,7 +92,7 @@ def descriptor_fragment(x, fragment0):
         raise TypeError("cutejit: a descriptor fragment is made from a shared-memory partition, got %r" % (x,))
     t = current()
     desc = fragment0.engine.desc
-    byte = x.start() * (BITS[x.dtype] // 8)        # the partition's first element, unswizzled (wgmma swizzles)
+    byte = x.start() * (numeric(x.dtype).bits // 8)        # the partition's first element, unswizzled (wgmma swizzles)
     if isinstance(byte, int) and byte % 16:
         raise ValueError("cutejit: descriptor fragment: %r starts %d bytes in, not at a 16-byte boundary" % (x, byte))
     addr16 = t.memo(("saddr16", x.mem), lambda: _hoist_address(t, x.mem))

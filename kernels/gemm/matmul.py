@@ -41,8 +41,12 @@ import warnings
 import numpy as np
 from numba import cuda
 
+from cutelite import Major
+from cutelite.numeric import BFloat16, Float16, Float32, numeric
+
 from ..capability import CapabilityError, require
-from ..arrays import device_view, is_device_array, on_device
+from ..arrays import device_view, is_device_array, on_device, operand_major, transposed
+from ..numeric import storage
 from ..runtime import device_info, in_simulator
 from . import simt_unrolled, simt_warptile, step
 
@@ -52,17 +56,17 @@ STEPS = {"tc_sm80": "tc sm80 + k-block prefetch", "tc_sm75": "tc sm75 128x128x32
 _CACHE = {}
 
 
-def _bf16_dtype(x):
-    return getattr(getattr(x, "dtype", None), "name", str(getattr(x, "dtype", ""))).endswith("bfloat16")
+INPUTS = {t.name: t for t in (Float32, Float16, BFloat16)}    # float32: SIMT; 16-bit: tensor cores, f32 result
 
 
 def _as_operand(x, name):
-    """(array the kernels can read: NumPy or Numba device, dtype tag 'f32'|'f16'|'bf16', on_device)."""
+    """(array the kernels can read: NumPy or Numba device, in kernels.numeric.storage of its element type; the
+    element type, a cutelite.numeric type of INPUTS; on_device)."""
     try:
         import torch
         if isinstance(x, torch.Tensor) and x.dtype == torch.bfloat16:
             x = x.view(torch.int16)
-            return cuda.as_cuda_array(x, sync=False).view(np.uint16), "bf16", True
+            return cuda.as_cuda_array(x, sync=False).view(storage(BFloat16)), BFloat16, True
     except ImportError:
         pass
     on_device = is_device_array(x)
@@ -72,32 +76,33 @@ def _as_operand(x, name):
         a = np.asarray(x)
     if a.ndim != 2:
         raise ValueError("matmul: %s must be a matrix (2 dimensions), got shape %s" % (name, a.shape))
-    if _bf16_dtype(a):
-        return a.view(np.uint16), "bf16", on_device
-    tag = {np.dtype(np.float32): "f32", np.dtype(np.float16): "f16"}.get(np.dtype(a.dtype))
-    if tag is None:
+    t = INPUTS.get(getattr(a.dtype, "name", str(a.dtype)))
+    if t is None:
         raise TypeError("matmul: %s has dtype %s; supported: float32 (SIMT), float16 and bfloat16 (tensor "
                         "cores, f32 result)" % (name, a.dtype))
-    return (a.view(np.uint16) if tag == "f16" else a), tag, on_device
+    return (a if a.dtype == storage(t) else a.view(storage(t))), t, on_device
 
 
 def _choose(kernel, dtype, cc):
+    """Which kernel runs a product of `dtype` (any name of cutelite.numeric: "bf16", "bfloat16") on a GPU of
+    compute capability cc."""
+    dtype = numeric(dtype, "matmul")
     if kernel not in KERNELS:
         raise ValueError("matmul: kernel must be one of %s, got %r" % (", ".join(KERNELS), kernel))
     if kernel == "auto":
-        if dtype == "f32":
+        if dtype is Float32:
             return "simt"
         if cc is None or cc >= (8, 0):
             return "tc_sm80"
-        if dtype == "bf16":
+        if dtype is BFloat16:
             return "simt"          # sm_75 has no bf16 mma: bf16 -> f32 is exact
         require("mma.m16n8k8.f16", cc)
         return "tc_sm75"
     if kernel in ("simt", "simt_warptile"):
         return kernel
-    if dtype == "f32":
+    if dtype is Float32:
         raise TypeError("matmul: kernel %r takes float16/bfloat16 inputs, got float32 (use 'simt')" % kernel)
-    if kernel in SM75_PATH and dtype == "bf16":
+    if kernel in SM75_PATH and dtype is BFloat16:
         raise CapabilityError("matmul: tc_sm75 (mma.m16n8k8 on sm_75) has no bf16 inputs; use 'tc_sm80' or 'simt'")
     if cc is not None:
         for need in (("mma.m16n8k16.f16", "cp.async") if kernel in SM80_PATH else ("mma.m16n8k8.f16", "ldmatrix")):
@@ -105,14 +110,13 @@ def _choose(kernel, dtype, cc):
     return kernel
 
 
-def _tc_kernel(which, dtype, a_kmajor, b_kmajor, edges):
+def _tc_kernel(which, dtype, majors, edges):
     """The step's kernel for these operands (its configuration; 64x64 CTA tiles in the simulator), built once."""
-    key = (which, dtype, a_kmajor, b_kmajor, edges, in_simulator())
+    key = (which, dtype, majors, edges, in_simulator())
     if key not in _CACHE:
         s = step(STEPS[which])
         module, cfg = s.module, dict(s.config, **(dict(BM=64, BN=64) if in_simulator() else {}))
-        _CACHE[key] = module.make(dtype="bfloat16" if dtype == "bf16" else "float16", a_kmajor=a_kmajor,
-                                  b_kmajor=b_kmajor, edges=edges, **cfg)
+        _CACHE[key] = module.make(dtype=dtype.name, majors=majors, edges=edges, **cfg)
     return _CACHE[key]
 
 
@@ -287,7 +291,7 @@ def _widened(x):
     return x
 
 
-def _hopper_call(a, b, o, stream, tag):
+def _hopper_call(a, b, o, stream, dtype):
     """A zero-argument callable that computes a @ b (16-bit device arrays) with the Hopper kernel and returns
     C: `o` (a float32 (M, N) device array) or, with o None, a new array; None where the kernel does not
     apply. An operand the tensor maps cannot read in place (_tma_view) is copied on every call; a C they
@@ -307,7 +311,7 @@ def _hopper_call(a, b, o, stream, tag):
             btv, copy_b = _tma_view(transposed(b), stream, copy=True)
     target = o if o is not None and not _overlaps(o, a, b) else cuda.device_array((M, N), np.float32)
     cv, _ = _tma_view(target, stream, fresh=False)
-    run = matmul_hopper(av, transposed(btv), cv, stream, "bfloat16" if tag == "bf16" else "float16")
+    run = matmul_hopper(av, transposed(btv), cv, stream, dtype.name)
     if run is None:
         return None
     copies = [c for c in (copy_a, copy_b) if c is not None]
@@ -399,7 +403,7 @@ def _matmul(A, B, out, kernel):
     st = _stream(A, B, out)
     info = device_info()
     which = _choose(kernel, ta, info.cc)
-    if kernel == "auto" and ta in ("f16", "bf16") and not info.simulator and info.cc == (9, 0):
+    if kernel == "auto" and ta is not Float32 and not info.simulator and info.cc == (9, 0):
         # the persistent TMA + wgmma kernel of chapter 8 (kernels/hopper, RESULTS_HOPPER.md)
         device_out = out is not None and not isinstance(out, np.ndarray)
         call = _hopper_call(_dev(a), _dev(b), o if device_out else None, st, ta)
@@ -416,13 +420,13 @@ def _matmul(A, B, out, kernel):
                 return C.copy_to_host()
             out[...] = C.copy_to_host()
             return out
-    if which in ("simt", "simt_warptile") and ta != "f32":       # exact upcast, then the fp32 kernel
+    if which in ("simt", "simt_warptile") and ta is not Float32:       # exact upcast, then the fp32 kernel
         a32, b32 = cuda.device_array((M, K), np.float32), cuda.device_array((K, N), np.float32)
-        up = _bf16_to_f32 if ta == "bf16" else _f16_to_f32
-        view = (lambda x: x) if ta == "bf16" else (lambda x: x.view(np.float16))
+        up = _bf16_to_f32 if ta is BFloat16 else _f16_to_f32
+        view = (lambda x: x) if ta is BFloat16 else (lambda x: x.view(np.float16))
         _launch2(up, (M, K), view(_dev(a)), a32, stream=st)
         _launch2(up, (K, N), view(_dev(b)), b32, stream=st)
-        a, b, ta = a32, b32, "f32"
+        a, b, ta = a32, b32, Float32
     if which in ("simt", "simt_warptile"):
         T = simt_unrolled if which == "simt" else simt_warptile
         kern = T.gemm_simt_unrolled if which == "simt" else T.gemm_simt_warptile
@@ -433,15 +437,14 @@ def _matmul(A, B, out, kernel):
     else:
         # majorness: an operand with unit stride along K is K-major (read by ldmatrix), else M/N-major
         # (ldmatrix.trans); the kernels read both in place, and predicate the edges (edges=True)
-        a_kmajor = not (a.strides[0] == 2 and a.strides[1] != 2)
-        b_kmajor = b.strides[0] == 2 and b.strides[1] != 2
-        if _readable(a, 1 if a_kmajor else 0) and _readable(b, 0 if b_kmajor else 1):
-            k = _tc_kernel(which, ta, a_kmajor, b_kmajor, False)
+        majors = (operand_major(a) or Major.K, operand_major(transposed(b)) or Major.K)
+        if _readable(a, 1 if majors[0] == Major.K else 0) and _readable(b, 0 if majors[1] == Major.K else 1):
+            k = _tc_kernel(which, ta, majors, False)
             if M % k.tile[0] or N % k.tile[1] or K % k.tile[2]:
-                k = _tc_kernel(which, ta, a_kmajor, b_kmajor, True)
+                k = _tc_kernel(which, ta, majors, True)
             Mp, Np = M, _ceil(N, 2)          # C's floats are stored in pairs
         else:                                # padded row-major copies, multiples of the tile
-            k = _tc_kernel(which, ta, True, False, False)
+            k = _tc_kernel(which, ta, (Major.K, Major.MN), False)
             Mp, Np, Kp = _ceil(M, k.tile[0]), _ceil(N, k.tile[1]), _ceil(K, k.tile[2])
             a, b = _staged(a, Mp, Kp, np.uint16, st), _staged(b, Kp, Np, np.uint16, st)
         ag, bg = a, b

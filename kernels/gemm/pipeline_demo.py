@@ -24,7 +24,7 @@ import threading
 import numpy as np
 from numba import cuda
 
-from cutelite import Layout, _, make_copy_atom, make_mma_atom, make_tiled_copy, make_tiled_mma, size
+from cutelite import Layout, Major, _, make_copy_atom, make_mma_atom, make_tiled_copy, make_tiled_mma, size
 
 from ..cutejit import (
     Matrix, assign, block_idx, copy, cp_async_fence, cp_async_wait, fill, gemm, if_, kernel, local_tile,
@@ -144,7 +144,7 @@ def make_kernel(wait=STAGES - 2, groups=1):
         raise ValueError(f"pipeline_demo.make_kernel: groups must be 1 or 2, got {groups!r}")
     overrides = (dict(cp_async_cg_16=MODEL.copy16, cp_async_commit=MODEL.commit, cp_async_wait=MODEL.wait)
                  if in_simulator() else None)
-    k = gemm_pipelined.build(Matrix("float32"), Matrix("float32", unit=0, transposed=True), Matrix("float32"),
+    k = gemm_pipelined.build(Matrix("float32"), Matrix("float32", Major.MN, transposed=True), Matrix("float32"),
                              *objects(), wait, groups, threads=THREADS, overrides=overrides)
     k.wait, k.groups = wait, groups
     k.grid = lambda A, B, C: (C.shape[0] // BM) * (C.shape[1] // BN)

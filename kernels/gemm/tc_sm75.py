@@ -77,10 +77,10 @@ def gemm_tc_sm75(mA, mB, mC, mma, g2r_A, g2r_B, s2r_A, s2r_B, sA_layout, sB_layo
     copy(tCrC, thr_mma.partition_C(gC), pred=pC)
 
 
-def make(BM=128, BN=128, BK=32, warps=(2, 2), dtype="float16", a_kmajor=True, b_kmajor=False, min_blocks=2,
+def make(BM=128, BN=128, BK=32, warps=(2, 2), dtype="float16", majors=("K", "MN"), min_blocks=2,
          edges=False):
     """As tc_sm80.make, with the T4's instructions (f16 only: bf16 mma needs sm_80)."""
-    o = tensorcore.objects(BM, BN, BK, 2, warps, "sm75", dtype, a_kmajor, b_kmajor)
-    k = gemm_tc_sm75.build(*tensorcore.operand_matrices(dtype, a_kmajor, b_kmajor), o.mma, o.g2s_A, o.g2s_B,
+    o = tensorcore.objects(BM, BN, BK, 2, warps, "sm75", dtype, majors)
+    k = gemm_tc_sm75.build(*tensorcore.operand_matrices(o), o.mma, o.g2s_A, o.g2s_B,
                            o.s2r_A, o.s2r_B, o.sA, o.sB, edges, threads=o.threads, min_blocks=min_blocks)
-    return tensorcore.finish(k, o, edges=edges, a_kmajor=a_kmajor, b_kmajor=b_kmajor)
+    return tensorcore.finish(k, o, edges=edges)

@@ -71,11 +71,11 @@ def gemm_tc_sm80(mA, mB, mC, mma, g2s_A, g2s_B, s2r_A, s2r_B, sA_layout, sB_layo
     copy(tCrC, tCgC, pred=pC)                            # accumulators -> C
 
 
-def make(BM=128, BN=128, BK=32, stages=3, warps=(2, 2), dtype="float16", a_kmajor=True, b_kmajor=False,
+def make(BM=128, BN=128, BK=32, stages=3, warps=(2, 2), dtype="float16", majors=("K", "MN"),
          min_blocks=2, edges=False):
     """The kernel for one configuration: a cutejit Kernel with .launch(grid, A, B^T view, C), .source, and
     .config / .tile / .objects. A (M, K) and B (K, N) hold f16 (or bf16) bits as uint16, C (M, N) float32."""
-    o = tensorcore.objects(BM, BN, BK, stages, warps, "sm80", dtype, a_kmajor, b_kmajor)
-    k = gemm_tc_sm80.build(*tensorcore.operand_matrices(dtype, a_kmajor, b_kmajor), o.mma, o.g2s_A, o.g2s_B,
+    o = tensorcore.objects(BM, BN, BK, stages, warps, "sm80", dtype, majors)
+    k = gemm_tc_sm80.build(*tensorcore.operand_matrices(o), o.mma, o.g2s_A, o.g2s_B,
                            o.s2r_A, o.s2r_B, o.sA, o.sB, stages, edges, threads=o.threads, min_blocks=min_blocks)
-    return tensorcore.finish(k, o, edges=edges, a_kmajor=a_kmajor, b_kmajor=b_kmajor)
+    return tensorcore.finish(k, o, edges=edges)

@@ -81,11 +81,11 @@ def gemm_tc_sm80_prefetch(mA, mB, mC, mma, g2s_A, g2s_B, s2r_A, s2r_B, sA_layout
     copy(tCrC, thr_mma.partition_C(gC), pred=pC)
 
 
-def make(BM=128, BN=128, BK=32, stages=4, warps=(2, 2), dtype="float16", a_kmajor=True, b_kmajor=False,
+def make(BM=128, BN=128, BK=32, stages=4, warps=(2, 2), dtype="float16", majors=("K", "MN"),
          min_blocks=2, edges=False):
     """As tc_sm80.make: a Kernel with .launch(A, B, C), .source, .config, .tile, .objects."""
-    o = tensorcore.objects(BM, BN, BK, stages, warps, "sm80", dtype, a_kmajor, b_kmajor)
-    k = gemm_tc_sm80_prefetch.build(*tensorcore.operand_matrices(dtype, a_kmajor, b_kmajor), o.mma, o.g2s_A,
+    o = tensorcore.objects(BM, BN, BK, stages, warps, "sm80", dtype, majors)
+    k = gemm_tc_sm80_prefetch.build(*tensorcore.operand_matrices(o), o.mma, o.g2s_A,
                                     o.g2s_B, o.s2r_A, o.s2r_B, o.sA, o.sB, stages, edges, threads=o.threads,
                                     min_blocks=min_blocks)
-    return tensorcore.finish(k, o, edges=edges, a_kmajor=a_kmajor, b_kmajor=b_kmajor)
+    return tensorcore.finish(k, o, edges=edges)

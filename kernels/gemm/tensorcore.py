@@ -6,20 +6,20 @@ layouts: `objects`, `swizzle_atom`, `g2s_copy`) are cutelite's, made with cuteli
 Here: the kernels' Matrix arguments, the CTA raster, the edge predicates and the step's kernel wrapper.
 """
 
-from cutelite import _, rank
-from cutelite.tensorcore import ATOMS, ELEMENT, TensorCore, g2s_copy, objects, swizzle_atom
+from cutelite import Major, _, rank
+from cutelite.tensorcore import ATOMS, TensorCore, g2s_copy, objects, swizzle_atom
 
 from ..cutejit import Matrix, elem_less, local_tile, make_identity_tensor, min_
 
-__all__ = ["TensorCore", "objects", "swizzle_atom", "g2s_copy", "ATOMS", "ELEMENT", "operand_matrices", "raster",
+__all__ = ["TensorCore", "objects", "swizzle_atom", "g2s_copy", "ATOMS", "operand_matrices", "raster",
            "edge_guard", "finish"]
 
 
-def operand_matrices(dtype, a_kmajor=True, b_kmajor=False):
-    """The kernel's Matrix arguments: A (M, K), B seen as (N, K) (the (K, N) array transposed, no copy),
-    C (M, N) float32 row-major; `unit` says which mode of each has stride 1."""
-    return (Matrix(dtype, unit=1 if a_kmajor else 0), Matrix(dtype, unit=1 if b_kmajor else 0, transposed=True),
-            Matrix("float32", unit=1))
+def operand_matrices(o):
+    """The kernel's Matrix arguments for TensorCore objects o: A (M, K), B seen as (N, K) (the (K, N) array
+    transposed, no copy), each with o.majors' mode contiguous; C (M, N) float32 row-major."""
+    a, b = o.majors
+    return Matrix(o.dtype, a), Matrix(o.dtype, b, transposed=True), Matrix("float32", Major.K)
 
 
 def raster(bid, num_m, num_n, group=8):
@@ -45,6 +45,6 @@ def finish(kernel, o, **config):
     BM, BN, BK = o.tile
     kernel.objects, kernel.tile = o, o.tile
     kernel.config = dict(config, BM=BM, BN=BN, BK=BK, stages=o.stages, threads=o.threads, dtype=o.dtype,
-                         smem=kernel.smem_bytes)
+                         majors=o.majors, smem=kernel.smem_bytes)
     kernel.grid = lambda A, B, C: -(-C.shape[0] // BM) * -(-C.shape[1] // BN)
     return kernel

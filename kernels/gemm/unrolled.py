@@ -9,21 +9,14 @@ layouts, the unrolled code is written out as source: accumulators are tuples, ev
 Each function's source is kept in `.source` (the chapter prints them).
 """
 
-import linecache
-
 from numba import cuda
 
-_count = [0]
+from ..source import compile_function
 
 
 def _compile(src, name, env):
-    """exec `src` (defining `name`) with `env` as globals; a device function inlined into its caller."""
-    _count[0] += 1
-    filename = "<unrolled %s #%d>" % (name, _count[0])
-    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
-    namespace = dict(env)
-    exec(compile(src, filename, "exec"), namespace)
-    fn = cuda.jit(device=True, inline="always")(namespace[name])
+    """The function `name` of `src` (`env` its globals) as a device function inlined into its caller."""
+    fn = cuda.jit(device=True, inline="always")(compile_function(src, name, env, "unrolled"))
     fn.source = src
     return fn
 

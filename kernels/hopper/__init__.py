@@ -13,4 +13,4 @@ Import after kernels.setup().
 
 from .gemm import (EXPLORE, LADDER, MATMUL_CONFIG, HopperGemm, main, make_step, matmul_hopper,  # noqa: F401
                    operand_major, row_pitch, step, time_vs_cublas, tma_readable)
-from .objects import BK, EPI_BOX  # noqa: F401
+from .objects import EPI_BOX  # noqa: F401

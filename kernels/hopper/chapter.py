@@ -147,7 +147,7 @@ def name_map(calls=NAME_MAP):
     the call emits in a kernel of chapter 8's fastest configuration, in order, from hopper_ptx.PTX."""
     o = hopper.objects(BM=128, BN=256, stages=4, consumers=2)
     emitted = []
-    _name_probe.build(*hopper.operand_matrices("float16"), o.tmA, o.tmB, o.tmC, o.mma, o.sA, o.sB, o.sC,
+    _name_probe.build(*hopper.operand_matrices(o), o.tmA, o.tmB, o.tmC, o.mma, o.sA, o.sB, o.sC,
                       [c for c, _ in calls], emitted, threads=384)
     rows = []
     for (call, what), lines in zip(calls, emitted):

@@ -12,12 +12,14 @@ import sys
 
 import numpy as np
 
+from cutelite import Major
+
+from ..arrays import operand_major
 from ..cutejit import encode_tensor_map
 from ..harness import blas, check, check_and_time, cublas_baseline, sass_counts
 from ..ladder import Step, find
 from . import pingpong as pingpong_
 from . import warp_specialized, wgmma_cp_async
-from .objects import BK
 
 __all__ = ["HopperGemm", "make_step", "LADDER", "EXPLORE", "step", "MATMUL_CONFIG", "matmul_hopper", "operand_major",
            "row_pitch", "tma_readable", "time_vs_cublas", "main"]
@@ -71,14 +73,14 @@ class HopperGemm:
             raise ValueError("HopperGemm: A %s, Bt %s, C %s do not make a GEMM" % (a.shape, bt.shape, c.shape))
         if self.tma_store:      # TMA loads fill outside the matrices with zeros, TMA stores clip: any shape
             majors = self.kernel.config["majors"]
-            if (operand_major(a), operand_major(bt), operand_major(c)) != tuple(majors) + ("K",) or not all(
+            if (operand_major(a), operand_major(bt), operand_major(c)) != tuple(majors) + (Major.K,) or not all(
                     map(tma_readable, (a, bt, c))):
                 raise ValueError("HopperGemm: this kernel reads A and Bt %s-major and writes C row-major, each with "
                                  "rows of 16-byte multiples at 16-byte-aligned addresses (tma_readable); got strides "
                                  "%s, %s, %s" % ("-major and ".join(majors), a.strides, bt.strides, c.strides))
-        elif M % self.BM or N % self.BN or K % BK:
+        elif M % self.BM or N % self.BN or K % self.kernel.tile[2]:
             raise ValueError("HopperGemm: A %s, Bt %s, C %s: M, N, K must be multiples of %d, %d, %d (any shape "
-                             "needs tma_store=True)" % (a.shape, bt.shape, c.shape, self.BM, self.BN, BK))
+                             "needs tma_store=True)" % ((a.shape, bt.shape, c.shape) + self.kernel.tile))
         if self.cp_async:
             return self.kernel.prepare(a, bt, c, stream=stream)
         o = self.kernel.objects
@@ -150,7 +152,7 @@ def matmul_hopper(a, b, c, stream=0, dtype="float16"):
     majors = (operand_major(a), operand_major(bt))
     if None in majors or M == 0 or N == 0 or K == 0 or not all(map(tma_readable, (a, bt, c))):
         return None
-    if c.shape != (M, N) or np.dtype(c.dtype) != np.float32 or operand_major(c) != "K":
+    if c.shape != (M, N) or np.dtype(c.dtype) != np.float32 or operand_major(c) != Major.K:
         return None
     key = (dtype, majors, tuple(sorted(MATMUL_CONFIG.items())))
     if key not in _MATMUL:
@@ -158,42 +160,22 @@ def matmul_hopper(a, b, c, stream=0, dtype="float16"):
     return _MATMUL[key].prepare(a, bt, c, stream)
 
 
-def _matrix(x, fn):
-    """(shape, strides, itemsize) of a 2-D array (NumPy or device), or a TypeError that names fn and x."""
-    shape, strides, dtype = (getattr(x, k, None) for k in ("shape", "strides", "dtype"))
-    if shape is None or strides is None or dtype is None or len(shape) != 2 or len(strides) != 2:
-        raise TypeError("%s: expected a 2-D array (NumPy, Numba, CuPy), got %s" % (fn, repr(x)[:80]))
-    return tuple(shape), tuple(strides), np.dtype(dtype).itemsize
-
-
-def operand_major(x):
-    """"K" if the 2-D array x (rows, K) has unit stride along K, "MN" if along its rows, else None (a single
-    row or column counts as "K" when its elements are adjacent)."""
-    (rows, cols), strides, item = _matrix(x, "operand_major")
-    if strides[1] == item and (rows == 1 or strides[0] >= cols * item):
-        return "K"
-    if strides[0] == item and (cols == 1 or strides[1] >= rows * item):
-        return "K" if cols == 1 else "MN"
-    return None
-
-
 def tma_readable(x):
     """Whether a tensor map can describe the 2-D device array x (cuTensorMapEncodeTiled's rules): a unit
     stride, the other stride (the pitch between rows of the contiguous mode) a multiple of 16 bytes, and a
     16-byte-aligned address."""
-    _matrix(x, "tma_readable")
-    pitch = row_pitch(x)
+    pitch = row_pitch(x, "tma_readable")
     if pitch is None:
         return False
     address = x.__cuda_array_interface__["data"][0] if hasattr(x, "__cuda_array_interface__") else 0
     return pitch % 16 == 0 and address % 16 == 0
 
 
-def row_pitch(x):
+def row_pitch(x, op="row_pitch"):
     """The bytes between consecutive rows of x's contiguous mode: strides[0] if x is K-major, strides[1] if
     MN-major (operand_major); None if neither."""
-    major = operand_major(x)
-    return None if major is None else x.strides[0 if major == "K" else 1]
+    major = operand_major(x, op)
+    return None if major is None else x.strides[0 if major == Major.K else 1]
 
 
 def _baseline(a, bt, reps):

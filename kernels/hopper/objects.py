@@ -14,17 +14,17 @@ reads an MN-major operand transposed, through the MN-major GMMA layout and its d
 
 from dataclasses import dataclass
 
-from cutelite import Layout, dyn, make_tiled_mma, make_tma_atom, size
+from cutelite import Layout, Major, dyn, make_tiled_mma, make_tma_atom, size
 from cutelite.gmma import Layout_K_SW128_Atom, Layout_MN_SW128_Atom, make_gmma_atom, tile_to_smem
+from cutelite.numeric import BFloat16, Float16, Float32, numeric
 from cutelite.tensorcore import g2s_copy
 
 from ..cutejit import Matrix, TensorMap
 
-__all__ = ["BK", "EPI_BOX", "Hopper", "objects", "operand_matrices", "stage_layouts", "tma_atom", "finish"]
+__all__ = ["DTYPES", "EPI_BOX", "Hopper", "objects", "operand_matrices", "stage_layouts", "tma_atom", "finish"]
 
-BK = 64                 # K per stage: 64 halves = 128 bytes, one 128-byte swizzle row
-EPI_BOX = (64, 32)      # the TMA-store epilogue's box of C: 64 rows x 32 float32 (128 bytes a row)
-_TYPES = {"float16": ("F32F16F16", "half_t"), "bfloat16": ("F32BF16BF16", "bfloat16_t")}
+DTYPES = (Float16, BFloat16)                # the steps' A and B; they accumulate in float32
+EPI_BOX = (64, 1024 // Float32.bits)        # the TMA-store epilogue's box of C: 64 rows of 128 bytes, 32 float32
 
 
 @dataclass(frozen=True)
@@ -42,6 +42,7 @@ class Hopper:
     consumers: int
     tx_bytes: int
     dtype: str
+    majors: tuple
 
 
 def objects(BM=128, BN=256, stages=4, consumers=2, dtype="float16", pingpong=False, majors=("K", "K")):
@@ -49,17 +50,18 @@ def objects(BM=128, BN=256, stages=4, consumers=2, dtype="float16", pingpong=Fal
     consumers); ping-pong consumers take whole tiles in turn, so the TiledMMA is one warpgroup's and BM is
     64 or 128 (at most 128 fp32 accumulators a thread: BM x BN <= 128 x 128 x 2). `majors`: which mode of A
     (M, K) and of B^T (N, K) is contiguous, "K" or "MN" (wgmma reads either through its descriptors)."""
-    if dtype not in _TYPES:
-        raise ValueError("objects: dtype must be one of %s, got %r" % (", ".join(_TYPES), dtype))
+    if dtype not in [t.name for t in DTYPES]:
+        raise ValueError("objects: dtype must be one of %s, got %r" % (", ".join(t.name for t in DTYPES), dtype))
     if pingpong and (BM not in (64, 128) or BM * BN > 2 * 128 * 128):
         raise ValueError("objects: a ping-pong tile is 64 or 128 rows with BM x BN <= 32768 (one warpgroup's "
                          "accumulators), got %d x %d" % (BM, BN))
     if not pingpong and BM != 64 * consumers:
         raise ValueError("objects: BM = %d, but %d consumer warpgroups compute 64 rows each" % (BM, consumers))
-    if len(majors) != 2 or any(m not in ("K", "MN") for m in majors):
-        raise ValueError("objects: majors must be two of 'K' or 'MN' (A's, then B's), got %r" % (majors,))
-    types, elem = _TYPES[dtype]
-    atom = make_gmma_atom("SM90::GMMA::MMA_64x%dx16_%s_SS<GMMA::Major::%s, GMMA::Major::%s>" % ((BN, types) + tuple(majors)))
+    majors = Major.pair(majors, "objects")
+    t = numeric(dtype)
+    elem, types = t.cpp, Float32.letters + 2 * t.letters
+    atom = make_gmma_atom("SM90::GMMA::MMA_64x%dx16_%s_SS<GMMA::Major::%s, GMMA::Major::%s>" % ((BN, types) + majors))
+    BK = _stage_k(elem)
     (sA, boxA), (sB, boxB) = (stage_layouts(elem, rows, stages, major) for rows, major in zip((BM, BN), majors))
     tma_a, tma_b = (tma_atom("SM90_TMA_LOAD", elem, box, major) for box, major in zip((boxA, boxB), majors))
     tma_c = tma_atom("SM90_TMA_STORE", "float", tile_to_smem(Layout_K_SW128_Atom("float"), EPI_BOX), "K")
@@ -67,16 +69,22 @@ def objects(BM=128, BN=256, stages=4, consumers=2, dtype="float16", pingpong=Fal
         mma=make_tiled_mma(atom, Layout((1 if pingpong else consumers, 1, 1))),
         sA=sA, sB=sB, tmA=TensorMap(tma_a), tmB=TensorMap(tma_b), tmC=TensorMap(tma_c),
         sC=tile_to_smem(Layout_K_SW128_Atom("float"), EPI_BOX + (2 * consumers,)),
-        g2s=g2s_copy("SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>", BN, BK, 128 * consumers, True, elem),
+        g2s=g2s_copy("SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>", BN, BK, 128 * consumers, Major.K, elem),
         tile=(BM, BN, BK), stages=stages, consumers=consumers,
-        tx_bytes=tma_a.transaction_bytes + tma_b.transaction_bytes, dtype=dtype)
+        tx_bytes=tma_a.transaction_bytes + tma_b.transaction_bytes, dtype=dtype, majors=majors)
+
+
+def _stage_k(elem):
+    """BK, the K of a stage: one 128-byte swizzle row of `elem` elements (64 halves)."""
+    return 1024 // numeric(elem).bits
 
 
 def stage_layouts(elem, rows, stages, major):
     """(the stages, one stage) of a (rows, BK) operand tile, 128-byte swizzled. K-major: rows of 64 halves.
     MN-major: 64 x 8 atoms along MN, walked K first (order (1, 0, 2)), so that each 64 x 64 TMA box (the
     widest a 128-byte swizzle allows along MN) is 8 KB of contiguous shared memory."""
-    if major == "K":
+    BK = _stage_k(elem)
+    if major == Major.K:
         layout = Layout_K_SW128_Atom(elem)
         return tile_to_smem(layout, (rows, BK, stages)), tile_to_smem(layout, (rows, BK))
     layout = Layout_MN_SW128_Atom(elem)
@@ -87,14 +95,14 @@ def tma_atom(op, elem, tile, major):
     """The TMA atom of a matrix (run-time extents and stride) whose `major` mode is contiguous ("K": mode 1,
     row-major; "MN": mode 0), copying one `tile` (its shared-memory layout)."""
     rows, cols = size(tile, 0), size(tile, 1)     # a placeholder matrix of one tile: the launch gives the real one
-    stride = (dyn(cols), 1) if major == "K" else (1, dyn(rows))
+    stride = (dyn(cols), 1) if major == Major.K else (1, dyn(rows))
     return make_tma_atom(op, Layout((dyn(rows), dyn(cols)), stride), tile, (rows, cols), value_type=elem)
 
 
-def operand_matrices(dtype, majors=("K", "K")):
-    """A (M, K) and B^T (N, K), each with its `major` mode contiguous, C (M, N) float32 row-major."""
-    a, b = (Matrix(dtype, unit=1 if m == "K" else 0) for m in majors)
-    return a, b, Matrix("float32", unit=1)
+def operand_matrices(o):
+    """A (M, K) and B^T (N, K), each with o.majors' mode contiguous, C (M, N) float32 row-major."""
+    a, b = o.majors
+    return Matrix(o.dtype, a), Matrix(o.dtype, b), Matrix("float32", Major.K)
 
 
 def finish(kernel, o, **config):
@@ -103,7 +111,7 @@ def finish(kernel, o, **config):
     BM, BN, BK = o.tile
     kernel.objects, kernel.tile = o, o.tile
     kernel.config = dict(config, BM=BM, BN=BN, BK=BK, stages=o.stages, consumers=o.consumers, dtype=o.dtype,
-                         threads=kernel.threads, smem=kernel.smem_bytes)
+                         majors=o.majors, threads=kernel.threads, smem=kernel.smem_bytes)
 
     def grid(A, B, C, *maps):
         tiles = -(-C.shape[0] // BM) * -(-C.shape[1] // BN)

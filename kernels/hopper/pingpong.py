@@ -82,6 +82,6 @@ def gemm_pingpong(mA, mB, mC, tmA, tmB, mma, sA_layout, sB_layout, regs, group):
 def make(BM=64, BN=256, stages=4, regs=(40, 232), group=16, dtype="float16"):
     """Step 6 for one configuration: a cutejit Kernel launched as kernel.launch(A, Bt, C, mapA, mapB)."""
     o = hopper.objects(BM, BN, stages, 2, dtype, pingpong=True)
-    k = gemm_pingpong.build(*hopper.operand_matrices(dtype), o.tmA, o.tmB, o.mma, o.sA, o.sB, regs, group,
+    k = gemm_pingpong.build(*hopper.operand_matrices(o), o.tmA, o.tmB, o.mma, o.sA, o.sB, regs, group,
                             threads=384, max_registers=65536 // 384 // 8 * 8)
     return hopper.finish(k, o, regs=regs, group=group, persistent=True, pingpong=True)

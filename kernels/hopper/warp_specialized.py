@@ -124,7 +124,7 @@ def make(BN=256, stages=4, consumers=2, regs=None, group=1, persistent=False, tm
     mapC) (the tensor maps from encode_tensor_map and the objects' TensorMaps; mapC only read with
     tma_store). majors: which mode of A (M, K) and of Bt (N, K) is contiguous ("K" or "MN")."""
     o = hopper.objects(64 * consumers, BN, stages, consumers, dtype, majors=majors)
-    k = gemm_warp_specialized.build(*hopper.operand_matrices(dtype, majors), o.tmA, o.tmB, o.tmC, o.mma, o.sA, o.sB,
+    k = gemm_warp_specialized.build(*hopper.operand_matrices(o), o.tmA, o.tmB, o.tmC, o.mma, o.sA, o.sB,
                                     o.sC, regs, group, persistent, tma_store, threads=128 * (1 + consumers),
                                     max_registers=65536 // (128 * (1 + consumers)) // 8 * 8 if regs else None)
-    return hopper.finish(k, o, regs=regs, group=group, persistent=persistent, tma_store=tma_store, majors=majors)
+    return hopper.finish(k, o, regs=regs, group=group, persistent=persistent, tma_store=tma_store)

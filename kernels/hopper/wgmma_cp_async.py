@@ -67,6 +67,6 @@ def gemm_wgmma_cp_async(mA, mB, mC, mma, g2s, sA_layout, sB_layout):
 def make(BN=128, stages=4, consumers=2, dtype="float16"):
     """Step 1 for one configuration: a cutejit Kernel launched as kernel.launch(A, Bt, C)."""
     o = hopper.objects(64 * consumers, BN, stages, consumers, dtype)
-    k = gemm_wgmma_cp_async.build(*hopper.operand_matrices(dtype), o.mma, o.g2s, o.sA, o.sB,
+    k = gemm_wgmma_cp_async.build(*hopper.operand_matrices(o), o.mma, o.g2s, o.sA, o.sB,
                                   threads=128 * consumers)
     return hopper.finish(k, o, step="cp.async + wgmma")

@@ -5,14 +5,19 @@ simulator both build theirs from here).
   * mma_registers(atom): per operand A, B, C the number of 32-bit registers a lane passes (values of its TV
     layout times the element width, two 16-bit values a register) and the inline-asm constraint letter;
   * LDSM_PTX: the PTX of each ldmatrix copy op and the registers it fills.
-Adding an MMA atom with 16-bit inputs to cutelite gives it an intrinsic here with no other change.
+Adding an MMA atom with inputs of INPUTS to cutelite gives it an intrinsic here with no other change.
 """
 
 from cutelite import size
+from cutelite.numeric import BFloat16, Float16, Float32, numeric
 
-__all__ = ["BITS", "mma_registers", "mma_name", "mma_need", "LDSM_PTX", "ldmatrix_name", "supported"]
+from ..capability import mma_need
 
-BITS = {"float16": 16, "bfloat16": 16, "float32": 32}
+__all__ = ["INPUTS", "ACCUMULATORS", "mma_registers", "mma_name", "mma_need", "LDSM_PTX", "ldmatrix_name",
+           "supported"]
+
+# the element types of the mma.sync intrinsics: A and B, and C (= D)
+INPUTS, ACCUMULATORS = (Float16, BFloat16), (Float16, Float32)
 
 # ldmatrix copy op -> (PTX without operands, registers per lane)
 LDSM_PTX = {
@@ -27,30 +32,25 @@ LDSM_PTX = {
 
 def supported(atom):
     """Whether the atom has an intrinsic here: a warp-wide mma.sync (32 lanes, or Volta's quad-pairs) with
-    f16 or bf16 inputs and an f16 or f32 accumulator."""
+    A and B of one of INPUTS and C and D of one of ACCUMULATORS."""
     d, a, b, c = atom.types
     return (atom.ptx.startswith("mma.sync.aligned.") and size(atom.ThrID) in (8, 32) and a == b
-            and a in ("float16", "bfloat16") and c == d and c in ("float16", "float32"))
-
-
-def mma_need(atom):
-    """The instruction name kernels.capability knows the atom's mma by: 'mma.m16n8k16.f16', ..."""
-    return "mma.%s.%s" % (atom.ptx.split(".")[3], {"float16": "f16", "bfloat16": "bf16"}[atom.types[1]])
+            and a in [t.name for t in INPUTS] and c == d and c in [t.name for t in ACCUMULATORS])
 
 
 def mma_registers(atom):
     """{"A": (registers, constraint), "B": ..., "C": ...}: what one lane passes to the atom's instruction.
 
     Post: registers * 32 == size(LayoutX_TV, 1) * bits of X's type; constraint "f" for f32 values, "r"
-          for registers of packed 16-bit values.
+          for registers of packed narrower values.
     """
     if not supported(atom):
         raise NotImplementedError("kernels.instructions: no intrinsic for %s (%s); supported: warp-wide "
-                                  "mma.sync with f16/bf16 inputs" % (atom.name, atom.ptx))
+                                  "mma.sync with %s inputs" % (atom.name, atom.ptx, "/".join(t.ptx for t in INPUTS)))
     out = {}
     for op, t in (("A", atom.types[1]), ("B", atom.types[2]), ("C", atom.types[3])):
-        bits = size(getattr(atom, "Layout%s_TV" % op), 1) * BITS[t]
-        out[op] = (bits // 32, "f" if t == "float32" else "r")
+        bits = size(getattr(atom, "Layout%s_TV" % op), 1) * numeric(t).bits
+        out[op] = (bits // 32, "f" if t == Float32.name else "r")
     return out
 
 

@@ -33,7 +33,8 @@ from . import (
     shfl_up_sync, shfl_xor_sync, st_global_v4_b32, st_global_v4_f32, unpack_half2,
 )
 from .atoms import LDSM_PTX, mma_need, mma_registers, supported
-from ..numeric import as_b32, from_bf16_bits, to_bf16_bits
+from ..numeric import as_b32, decode, encode, storage
+from ..source import compile_function
 
 u16, u32, f32 = np.uint16, np.uint32, np.float32
 
@@ -111,14 +112,11 @@ def run_all(names=None, cc=None, seed=0):
 
 
 # ---- every MMA atom: registers filled by its TV layouts, D read back through them --------------------------
-def _values(rng, dtype, shape):
-    """Random values exactly representable in `dtype` (f16 or bf16, as float32) and their 16-bit bits."""
-    x = rng.standard_normal(shape).astype(f32)
-    if dtype == "bfloat16":
-        bits = to_bf16_bits(x)
-        return from_bf16_bits(bits), bits
-    h = x.astype(np.float16)
-    return h.astype(f32), h.view(u16)
+def _values(rng, t, shape):
+    """Random values exactly representable in element type t (as float32) and the array a kernel holds them
+    in (kernels.numeric.storage: f16 or bf16 as their bits)."""
+    held = encode(rng.standard_normal(shape).astype(f32), t)
+    return decode(held, t), held
 
 
 def _mma_kernel(atom_name):
@@ -131,15 +129,9 @@ def _mma_kernel(atom_name):
     regs = lambda x, n: ", ".join("%s[l, %d]" % (x, j) for j in range(n)) + ","   # noqa: E731
     src = ("def k(a, b, c, d):\n    l = cuda.threadIdx.x\n    r = mma((%s), (%s), (%s))\n" % (regs("a", na), regs("b", nb), regs("c", nc))
            + "".join("    d[l, %d] = r[%d]\n" % (j, j) for j in range(nc)))
-    env = {"cuda": cuda, "mma": mma_for(atom)}
-    exec(compile(src, "<selftest %s>" % atom_name, "exec"), env)
-    _BUILT["mma " + atom_name] = cuda.jit(env["k"])
+    _BUILT["mma " + atom_name] = cuda.jit(compile_function(src, "k", {"cuda": cuda, "mma": mma_for(atom)},
+                                                           "selftest " + atom_name))
     return _BUILT["mma " + atom_name]
-
-
-def _pack(values16, dtype):
-    """(32, 2n) 16-bit values of one kind -> (32, n) uint32 registers, value 2j in the low half."""
-    return np.ascontiguousarray(values16).view("<u4")
 
 
 def run_mma_atom(atom, rng):
@@ -149,27 +141,28 @@ def run_mma_atom(atom, rng):
     T = size(atom.ThrID)
     copies = 32 // T                                    # Volta: four quad-pairs, each its own product
     lanes = [[atom.ThrID(t) + (4 * q if T == 8 else 0) for t in range(T)] for q in range(copies)]
-    inp, acc = atom.types[1], atom.types[3]
+    types = dict(zip("ABC", atom.types[1:]))
     regs = {"A": [], "B": [], "C": []}
     want = []
     for q in range(copies):
-        (A, Ab), (B, Bb) = _values(rng, inp, (M, K)), _values(rng, inp, (K, N))
-        C, Cb = _values(rng, "float16", (M, N)) if acc == "float16" else (rng.standard_normal((M, N)).astype(f32), None)
+        shapes = {"A": (M, K), "B": (K, N), "C": (M, N)}
+        (A, Ab), (B, Bb), (C, Cb) = (_values(rng, types[op], shapes[op]) for op in "ABC")
         want.append(A.astype(np.float64) @ B.astype(np.float64) + C)
-        regs["A"].append((Ab, lanes[q])), regs["B"].append((Bb, lanes[q])), regs["C"].append((Cb if acc == "float16" else C, lanes[q]))
+        for op, held in zip("ABC", (Ab, Bb, Cb)):
+            regs[op].append((held, lanes[q]))
     arrays = {}
     for op in "ABC":
-        n = 2 * mma_registers(atom)[op][0] if (op != "C" or acc == "float16") else mma_registers(atom)[op][0]
-        dt = u16 if (op != "C" or acc == "float16") else f32
-        arr = np.zeros((32, n), dt)
+        arr = np.zeros((32, size(getattr(atom, "Layout%s_TV" % op), 1)), storage(types[op]))
         for mat, ls in regs[op]:
             for lane in ls:
                 arr[lane] = [mat[r, c] for _, (r, c) in fragment_of(atom, op, lane)]
-        arrays[op] = _pack(arr, inp) if dt == u16 else arr
+        f = mma_registers(atom)[op][1] == "f"                 # float32 values, or narrower ones packed in b32
+        arrays[op] = arr if f else np.ascontiguousarray(arr).view("<u4")
+    acc = types["C"]
     nd = mma_registers(atom)["C"][0]
     d = np.full((32, nd), np.nan, f32) if acc == "float32" else np.full((32, nd), 0xFFFFFFFF, u32)
     _mma_kernel(atom.name)[1, 32](arrays["A"], arrays["B"], arrays["C"], d)
-    vals = d if acc == "float32" else np.ascontiguousarray(d).view(np.float16).astype(f32)
+    vals = decode(np.ascontiguousarray(d).view(storage(acc)), acc)
     got = []
     for q in range(copies):
         D = np.full((M, N), np.nan)

@@ -20,8 +20,10 @@ import numpy as np
 
 from cutelite import fragment_of, size
 
+from cutelite.numeric import Float32
+
 from .atoms import LDSM_PTX, ldmatrix_name, mma_name, mma_need, mma_registers
-from ..numeric import from_bf16_bits, to_bf16_bits
+from ..numeric import decode, encode, storage, to_bf16_bits
 from ..runtime import check_target
 
 SIMULATOR = True
@@ -145,16 +147,15 @@ def _regs(values):
     return (np.asarray(values, dtype=np.int64) & 0xFFFFFFFF).astype(np.uint32)
 
 
-def _decode(regs, inp):
-    """uint32 registers (..., n) -> float64 values (..., 2n) of f16 or bf16 pairs, low half first."""
-    halves = np.ascontiguousarray(regs, dtype="<u4").view("<u2")
-    vals = halves.view(np.float16) if inp == "f16" else from_bf16_bits(halves)
-    return vals.astype(np.float64)
+def _decode(regs, t):
+    """uint32 registers (..., n) -> float64 values of element type t (cutelite.numeric) packed in them, 32 /
+    bits a register, the lowest bits first."""
+    return decode(np.ascontiguousarray(regs, dtype="<u4").view(storage(t)), t).astype(np.float64)
 
 
-def _encode_f16(vals):
-    """float values (..., 2n) -> uint32 registers (..., n) of f16 pairs."""
-    return np.ascontiguousarray(np.asarray(vals, dtype=np.float16)).view("<u4")
+def _encode(vals, t):
+    """float values -> uint32 registers of them rounded to element type t, packed as _decode unpacks them."""
+    return np.ascontiguousarray(encode(vals, t)).view("<u4")
 
 
 # ---- mma, one twin per MMA atom ---------------------------------------------------------------------------
@@ -174,22 +175,21 @@ def make_mma(atom):
     copies = [[atom.ThrID(t) + (4 * q if T == 8 else 0) for t in range(T)] for q in range(32 // T)]
     tab = [{op: _tables(atom, op, lanes) for op in "ABC"} for lanes in copies]
     inp, acc = atom.types[1], atom.types[3]
-    code = "f16" if inp == "float16" else "bf16"
 
     def op(args):
         _full_warp(name, args)
         out = [None] * 32
         for lanes, t in zip(copies, tab):
             A, B, C = np.zeros((M, K)), np.zeros((K, N)), np.zeros((M, N))
-            A[t["A"]] = _decode(_regs([args[l][0] for l in lanes]), code)
-            B[t["B"]] = _decode(_regs([args[l][1] for l in lanes]), code)
-            if acc == "float32":
+            A[t["A"]] = _decode(_regs([args[l][0] for l in lanes]), inp)
+            B[t["B"]] = _decode(_regs([args[l][1] for l in lanes]), inp)
+            if acc == Float32.name:
                 C[t["C"]] = np.asarray([args[l][2] for l in lanes], dtype=np.float32)
             else:
-                C[t["C"]] = _decode(_regs([args[l][2] for l in lanes]), "f16")
+                C[t["C"]] = _decode(_regs([args[l][2] for l in lanes]), acc)
             D = (A @ B + C)[t["C"]]                     # products of 16-bit floats are exact in float64
-            rows = ([tuple(r) for r in D.astype(np.float32)] if acc == "float32"
-                    else [tuple(int(x) for x in r) for r in _encode_f16(D)])
+            rows = ([tuple(r) for r in D.astype(np.float32)] if acc == Float32.name
+                    else [tuple(int(x) for x in r) for r in _encode(D, acc)])
             for lane, r in zip(lanes, rows):
                 out[lane] = r
         return out
@@ -310,7 +310,7 @@ for _space in ("global", "shared"):
 
 # ---- packing 16-bit floats into b32 registers ----------------------------------------------------------
 def pack_half2(lo, hi):
-    return np.uint32(_encode_f16([lo, hi])[0])
+    return np.uint32(_encode([lo, hi], "f16")[0])
 
 
 def unpack_half2(r):

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import cuda
 
-from cutelite import Layout, _, make_copy_atom, make_tiled_copy, make_tiled_copy_A, make_tiled_copy_B, make_tiled_mma
+from cutelite import (Layout, Major, _, make_copy_atom, make_tiled_copy, make_tiled_copy_A, make_tiled_copy_B,
+                      make_tiled_mma)
 
 from ..cutejit import (
     Matrix, block_idx, copy, cp_async_fence, cp_async_wait, fill, gemm, kernel, local_tile, make_smem_tensor,
@@ -110,7 +111,7 @@ def make_gemm_kernel(path):
     """The built kernel k: k.launch(A, B, C) for A (M, K), B (K, N) as uint16 bits of f16 (row-major), C
     (M, N) float32, sides multiples of 32. k.objects: the GemmObjects."""
     o = make_gemm_objects(path)
-    k = gemm_tile.build(Matrix("float16"), Matrix("float16", unit=0, transposed=True), Matrix("float32"),
+    k = gemm_tile.build(Matrix("float16"), Matrix("float16", Major.MN, transposed=True), Matrix("float32"),
                         o.mma, o.g2s_A, o.g2s_B, o.s2r_A, o.s2r_B, o.sA, o.sB, path == "sm80", threads=THREADS)
     k.objects = o
     k.grid = lambda A, B, C: (C.shape[0] // BM) * (C.shape[1] // BN)
