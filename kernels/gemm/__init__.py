@@ -43,7 +43,6 @@ class Rung:
     dtype: str                 # "f32" or "f16" (the f16 rungs also build bf16 kernels: dtype="bfloat16")
     build: object              # () -> the kernel
     needs: tuple = ()
-    notes: str = ""
 
     @cached_property
     def kernel(self):
