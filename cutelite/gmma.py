@@ -68,13 +68,6 @@ class GMMA_Atom(MMA_Atom):
     major_a: Major = K
     major_b: Major = K
 
-    @property
-    def cpp_name(self):
-        """C++'s spelling of the operation, e.g. SM90::GMMA::MMA_64x128x16_F32F16F16_SS<GMMA::Major::K,
-        GMMA::Major::K>."""
-        return (f"SM90::GMMA::MMA_{self.name[len('SM90_'):]}"
-                f"<GMMA::Major::{self.major_a}, GMMA::Major::{self.major_b}>")
-
     def __repr__(self):
         return f"MMA_Atom<{self.name}<GMMA::Major::{self.major_a},GMMA::Major::{self.major_b}>>"
 

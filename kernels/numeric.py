@@ -88,11 +88,6 @@ def from_bf16_bits(b):
     return decode(b, "bfloat16")
 
 
-def round_to_bf16(x):
-    """float32 array rounded to the nearest bf16 value, still as float32 (for NumPy references)."""
-    return from_bf16_bits(to_bf16_bits(x))
-
-
 def as_b32(h):
     """A contiguous array of 16-bit elements (float16 or uint16 bf16 bits) viewed as packed uint32 pairs:
     element 2j in the low half of word j, as the tensor-core registers want them."""

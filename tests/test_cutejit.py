@@ -1,29 +1,17 @@
 """The CuTe layer (kernels.cutejit) on its own, in Numba's CUDA simulator: run-time expressions fold; copies
 with every kind of atom move each element where cutelite's partitions say (checked element by element, the
 expectation from cutelite's own partitions of NumPy tensors or from NumPy); gemm with several MMA atoms equals
-NumPy; predicated copies touch nothing outside the matrix; misuse is refused with a clear error.
-Reruns itself in a simulator process when numba is in GPU mode here (see kernels._testing)."""
+NumPy; predicated copies touch nothing outside the matrix; misuse is refused with a clear error."""
 
 import numpy as np
 import pytest
 
-from kernels._testing import numba_mode, run_in_subprocess
+from cutelite import (Layout, Swizzle, _, composition, make_copy_atom, make_mma_atom, make_tiled_copy,
+                      make_tiled_copy_A, make_tiled_mma, size)
+from kernels import cutejit as cj
+from kernels.cutejit import Matrix, copy, fill, gemm, local_tile, make_smem_tensor, syncthreads, thread_idx
 
-IN_PROCESS = numba_mode(simulator=True)
-here = pytest.mark.skipif(not IN_PROCESS, reason="ran in a subprocess")
-
-
-@pytest.mark.skipif(IN_PROCESS, reason="ran in this process")
-def test_cutejit_suite_in_subprocess():
-    rc, out = run_in_subprocess(__file__, simulator=True)
-    assert rc == 0, out[-4000:]
-
-
-if IN_PROCESS:
-    from cutelite import (Layout, Swizzle, _, composition, make_copy_atom, make_mma_atom, make_tensor, make_tiled_copy,
-                          make_tiled_copy_A, make_tiled_copy_B, make_tiled_mma, size)
-    from kernels import cutejit as cj
-    from kernels.cutejit import Matrix, Sym, copy, fill, gemm, local_tile, make_smem_tensor, syncthreads, thread_idx
+pytestmark = pytest.mark.numba("simulator")
 
 
 # ---- expressions -----------------------------------------------------------------------------------------
@@ -41,7 +29,6 @@ def test_run_time_expressions_fold_constants():
 
 
 # ---- copies ----------------------------------------------------------------------------------------------
-@here
 @pytest.mark.parametrize("op,vec", [("UniversalCopy<uint128_t>", 4), ("UniversalCopy<uint64_t>", 2),
                                     ("UniversalCopy<uint32_t>", 1), ("SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>", 4)])
 def test_copy_through_a_swizzled_tile(op, vec):
@@ -73,7 +60,6 @@ def test_copy_through_a_swizzled_tile(op, vec):
     assert built.source.count(calls[op]) == 32 * 64 // 128 // vec         # one instruction per atom call
 
 
-@here
 @pytest.mark.parametrize("atom,ldsm,major", [
     ("SM80_16x8x16_F32F16F16F32_TN", "SM75_U32x4_LDSM_N", "K"),
     ("SM80_16x8x16_F32F16F16F32_TN", "SM75_U16x8_LDSM_T", "MN"),
@@ -114,10 +100,9 @@ def test_ldmatrix_round_trip_gives_the_mma_its_values(atom, ldsm, major):
     assert want in built.source
 
 
-@here
 @pytest.mark.parametrize("smem, message", [
-    (Layout((32, 32), (33, 1)) if IN_PROCESS else None, "faults when it runs"),       # rows padded by one half
-    (Layout((32, 32), (1, 32)) if IN_PROCESS else None, "does not compile such a copy either"),   # M-major
+    (Layout((32, 32), (33, 1)), "faults when it runs"),       # rows padded by one half
+    (Layout((32, 32), (1, 32)), "does not compile such a copy either"),   # M-major
 ])
 def test_ldmatrix_from_rows_it_cannot_read_is_refused(smem, message):
     """LDSM_N needs each lane's 8 halves contiguous (C++'s copy_unpack refuses otherwise: M-major) and
@@ -137,7 +122,6 @@ def test_ldmatrix_from_rows_it_cannot_read_is_refused(smem, message):
 
 
 # ---- gemm ------------------------------------------------------------------------------------------------
-@here
 @pytest.mark.parametrize("atom,warps", [("SM80_16x8x16_F32F16F16F32_TN", (2, 2)), ("SM80_16x8x16_F32BF16BF16F32_TN", (1, 2)),
                                         ("SM75_16x8x8_F32F16F16F32_TN", (2, 1)), ("SM70_8x8x4_F32F16F16F32_TN", (2, 2))])
 def test_gemm_with_several_atoms_equals_numpy(atom, warps):
@@ -181,7 +165,6 @@ def test_gemm_with_several_atoms_equals_numpy(atom, warps):
 
 
 # ---- misuse ----------------------------------------------------------------------------------------------
-@here
 def test_misuse_is_refused_with_a_clear_error():
     tc = make_tiled_copy(make_copy_atom("UniversalCopy<uint128_t>", "float"), Layout((8, 16), (16, 1)), Layout((1, 4)))
 
@@ -241,7 +224,6 @@ LAUNCH_REFUSALS = {   # what mS is, for chapter 6's tile copy (float32, 64 x 64 
 }
 
 
-@here
 @pytest.mark.parametrize("what", LAUNCH_REFUSALS)
 def test_launch_refuses_what_the_kernel_was_not_built_for(what):
     src, error, message = LAUNCH_REFUSALS[what]
@@ -249,7 +231,6 @@ def test_launch_refuses_what_the_kernel_was_not_built_for(what):
         _copy_kernel().launch(src, np.zeros(src.shape, np.float32), grid=1)
 
 
-@here
 def test_launch_refuses_an_empty_grid_and_a_wrong_count_of_arrays():
     k = _copy_kernel()
     a = np.zeros((64, 64), np.float32)
@@ -259,7 +240,6 @@ def test_launch_refuses_an_empty_grid_and_a_wrong_count_of_arrays():
         k.launch(a)
 
 
-@here
 def test_a_predicated_kernel_takes_any_size_its_accesses_allow():
     """tc_sm80 with edges=True: 72 x 88 x 40 runs (test_gemm_sim); a contiguous extent that splits a 16-byte
     cp.async (K = 36 halves) is refused, since the predicate keeps or drops the whole access."""
@@ -273,7 +253,6 @@ def test_a_predicated_kernel_takes_any_size_its_accesses_allow():
     k.check((np.zeros((72, 40), np.float16), np.zeros((40, 88), np.uint16), C), 1)   # float16 or its bits
 
 
-@here
 def test_build_refuses_an_atom_whose_types_differ_from_the_matrices():
     """bf16 matrices into an f16 TiledMMA (max error 46 before this check)."""
     mma = make_tiled_mma(make_mma_atom("SM80_16x8x16_F32F16F16F32_TN"), Layout((2, 2, 1)))
@@ -288,7 +267,6 @@ def test_build_refuses_an_atom_whose_types_differ_from_the_matrices():
         k.build(Matrix("bfloat16"), mma, threads=128)
 
 
-@here
 def test_build_refuses_a_thread_count_the_objects_cannot_use():
     """64 threads for a 128-thread TiledCopy: half the tile would never be copied."""
     k = _copy_kernel()
@@ -298,7 +276,6 @@ def test_build_refuses_a_thread_count_the_objects_cannot_use():
         tile_copy.build(Matrix("float32"), Matrix("float32"), k.tiled_copy, False, threads=64)
 
 
-@here
 def test_build_names_the_argument_used_as_the_wrong_kind():
     """A TiledMMA where a TiledCopy belongs (an AttributeError from inside the trace before this check)."""
     from kernels.tiled.copy import tile_copy
@@ -315,7 +292,6 @@ def test_build_names_the_argument_used_as_the_wrong_kind():
         k.build(Matrix("float32"), None, threads=32)
 
 
-@here
 def test_launch_refuses_what_is_not_a_tensor_map():
     from cutelite import dyn, make_tma_atom
     from cutelite.gmma import Layout_K_SW128_Atom, tile_to_smem

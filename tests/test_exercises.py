@@ -243,10 +243,43 @@ WRONG = {
     "ch9 tv": [("((8,16),8):((1,128),16)", "wrong modes"), ("((8,16),8):((128,1),8)", "too small")],
 }
 
+class Unshowable:
+    """A reader's object whose repr fails."""
+    def __repr__(self):
+        raise RuntimeError("no repr")
+
+
+class Incomparable:
+    """A reader's object whose == fails."""
+    def __eq__(self, other):
+        raise RuntimeError("no ==")
+    __hash__ = object.__hash__
+
+
+class Unreadable:
+    """A reader's object that fails when asked anything (here: whether it is an array, tolist)."""
+    def __getattr__(self, name):
+        raise RuntimeError("no " + name)
+
+
+def nested(depth):
+    """[[[...]]], `depth` lists deep."""
+    value = []
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
+loop = [1]
+loop.append(loop)   # a list that holds itself
+
 # What else a reader might type: never an exception, always one verdict line.
 JUNK = [5, (1, 2, 3, 4), [], (), {}, 1.5, True, "", "   ", "(", ")", "[[", "abc", "1.5", "(1,2):(3)", "_", "5//0",
         "x" * 5000, "(" * 400 + "1" + ")" * 400, "-" * 300 + "1", "٣", "Layout(0)", "Sw<1,2>", "Swizzle(a, b, c)",
-        "make_layout()", "'unterminated", "9" * 900, Layout((2, 2)), Swizzle(1, 0, 1), np.zeros((2, 2)), object()]
+        "make_layout()", "'unterminated", "9" * 900, Layout((2, 2)), Swizzle(1, 0, 1), np.zeros((2, 2)), object(),
+        nested(1000), tuple(nested(1000)), loop, {"a": nested(1000)}, "[" * 1000 + "]" * 1000, 10 ** 5000,
+        Unshowable(), [Unshowable(), 1], np.array([Unshowable(), 1], dtype=object), Incomparable(),
+        (Incomparable(), 1), [Incomparable()] * 8, Unreadable()]
 
 
 @pytest.fixture
@@ -313,6 +346,30 @@ def test_nothing_a_reader_types_raises(capsys, spec_of, key):
             assert page == {"ok": False, "message": out}, (key, answer, page)
 
 
+def test_the_exercises_here_reach_every_checker(monkeypatch, capsys):
+    """Every public checker is called by an exercise above (not only through another checker), so the junk
+    reaches each one."""
+    called, depth = set(), [0]
+
+    def recording(name, checker):
+        def check(*args, **kwargs):
+            if depth[0] == 0:
+                called.add(name)
+            depth[0] += 1
+            try:
+                return checker(*args, **kwargs)
+            finally:
+                depth[0] -= 1
+        return check
+    checkers = [name for name in ex.__all__ if name.startswith("check_")]
+    for name in checkers:
+        monkeypatch.setattr(ex, name, recording(name, getattr(ex, name)))
+    monkeypatch.setattr(announce, "announce", lambda spec: None)
+    for check, _ in EXERCISES.values():
+        check(None)
+    assert called == set(checkers)
+
+
 @pytest.mark.parametrize("key", [k for k, (_, expected) in EXERCISES.items() if expected is not None])
 def test_no_hint_names_the_expected_value(capsys, key):
     expected = EXERCISES[key][1]
@@ -356,6 +413,18 @@ def test_read_refuses_in_words(text, words):
     with pytest.raises(AnswerError, match=None) as e:
         read(text)
     assert words in str(e.value) and len(str(e.value)) < 300
+
+
+@pytest.mark.parametrize("value, words", [
+    (nested(1000), "nested too deeply"), (loop, "nested too deeply"), (10 ** 5000, "more than 1000 digits"),
+    (Unreadable(), "reading its Unreadable raised RuntimeError"),
+], ids=["deep", "loop", "huge", "unreadable"])
+def test_read_refuses_python_values_in_words(value, words):
+    """What the text reader refuses as text (nested too deeply, too long) it refuses as a Python value too;
+    and a value that fails when it is read."""
+    with pytest.raises(AnswerError) as e:
+        read(value)
+    assert words in str(e.value)
 
 
 def test_words_compare_without_case_spaces_quotes_or_namespace():

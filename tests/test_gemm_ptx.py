@@ -1,43 +1,22 @@
 """kernels.gemm's tensor-core kernels as real PTX, offline: the T4 path (tc_sm75) assembles with
 `ptxas -arch=sm_75`, in registers only (no local memory); the sm_80 rungs are refused for sm_75 and
-assemble for sm_80. Reruns itself without
-the simulator when needed (see tests/test_kernels_ptx.py, whose helpers it uses)."""
+assemble for sm_80 (with tests/test_kernels_ptx.py's helpers)."""
 
 import pytest
 
-from kernels._testing import numba_mode, run_in_subprocess
+from kernels.capability import CapabilityError
+from kernels.gemm import tc_sm75, tc_sm80, tc_sm80_prefetch
+from test_kernels_ptx import PTXAS, T, compile_kernel_ptx, ptxas, toolchain  # noqa: F401  (the fixture)
 
-IN_PROCESS = numba_mode(simulator=False)
-here = pytest.mark.skipif(not IN_PROCESS, reason="ran in a subprocess")
-
-
-@pytest.mark.skipif(IN_PROCESS, reason="ran in this process")
-def test_gemm_ptx_suite_in_subprocess():
-    rc, out = run_in_subprocess(__file__, simulator=False)
-    assert rc == 0, out[-4000:]
+pytestmark = pytest.mark.numba("cuda")
+needs_ptxas = pytest.mark.skipif(PTXAS is None, reason="ptxas not found")
 
 
-if IN_PROCESS:
-    try:
-        from numba.cuda import types as T
-        T.UniTuple  # noqa: B018
-    except (ImportError, AttributeError):
-        from numba.core import types as T
-
-    from kernels.capability import CapabilityError
-    from kernels.gemm import tc_sm75, tc_sm80, tc_sm80_prefetch
-    from test_kernels_ptx import PTXAS, compile_kernel_ptx, ptxas, toolchain  # noqa: F401  (the fixture)
-
-    def compile_ptx(kernel, cc):
-        # the kernels read strides at run time: one signature of any-layout arrays covers every majorness
-        return compile_kernel_ptx(kernel.numba, (T.uint16[:, :], T.uint16[:, :], T.float32[:, :]), cc)
-else:
-    PTXAS = None
-
-needs_ptxas = pytest.mark.skipif(IN_PROCESS and PTXAS is None, reason="ptxas not found")
+def compile_ptx(kernel, cc):
+    # the kernels read strides at run time: one signature of any-layout arrays covers every majorness
+    return compile_kernel_ptx(kernel.numba, (T.uint16[:, :], T.uint16[:, :], T.float32[:, :]), cc)
 
 
-@here
 @needs_ptxas
 @pytest.mark.parametrize("majors", [("K", "MN"), ("MN", "K")])
 def test_tc_sm75_is_t4_legal(toolchain, majors):  # noqa: F811
@@ -49,7 +28,6 @@ def test_tc_sm75_is_t4_legal(toolchain, majors):  # noqa: F811
     assert rc == 0, err
 
 
-@here
 @needs_ptxas
 @pytest.mark.parametrize("module", ["tc_sm80", "tc_sm80_prefetch"])
 def test_tc_sm80_needs_sm80(toolchain, module):  # noqa: F811

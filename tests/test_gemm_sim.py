@@ -1,31 +1,16 @@
 """kernels.gemm in Numba's CUDA simulator: every rung of the ladder against NumPy (small sizes, outputs
-poisoned with NaN), the tensor-core kernels in both operand majornesses, matmul() and its errors.
-Reruns itself in a fresh interpreter when numba is not in simulator mode in this process."""
+poisoned with NaN), the tensor-core kernels in both operand majornesses, matmul() and its errors."""
 
 import numpy as np
 import pytest
 
-from kernels._testing import numba_mode, run_in_subprocess
+from kernels import gemm
+from kernels.capability import CapabilityError
+from kernels.gemm import matmul, tc_sm75, tc_sm80, tc_sm80_prefetch
+from kernels.numeric import from_bf16_bits, to_bf16_bits
 
-IN_PROCESS = numba_mode(simulator=True)
-here = pytest.mark.skipif(not IN_PROCESS, reason="numba is not in simulator mode in this process: "
-                          "test_gemm_simulator_suite_in_subprocess ran these")
-
-
-@pytest.mark.skipif(IN_PROCESS, reason="ran in this process")
-def test_gemm_simulator_suite_in_subprocess():
-    rc, out = run_in_subprocess(__file__, simulator=True)
-    assert rc == 0, out[-4000:]
-
-
-if IN_PROCESS:
-    from kernels import gemm
-    from kernels.capability import CapabilityError
-    from kernels.gemm import matmul, tc_sm75, tc_sm80, tc_sm80_prefetch
-    from kernels.numeric import from_bf16_bits, to_bf16_bits
-    SIMT = [r.name for r in gemm.LADDER if r.dtype == "f32"]
-else:
-    SIMT = []
+pytestmark = pytest.mark.numba("simulator")
+SIMT = [r.name for r in gemm.LADDER if r.dtype == "f32"]
 
 
 def _check(C, A, B, tol):
@@ -35,7 +20,6 @@ def _check(C, A, B, tol):
     assert err < tol, err
 
 
-@here
 @pytest.mark.parametrize("name", SIMT)
 def test_simt_rung_matches_numpy(name):
     r = gemm.step(name)
@@ -64,10 +48,9 @@ def _operands(M, N, K, majors, seed, bf16=False):
     return Ab, Bb, A, B
 
 
-RUNGS = {"sm75": "tc_sm75", "sm80": "tc_sm80", "sm80_prefetch": "tc_sm80_prefetch"} if IN_PROCESS else {}
+RUNGS = {"sm75": "tc_sm75", "sm80": "tc_sm80", "sm80_prefetch": "tc_sm80_prefetch"}
 
 
-@here
 @pytest.mark.parametrize("module", ["sm80", "sm80_prefetch", "sm75"])
 @pytest.mark.parametrize("majors", [("K", "MN"), ("MN", "K")])
 def test_tensor_core_rung_matches_numpy(module, majors):
@@ -81,7 +64,6 @@ def test_tensor_core_rung_matches_numpy(module, majors):
     _check(C, A, B, 1e-5)
 
 
-@here
 @pytest.mark.parametrize("module", ["sm80", "sm80_prefetch", "sm75"])
 def test_tensor_core_rung_predicates_the_edges(module):
     """edges=True: M, N, K that are not multiples of the tile. The simulator's twins raise on any access
@@ -95,7 +77,6 @@ def test_tensor_core_rung_predicates_the_edges(module):
     _check(C, A, B, 1e-5)
 
 
-@here
 def test_bf16_and_deeper_pipelines():
     for cfg in (dict(stages=2), dict(stages=4, BK=64)):
         k = tc_sm80_prefetch.make(**dict(tc_sm80_prefetch.BEST, BM=64, BN=64, dtype="bfloat16", **cfg))
@@ -105,7 +86,6 @@ def test_bf16_and_deeper_pipelines():
         _check(C, A, B, 1e-5)
 
 
-@here
 def test_matmul_odd_shapes_and_column_major():
     rng = np.random.default_rng(5)
     A = rng.standard_normal((40, 20)).astype(np.float16)
@@ -120,7 +100,6 @@ def test_matmul_odd_shapes_and_column_major():
     _check(out, A32, B32, 1e-5)
 
 
-@here
 def test_matmul_holes_a_bad_input_probe_found():
     """NumPy's answers where the kernels used to go wrong: an out overlapping A, K = 0, f16 on the SIMT kernel,
     an out of the wrong kind."""
@@ -141,7 +120,6 @@ def test_matmul_holes_a_bad_input_probe_found():
         matmul(A, A, out=[[0.0]])
 
 
-@here
 def test_matmul_errors():
     a = np.zeros((4, 3), np.float32)
     with pytest.raises(ValueError, match=r"A is 4x3 and B is 4x3: A's columns \(3\) must equal B's rows \(4\)"):
@@ -158,7 +136,6 @@ def test_matmul_errors():
         matmul(np.zeros(3, np.float32), a)
 
 
-@here
 def test_auto_picks_the_t4_path_on_sm75():
     from kernels.gemm.matmul import _choose
     assert _choose("auto", "f16", (7, 5)) == "tc_sm75"            # the fastest rung of each path

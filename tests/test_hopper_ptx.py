@@ -1,19 +1,21 @@
 """kernels.instructions (Hopper) offline: every Hopper intrinsic compiled by numba for sm_90a in a tiny kernel, then
 assembled by `ptxas -arch=sm_90a`; the GEMM kernels too (and ptxas must not serialize their wgmma).
-Refused for sm_80 by our target check. In the simulator: the ordering-only intrinsics are no-ops and
-wgmma/TMA raise a clear "needs sm_90a". No GPU needed; numba must run without the simulator, so with
-the simulator on in this process this file reruns itself in a fresh one (as test_kernels_ptx.py)."""
+Refused for sm_80 by our target check. No GPU needed, but numba must run without the simulator (the
+simulator's side is tests/test_hopper_sim.py)."""
+import os
 import re
+import shutil
 import subprocess
 import tempfile
-import os
 from unittest import mock
 
 import pytest
+from numba import cuda
+from numba.cuda import types as T
 
-from kernels._testing import numba_mode, run_in_subprocess
-import shutil
+from kernels import instructions as H
 
+pytestmark = pytest.mark.numba("cuda")
 PTXAS = shutil.which("ptxas") or next((os.path.join(h, "bin", "ptxas") for h in (os.environ.get("CUDA_HOME"),
                                        os.environ.get("CUDA_PATH")) if h and os.path.exists(os.path.join(h, "bin", "ptxas"))), None)
 needs_ptxas = pytest.mark.skipif(PTXAS is None, reason="ptxas not found (install the CUDA toolkit's nvcc)")
@@ -25,16 +27,6 @@ def _ptxas_ptx_version():
     m = re.search(r"release (\d+)\.(\d+)", out)
     major, minor = (int(m.group(1)), int(m.group(2))) if m else (12, 8)
     return "9.%d" % minor if major == 13 else "8.%d" % min(minor, 8)
-
-IN_PROCESS = numba_mode(simulator=False)
-here = pytest.mark.skipif(not IN_PROCESS, reason="numba runs the simulator in this process: "
-                          "test_hopper_suite_in_subprocess ran these")
-
-
-@pytest.mark.skipif(IN_PROCESS, reason="ran in this process")
-def test_hopper_suite_in_subprocess():
-    rc, out = run_in_subprocess(__file__, simulator=False)
-    assert rc == 0, out[-4000:]
 
 
 class _FakeDevice:
@@ -59,87 +51,83 @@ def _ptxas(ptx, extra=()):
     return r.returncode, r.stderr
 
 
-if IN_PROCESS:
-    from numba import cuda
-    from numba.cuda import types as T
-    from kernels import instructions as H
-
-    def k_wgmma(a, out):
-        s = cuda.shared.array(4096, T.uint16)
-        acc = H.wgmma_uninit(64)
-        acc = H.wgmma_fence(acc)
-        d = a[0] | ((H.shared_address(s, 0) >> 4) & 0x3FFF)
-        acc = H.wgmma(acc, d, d, 0, "f32.f16.f16", 0)
-        acc = H.wgmma(acc, d, d, 1, "f32.bf16.bf16", 3)
-        H.wgmma_commit()
-        acc = H.wgmma_wait(acc, 0)
-        H.st_global_v2_f32(out, 2 * cuda.threadIdx.x, (acc[0], acc[1]))
-
-    def k_mbarrier_tma(tm, out):
-        s = cuda.shared.array(8192, T.uint16)
-        bars = cuda.shared.array(2, T.uint64)
-        H.mbarrier_init(bars, 0, 1)
-        H.fence_mbarrier_init()
-        H.tma_prefetch_desc(tm)
-        H.mbarrier_arrive_expect_tx(bars, 0, 16384)
-        H.tma_load_2d(s, 0, tm, bars, 0, 0, 0)
-        while H.mbarrier_try_wait(bars, 0, 0) == 0:
-            pass
-        H.mbarrier_arrive(bars, 1)
-        H.fence_proxy_async()
-        out[0] = s[5]
-
-    def k_regs_barriers(out):
-        s = cuda.shared.array(1024, T.uint16)
-        if cuda.threadIdx.x < 128:
-            H.setmaxnreg_dec(40)
-        else:
-            H.setmaxnreg_inc(232)
-        if cuda.threadIdx.x < 128:
-            H.named_barrier_arrive(1, 256)
-        else:
-            H.named_barrier_sync(1, 256)
-        out[0] = s[3]
-
-    def k_tma_store(tm, out):
-        s = cuda.shared.array(2048, T.float32)
-        t = cuda.threadIdx.x
-        acc = H.wgmma_zero(64)
-        H.tma_store_wait_read(1)
-        H.st_shared_v2_f32(s, 4 * t, (acc[0], acc[1]))
-        H.fence_proxy_async()
-        H.named_barrier_sync(1, 128)
-        if t == 0:
-            H.tma_store_2d(tm, s, 0, 32, 64)
-            H.tma_store_commit()
-            H.tma_store_wait(0)
-
-    CASES = {
-        "wgmma": (k_wgmma, (T.int64[::1], T.float32[::1]),
-                  ["wgmma.fence.sync.aligned", "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16",
-                   "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16", "p, 1, 1, 1, 1;",
-                   "wgmma.commit_group.sync.aligned", "wgmma.wait_group.sync.aligned 0", "st.global.v2.f32"]),
-        "mbarrier+tma": (k_mbarrier_tma, (T.uint64[::1], T.uint16[::1]),
-                         ["mbarrier.init.shared::cta.b64", "mbarrier.arrive.expect_tx.shared::cta.b64",
-                          "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
-                          "mbarrier.try_wait.parity.shared::cta.b64", "mbarrier.arrive.shared::cta.b64",
-                          "fence.proxy.async.shared::cta", "prefetch.tensormap", "fence.mbarrier_init"]),
-        "tma store": (k_tma_store, (T.uint64[::1], T.int64[::1]),
-                      ["cp.async.bulk.tensor.2d.global.shared::cta.bulk_group", "cp.async.bulk.commit_group",
-                       "cp.async.bulk.wait_group.read 1", "cp.async.bulk.wait_group 0", "st.shared.v2.f32",
-                       "fence.proxy.async.shared::cta", "bar.sync 1, 128;"]),
-        "setmaxnreg+named barriers": (k_regs_barriers, (T.uint16[::1],),
-                                ["setmaxnreg.dec.sync.aligned.u32 40", "setmaxnreg.inc.sync.aligned.u32 232",
-                                 "bar.arrive 1, 256;",
-                                 "bar.sync 1, 256;"]),
-    }
-else:
-    CASES = {}
+def k_wgmma(a, out):
+    s = cuda.shared.array(4096, T.uint16)
+    acc = H.wgmma_uninit(64)
+    acc = H.wgmma_fence(acc)
+    d = a[0] | ((H.shared_address(s, 0) >> 4) & 0x3FFF)
+    acc = H.wgmma(acc, d, d, 0, "f32.f16.f16", 0)
+    acc = H.wgmma(acc, d, d, 1, "f32.bf16.bf16", 3)
+    H.wgmma_commit()
+    acc = H.wgmma_wait(acc, 0)
+    H.st_global_v2_f32(out, 2 * cuda.threadIdx.x, (acc[0], acc[1]))
 
 
-@here
+def k_mbarrier_tma(tm, out):
+    s = cuda.shared.array(8192, T.uint16)
+    bars = cuda.shared.array(2, T.uint64)
+    H.mbarrier_init(bars, 0, 1)
+    H.fence_mbarrier_init()
+    H.tma_prefetch_desc(tm)
+    H.mbarrier_arrive_expect_tx(bars, 0, 16384)
+    H.tma_load_2d(s, 0, tm, bars, 0, 0, 0)
+    while H.mbarrier_try_wait(bars, 0, 0) == 0:
+        pass
+    H.mbarrier_arrive(bars, 1)
+    H.fence_proxy_async()
+    out[0] = s[5]
+
+
+def k_regs_barriers(out):
+    s = cuda.shared.array(1024, T.uint16)
+    if cuda.threadIdx.x < 128:
+        H.setmaxnreg_dec(40)
+    else:
+        H.setmaxnreg_inc(232)
+    if cuda.threadIdx.x < 128:
+        H.named_barrier_arrive(1, 256)
+    else:
+        H.named_barrier_sync(1, 256)
+    out[0] = s[3]
+
+
+def k_tma_store(tm, out):
+    s = cuda.shared.array(2048, T.float32)
+    t = cuda.threadIdx.x
+    acc = H.wgmma_zero(64)
+    H.tma_store_wait_read(1)
+    H.st_shared_v2_f32(s, 4 * t, (acc[0], acc[1]))
+    H.fence_proxy_async()
+    H.named_barrier_sync(1, 128)
+    if t == 0:
+        H.tma_store_2d(tm, s, 0, 32, 64)
+        H.tma_store_commit()
+        H.tma_store_wait(0)
+
+
+CASES = {
+    "wgmma": (k_wgmma, (T.int64[::1], T.float32[::1]),
+              ["wgmma.fence.sync.aligned", "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16",
+               "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16", "p, 1, 1, 1, 1;",
+               "wgmma.commit_group.sync.aligned", "wgmma.wait_group.sync.aligned 0", "st.global.v2.f32"]),
+    "mbarrier+tma": (k_mbarrier_tma, (T.uint64[::1], T.uint16[::1]),
+                     ["mbarrier.init.shared::cta.b64", "mbarrier.arrive.expect_tx.shared::cta.b64",
+                      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
+                      "mbarrier.try_wait.parity.shared::cta.b64", "mbarrier.arrive.shared::cta.b64",
+                      "fence.proxy.async.shared::cta", "prefetch.tensormap", "fence.mbarrier_init"]),
+    "tma store": (k_tma_store, (T.uint64[::1], T.int64[::1]),
+                  ["cp.async.bulk.tensor.2d.global.shared::cta.bulk_group", "cp.async.bulk.commit_group",
+                   "cp.async.bulk.wait_group.read 1", "cp.async.bulk.wait_group 0", "st.shared.v2.f32",
+                   "fence.proxy.async.shared::cta", "bar.sync 1, 128;"]),
+    "setmaxnreg+named barriers": (k_regs_barriers, (T.uint16[::1],),
+                            ["setmaxnreg.dec.sync.aligned.u32 40", "setmaxnreg.inc.sync.aligned.u32 232",
+                             "bar.arrive 1, 256;",
+                             "bar.sync 1, 256;"]),
+}
+
+
 @needs_ptxas
-@pytest.mark.parametrize("name", list(CASES) or ["none"])
+@pytest.mark.parametrize("name", list(CASES))
 def test_intrinsic_assembles_for_sm90a(name):
     fn, sig, expect = CASES[name]
     ptx = _compile(fn, sig)
@@ -150,7 +138,6 @@ def test_intrinsic_assembles_for_sm90a(name):
     assert rc == 0, err
 
 
-@here
 def test_ptx_table_is_what_the_intrinsics_emit():
     """hopper_ptx.PTX, which chapter 8 prints against CuTe's names, holds the instructions the intrinsics
     compile to: each one is in the PTX of the kernels above, which call every Hopper intrinsic."""
@@ -161,8 +148,7 @@ def test_ptx_table_is_what_the_intrinsics_emit():
             assert instruction + " " in ptx or instruction + ";" in ptx or instruction + "." in ptx, (name, instruction)
 
 
-@here
-@pytest.mark.parametrize("name", list(CASES) or ["none"])
+@pytest.mark.parametrize("name", list(CASES))
 def test_refused_below_sm90a(name):
     from kernels.capability import CapabilityError
     fn, sig, _ = CASES[name]
@@ -179,7 +165,6 @@ def _gemm_ptx(kernel):
     return _compile(kernel.function, sig)
 
 
-@here
 @needs_ptxas
 @pytest.mark.parametrize("cfg", [dict(BN=128), dict(BN=256, regs=(40, 232), group=8),
                                  dict(BN=256, regs=(40, 232), group=8, persistent=True),
@@ -206,7 +191,6 @@ def test_gemm_assembles_without_serialized_wgmma(cfg):
     assert "0 bytes spill stores" in err, err
 
 
-@here
 @needs_ptxas
 def test_cp_async_step_assembles_without_serialized_wgmma():
     from kernels.hopper import wgmma_cp_async

@@ -2,23 +2,14 @@
 runs), and wgmma / TMA refuse with a clear "needs sm_90a" (no twin can stand in for the async engines)."""
 import numpy as np
 import pytest
+from numba import cuda
 
-from kernels._testing import numba_mode, run_in_subprocess
+from kernels import instructions as H
+from kernels.capability import CapabilityError
 
-IN_SIM = numba_mode(simulator=True)
-if IN_SIM:
-    from numba import cuda
-    from kernels import instructions as H
-    from kernels.capability import CapabilityError
+pytestmark = pytest.mark.numba("simulator")
 
 
-@pytest.mark.skipif(IN_SIM, reason="ran in this process")
-def test_hopper_sim_in_subprocess():
-    rc, out = run_in_subprocess(__file__, simulator=True)
-    assert rc == 0, out[-4000:]
-
-
-@pytest.mark.skipif(not IN_SIM, reason="needs the simulator in this process")
 def test_sim_noops_and_refusals():
     @cuda.jit
     def k(out):
@@ -50,7 +41,6 @@ def test_sim_noops_and_refusals():
         H.tma_store_2d(None, None, 0, 0, 0)
 
 
-@pytest.mark.skipif(not IN_SIM, reason="needs the simulator in this process")
 def test_ladder_steps_and_option_errors():
     from kernels.hopper import EXPLORE, LADDER, MATMUL_CONFIG, HopperGemm, step
     assert [s.label[0] for s in LADDER] == list("123456") and not any(s.label for s in EXPLORE)

@@ -1,6 +1,5 @@
 """kernels as real PTX, offline: every demo kernel compiled with numba.cuda.compile_ptx for sm_75 (a T4)
-and sm_80, then assembled by ptxas. No GPU needed; numba must run without the simulator, so with the
-simulator on in this process (as on a machine without a GPU) this file reruns itself in a fresh one.
+and sm_80, then assembled by ptxas. No GPU needed, but numba must run without the simulator.
 
 Proves: the T4 path (m8n8k4, m16n8k8 f16, ldmatrix, 128-bit loads, swizzled layouts) assembles for
 sm_75; the Ampere-only kernels (m16n8k16, bf16, cp.async) are refused for sm_75 by our capability check
@@ -10,61 +9,46 @@ sm_75; the Ampere-only kernels (m16n8k16, bf16, cp.async) are refused for sm_75 
 import re
 
 import pytest
+from numba import cuda
 
-from kernels._testing import numba_mode, run_in_subprocess
+from cutelite import MMA_ATOMS
+from kernels.capability import MIN_SM, CapabilityError
+from kernels.instructions import selftest
+from kernels.instructions.atoms import LDSM_PTX, mma_need, supported
 from kernels.sass import assemble, tool
 from kernels.sass import kernel_ptx as compile_kernel_ptx
 
-IN_PROCESS = numba_mode(simulator=False)
-here = pytest.mark.skipif(not IN_PROCESS, reason="numba runs the simulator in this process: "
-                          "test_ptx_suite_in_subprocess ran these")
+try:
+    from numba.cuda import types as T
+    T.UniTuple  # noqa: B018
+except (ImportError, AttributeError):   # older numba-cuda: numba.cuda.types lacks the container types
+    from numba.core import types as T
 
-
-@pytest.mark.skipif(IN_PROCESS, reason="ran in this process")
-def test_ptx_suite_in_subprocess():
-    rc, out = run_in_subprocess(__file__, simulator=False)
-    assert rc == 0, out[-4000:]
-
-
+pytestmark = pytest.mark.numba("cuda")
 PTXAS = tool("ptxas")
 needs_ptxas = pytest.mark.skipif(PTXAS is None, reason="ptxas not found (install the CUDA toolkit's nvcc)")
 
-if IN_PROCESS:
-    from numba import cuda
-    try:
-        from numba.cuda import types as T
-        T.UniTuple  # noqa: B018
-    except (ImportError, AttributeError):
-        from numba.core import types as T
+u16_1, u32_1, u32_2, i64_1 = T.uint16[::1], T.uint32[::1], T.uint32[:, ::1], T.int64[::1]
+f32_1, f32_2, f32_3 = T.float32[::1], T.float32[:, ::1], T.float32[:, :, ::1]
 
-    from cutelite import MMA_ATOMS
-    from kernels.capability import MIN_SM, CapabilityError
-    from kernels.instructions import selftest
-    from kernels.instructions.atoms import LDSM_PTX, mma_need, supported
-
-    u16_1, u32_1, u32_2, i64_1 = T.uint16[::1], T.uint32[::1], T.uint32[:, ::1], T.int64[::1]
-    f32_1, f32_2, f32_3 = T.float32[::1], T.float32[:, ::1], T.float32[:, :, ::1]
-
-    # name -> (kernel, argument types, oldest target it runs on); what its PTX must contain, as evidence the
-    # intrinsic really emitted the instruction
-    KERNELS, EXPECT = {}, {}
-    for atom in MMA_ATOMS.values():
-        if supported(atom):
-            c = f32_2 if atom.types[3] == "float32" else u32_2
-            need = mma_need(atom)
-            KERNELS[atom.name] = (selftest._mma_kernel(atom.name), (u32_2, u32_2, c, c), MIN_SM[need][:2])
-            EXPECT[atom.name] = atom.ptx
-    for op, (ptx, _) in LDSM_PTX.items():
-        KERNELS[op] = (selftest._ldmatrix_kernel(op), (u16_1, i64_1, u32_2), (7, 5))
-        EXPECT[op] = ptx
-    KERNELS.update({
-        "vector copy": (selftest.k_vector_copy, (f32_1, f32_1, u32_1, f32_1, u32_1, T.float64[:, ::1]), (7, 5)),
-        "layout copy": (selftest.k_layout_copy, (f32_1, f32_1, f32_1), (7, 5)),
-        "cp.async": (selftest.k_cp_async, (f32_3, f32_3), (8, 0)),
-    })
-    EXPECT.update({"vector copy": "shfl.sync.bfly.b32", "layout copy": "xor.b", "cp.async": "cp.async.wait_group 1"})
-else:
-    KERNELS, EXPECT = {}, {}
+# name -> (kernel, argument types, oldest target it runs on); what its PTX must contain, as evidence the
+# intrinsic really emitted the instruction
+KERNELS, EXPECT = {}, {}
+for atom in MMA_ATOMS.values():
+    if supported(atom):
+        c = f32_2 if atom.types[3] == "float32" else u32_2
+        need = mma_need(atom)
+        KERNELS[atom.name] = (selftest._mma_kernel(atom.name), (u32_2, u32_2, c, c), MIN_SM[need][:2])
+        EXPECT[atom.name] = atom.ptx
+for op, (ptx, _) in LDSM_PTX.items():
+    KERNELS[op] = (selftest._ldmatrix_kernel(op), (u16_1, i64_1, u32_2), (7, 5))
+    EXPECT[op] = ptx
+KERNELS.update({
+    "vector copy": (selftest.k_vector_copy, (f32_1, f32_1, u32_1, f32_1, u32_1, T.float64[:, ::1]), (7, 5)),
+    "layout copy": (selftest.k_layout_copy, (f32_1, f32_1, f32_1), (7, 5)),
+    "cp.async": (selftest.k_cp_async, (f32_3, f32_3), (8, 0)),
+})
+EXPECT.update({"vector copy": "shfl.sync.bfly.b32", "layout copy": "xor.b", "cp.async": "cp.async.wait_group 1"})
 
 T4_KERNELS = [k for k, v in KERNELS.items() if v[2] <= (7, 5)]
 AMPERE_KERNELS = [k for k, v in KERNELS.items() if v[2] > (7, 5)]
@@ -93,7 +77,6 @@ def toolchain():
         pytest.skip("numba cannot compile PTX here (CUDA libraries missing): %s" % text[:300])
 
 
-@here
 @needs_ptxas
 @pytest.mark.parametrize("name", T4_KERNELS)
 def test_t4_kernel_assembles_for_sm75(toolchain, name):
@@ -104,7 +87,6 @@ def test_t4_kernel_assembles_for_sm75(toolchain, name):
     assert rc == 0, err
 
 
-@here
 @pytest.mark.parametrize("name", AMPERE_KERNELS)
 def test_ampere_kernel_is_refused_for_sm75(toolchain, name):
     with pytest.raises(Exception) as info:
@@ -114,7 +96,6 @@ def test_ampere_kernel_is_refused_for_sm75(toolchain, name):
     assert "needs sm_80" in text and "sm_75" in text
 
 
-@here
 @needs_ptxas
 @pytest.mark.parametrize("name", AMPERE_KERNELS)
 def test_ampere_kernel_assembles_for_sm80_and_ptxas_refuses_it_for_sm75(toolchain, name):
@@ -127,7 +108,6 @@ def test_ampere_kernel_assembles_for_sm80_and_ptxas_refuses_it_for_sm75(toolchai
     assert rc != 0 and "sm_80" in err, err
 
 
-@here
 def test_no_gpu_banner_without_simulator(capsys):
     import kernels
     if cuda.is_available():

@@ -1,58 +1,35 @@
-"""kernels.instructions in Numba's CUDA simulator: every self-test against NumPy, and the twins' own checks.
-
-Runs in this process when numba is (or can be put) in simulator mode, as kernels.setup() would choose on
-a machine without a GPU; otherwise reruns this file in a fresh interpreter.
-"""
+"""kernels.instructions in Numba's CUDA simulator: every self-test against NumPy, and the twins' own checks."""
 
 import numpy as np
 import pytest
+from numba import cuda
 
-from kernels._testing import numba_mode, run_in_subprocess
+from cutelite import make_mma_atom
+from kernels.instructions import (
+    SIMULATOR, ld_global_v4_f32, ldmatrix_x4, mma_for, mma_m16n8k8_f32_f16, selftest, shfl_down_sync, shfl_sync,
+    shfl_up_sync, sim, syncwarp,
+)
 
-IN_PROCESS = numba_mode(simulator=True)
-here = pytest.mark.skipif(not IN_PROCESS, reason="numba is not in simulator mode in this process: "
-                          "test_simulator_suite_in_subprocess ran these")
-
-
-@pytest.mark.skipif(IN_PROCESS, reason="ran in this process")
-def test_simulator_suite_in_subprocess():
-    rc, out = run_in_subprocess(__file__, simulator=True)
-    assert rc == 0, out[-4000:]
+pytestmark = pytest.mark.numba("simulator")
+TEST_NAMES = list(selftest.TESTS)
 
 
-if IN_PROCESS:
-    from numba import cuda
-
-    from cutelite import make_mma_atom
-    from kernels.instructions import (
-        SIMULATOR, ld_global_v4_f32, ldmatrix_x4, mma_for, mma_m16n8k8_f32_f16, selftest, shfl_down_sync, shfl_sync,
-        shfl_up_sync, sim, syncwarp,
-    )
-    TEST_NAMES = list(selftest.TESTS)
-else:
-    TEST_NAMES = []
-
-
-@here
 def test_instructions_are_the_twins_built_from_the_atoms():
     assert SIMULATOR is True and mma_m16n8k8_f32_f16.__module__ == sim.__name__
     assert mma_for(make_mma_atom("SM75_16x8x8_F32F16F16F32_TN")) is mma_m16n8k8_f32_f16   # one per PTX
 
 
-@here
 @pytest.mark.parametrize("name", TEST_NAMES)
 def test_selftest_matches_numpy(name):
     r = selftest.run_all([name], seed=3)[0]
     assert r.ok, r.note
 
 
-@here
 def test_poisoned_output_is_caught():
     r = selftest.check("x", np.array([1.0, np.nan]), np.array([1.0, 2.0]), 1e-3)
     assert not r.ok and "not written" in r.note
 
 
-@here
 def test_setup_banner(capsys):
     import kernels
     info = kernels.setup()
@@ -62,7 +39,6 @@ def test_setup_banner(capsys):
     kernels.require("cp.async")      # every instruction has a twin in the simulator
 
 
-@here
 def test_shuffles_and_syncwarp_in_two_warps():
     @cuda.jit
     def k(out):
@@ -82,7 +58,6 @@ def test_shuffles_and_syncwarp_in_two_warps():
     assert np.array_equal(out[2], np.where(lane >= 1, t - 1, t))
 
 
-@here
 def test_misaligned_vector_load_is_an_error():
     @cuda.jit
     def k(a, out):
@@ -93,7 +68,6 @@ def test_misaligned_vector_load_is_an_error():
         k[1, 1](np.zeros(8, np.float32), np.zeros(1, np.float32))
 
 
-@here
 def test_divergent_warp_instruction_is_reported(monkeypatch):
     monkeypatch.setattr(sim, "_TIMEOUT", 1.0)
 
@@ -108,7 +82,6 @@ def test_divergent_warp_instruction_is_reported(monkeypatch):
         k[1, 32](np.zeros(1, np.uint32))
 
 
-@here
 def test_twins_refuse_to_run_outside_a_kernel():
     with pytest.raises(RuntimeError, match="only inside a kernel"):
         shfl_sync(0xFFFFFFFF, 1, 0)

@@ -1,29 +1,16 @@
 """Chapter 6's kernels (kernels.tiled) in Numba's CUDA simulator, against NumPy, and the objects they are
-built from. Reruns itself in a simulator process when numba is already in GPU mode here (see
-kernels._testing)."""
+built from."""
 
 import numpy as np
 import pytest
 
-from kernels._testing import numba_mode, run_in_subprocess
+from cutelite import size, thr_size, tile_shape
+from kernels import tiled
 
-IN_PROCESS = numba_mode(simulator=True)
-here = pytest.mark.skipif(not IN_PROCESS, reason="ran in a subprocess")
-
-
-@pytest.mark.skipif(IN_PROCESS, reason="ran in this process")
-def test_tiled_suite_in_subprocess():
-    rc, out = run_in_subprocess(__file__, simulator=True)
-    assert rc == 0, out[-4000:]
-
-
-if IN_PROCESS:
-    from cutelite import size, thr_size, tile_shape
-    from kernels import tiled
+pytestmark = pytest.mark.numba("simulator")
 
 
 # ---- the copy ------------------------------------------------------------------------------------------
-@here
 @pytest.mark.parametrize("bits,path", [(128, "ldg"), (128, "cp.async"), (32, "ldg")])
 def test_tiled_copy_copies_every_element(bits, path):
     src = np.random.default_rng(bits).standard_normal((64, 128)).astype(np.float32)
@@ -32,7 +19,6 @@ def test_tiled_copy_copies_every_element(bits, path):
     np.testing.assert_array_equal(out, src)
 
 
-@here
 @pytest.mark.parametrize("bits,instruction", [(128, "ld_global_v4_f32"), (32, "ld_global_v1_f32")])
 def test_the_atom_picks_the_instruction(bits, instruction):
     """One load per atom call: 16 per thread of 4 floats, or 32 of 1 (a 64x64 tile, 128 threads)."""
@@ -46,7 +32,6 @@ def test_the_atom_picks_the_instruction(bits, instruction):
 
 
 # ---- the TiledMMA GEMM --------------------------------------------------------------------------------
-@here
 @pytest.mark.parametrize("path", ["sm75", "sm80"])
 @pytest.mark.parametrize("M,N,K", [(32, 32, 32), (32, 64, 64)])
 def test_warp_gemm_against_numpy(path, M, N, K):
@@ -58,7 +43,6 @@ def test_warp_gemm_against_numpy(path, M, N, K):
     np.testing.assert_allclose(C, want, rtol=0, atol=1e-4 * max(1.0, np.abs(want).max()))
 
 
-@here
 def test_warp_gemm_refuses_bad_shapes():
     with pytest.raises(ValueError, match="multiples of 32"):
         tiled.run_warp_gemm(np.zeros((32, 16), np.float16), np.zeros((16, 32), np.float16))
@@ -66,7 +50,6 @@ def test_warp_gemm_refuses_bad_shapes():
         tiled.make_gemm_objects("sm70")
 
 
-@here
 @pytest.mark.parametrize("path", ["sm75", "sm80"])
 def test_gemm_objects_and_instruction_counts(path):
     o = tiled.make_gemm_objects(path)

@@ -1,41 +1,19 @@
 """Chapter 6's kernels (kernels.tiled) as real PTX, offline: the sm75 TiledMMA GEMM and the 128-bit
 ld.global.v4 copy assemble with `ptxas -arch=sm_75` (T4-legal); the cp.async variants are refused for
-sm_75 and assemble for sm_80. Reruns itself without the simulator when needed."""
+sm_75 and assemble for sm_80."""
 
 import pytest
 
-from kernels._testing import numba_mode, run_in_subprocess
+from kernels.tiled import make_copy_kernel, make_gemm_kernel
+from test_kernels_ptx import PTXAS, T, ptxas, toolchain  # noqa: F401  (the fixture)
+from test_kernels_ptx import compile_kernel_ptx as compile_ptx
 
-IN_PROCESS = numba_mode(simulator=False)
-here = pytest.mark.skipif(not IN_PROCESS, reason="ran in a subprocess")
-
-
-@pytest.mark.skipif(IN_PROCESS, reason="ran in this process")
-def test_tiled_ptx_suite_in_subprocess():
-    rc, out = run_in_subprocess(__file__, simulator=False)
-    assert rc == 0, out[-4000:]
+pytestmark = pytest.mark.numba("cuda")
+needs_ptxas = pytest.mark.skipif(PTXAS is None, reason="ptxas not found")
+GEMM_SIG = (T.uint16[:, :], T.uint16[:, :], T.float32[:, :])
+COPY_SIG = (T.float32[:, :], T.float32[:, :])
 
 
-if IN_PROCESS:
-    try:
-        from numba.cuda import types as T
-        T.UniTuple  # noqa: B018
-    except (ImportError, AttributeError):
-        from numba.core import types as T
-
-    from kernels.tiled import make_copy_kernel, make_gemm_kernel
-    from test_kernels_ptx import PTXAS, ptxas, toolchain  # noqa: F401  (the fixture)
-    from test_kernels_ptx import compile_kernel_ptx as compile_ptx
-
-    GEMM_SIG = (T.uint16[:, :], T.uint16[:, :], T.float32[:, :])
-    COPY_SIG = (T.float32[:, :], T.float32[:, :])
-else:
-    PTXAS = None
-
-needs_ptxas = pytest.mark.skipif(IN_PROCESS and PTXAS is None, reason="ptxas not found")
-
-
-@here
 @needs_ptxas
 def test_sm75_tiled_gemm_is_t4_legal(toolchain):  # noqa: F811
     ptx = compile_ptx(make_gemm_kernel("sm75").numba, GEMM_SIG, (7, 5))
@@ -47,7 +25,6 @@ def test_sm75_tiled_gemm_is_t4_legal(toolchain):  # noqa: F811
     assert rc == 0, err
 
 
-@here
 @needs_ptxas
 def test_sm80_tiled_gemm_needs_sm80(toolchain):  # noqa: F811
     with pytest.raises(Exception, match="needs sm_80"):
@@ -58,7 +35,6 @@ def test_sm80_tiled_gemm_needs_sm80(toolchain):  # noqa: F811
     assert rc == 0, err
 
 
-@here
 @needs_ptxas
 @pytest.mark.parametrize("bits,path,cc,want", [
     (128, "ldg", (7, 5), "ld.global.v4.f32"),

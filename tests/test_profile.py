@@ -1,23 +1,12 @@
 """The capability profile in the simulator: kernels.setup(profile="sm_75") decides everything as on a T4 (the
 PTX ISA's targets: cp.async and m16n8k16 need sm_80, wgmma sm_90a), the simulator's stand-ins refuse what a
 T4 lacks, matmul takes the T4's kernel, and chapter 7's bench skips the cp.async steps with the reason.
-Runs in this process when numba is (or can be put) in simulator mode; otherwise in a fresh interpreter.
 """
 
 import numpy as np
 import pytest
 
-from kernels._testing import numba_mode, run_in_subprocess
-
-IN_PROCESS = numba_mode(simulator=True)
-here = pytest.mark.skipif(not IN_PROCESS, reason="numba is not in simulator mode in this process: "
-                          "test_profile_suite_in_subprocess ran these")
-
-
-@pytest.mark.skipif(IN_PROCESS, reason="ran in this process")
-def test_profile_suite_in_subprocess():
-    rc, out = run_in_subprocess(__file__, simulator=True)
-    assert rc == 0, out[-4000:]
+pytestmark = pytest.mark.numba("simulator")
 
 
 @pytest.fixture
@@ -30,7 +19,6 @@ def t4(monkeypatch, capsys):
     kernels.setup(verbose=False)
 
 
-@here
 def test_sm75_profile_decides_as_a_t4(t4):
     import kernels
     from kernels import gemm
@@ -50,7 +38,6 @@ def test_sm75_profile_decides_as_a_t4(t4):
     assert not gemm.step("tc sm80 128x128x32 4st").runs_on(info.cc)
 
 
-@here
 def test_no_profile_runs_everything(monkeypatch):
     import kernels
     monkeypatch.delenv("CUTE_PROFILE", raising=False)
@@ -59,14 +46,12 @@ def test_no_profile_runs_everything(monkeypatch):
     assert kernels.supports("cp.async") and kernels.supports("wgmma") and kernels.why_not("cp.async") is None
 
 
-@here
 def test_unknown_profile_is_refused():
     import kernels
     with pytest.raises(ValueError, match="profile: unknown 'sm_70'; known: sm_75, sm_80, sm_89, sm_90"):
         kernels.setup(profile="sm_70")
 
 
-@here
 def test_twins_refuse_what_a_t4_lacks(t4):
     from kernels.instructions import selftest
     run = lambda name: selftest.run_all([name], cc=None)[0]      # noqa: E731  (cc=None: run, do not skip)
@@ -77,7 +62,6 @@ def test_twins_refuse_what_a_t4_lacks(t4):
     assert run("mma SM75_16x8x8_F32F16F16F32_TN").ok and run("ldmatrix SM75_U32x4_LDSM_N").ok
 
 
-@here
 def test_matmul_takes_the_t4_kernel(t4):
     from kernels.gemm import matmul
     from kernels.gemm.matmul import _choose
@@ -87,7 +71,6 @@ def test_matmul_takes_the_t4_kernel(t4):
     np.testing.assert_allclose(matmul(a, b), a.astype(np.float64) @ b.astype(np.float64), rtol=1e-3, atol=1e-3)
 
 
-@here
 def test_chapter7_bench_as_a_t4(t4, capsys):
     import matplotlib
     matplotlib.use("Agg")
@@ -113,7 +96,6 @@ def test_chapter7_bench_as_a_t4(t4, capsys):
     assert "mma.sync m16n8k16 ceiling: no figure" in [t.get_text() for t in ax.get_legend().get_texts()]
 
 
-@here
 def test_fastest_step_without_a_profile_is_the_fastest_recorded(monkeypatch):
     import kernels
     from kernels.gemm import chapter

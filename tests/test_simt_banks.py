@@ -1,26 +1,15 @@
 """The conflict-free SIMT rung (kernels.gemm.simt_banks): rung 6's shared-memory accesses priced by the bank
 analyser for the row-major, padded and swizzled tiles, against counts worked out by hand; the vector check
-on layouts; in the simulator, both kernels against NumPy (a subprocess when this process is not in
-simulator mode)."""
+on layouts; in the simulator, both kernels against NumPy."""
 import numpy as np
 import pytest
 
 from cutelite import Layout, Swizzle, composition
-from kernels._testing import numba_mode, run_in_subprocess
+from kernels.gemm import simt_banks, simt_vectorized
 
-IN_SIM = numba_mode(simulator=True)
-here = pytest.mark.skipif(not IN_SIM, reason="needs the simulator in this process")
-if IN_SIM:
-    from kernels.gemm import simt_banks, simt_vectorized
+pytestmark = pytest.mark.numba("simulator")
 
 
-@pytest.mark.skipif(IN_SIM, reason="ran in this process")
-def test_simt_banks_in_subprocess():
-    rc, out = run_in_subprocess(__file__, simulator=True)
-    assert rc == 0, out[-4000:]
-
-
-@here
 @pytest.mark.parametrize("warp", range(8))
 def test_row_major_tiles_cost_what_the_hand_count_says(warp):
     # By hand: the A^T store puts lanes 2r and 2r+1 in rows j and 4+j, column r: 512 bytes apart, same bank,
@@ -32,7 +21,6 @@ def test_row_major_tiles_cost_what_the_hand_count_says(warp):
                     "A^T load (v4)": (32, 32), "B load (v4)": (128, 64)}
 
 
-@here
 @pytest.mark.parametrize("name", ["PADDED", "SWIZZLED"])
 @pytest.mark.parametrize("warp", range(8))
 def test_padded_and_swizzled_tiles_are_conflict_free(name, warp):
@@ -41,7 +29,6 @@ def test_padded_and_swizzled_tiles_are_conflict_free(name, warp):
     assert sum(i for _, i in cost.values()) == 104
 
 
-@here
 def test_layouts_are_bijections_onto_their_tiles():
     for sAt, sB in (simt_banks.PADDED, simt_banks.SWIZZLED):
         for lay, n in ((sAt, 128), (sB, 128)):
@@ -49,7 +36,6 @@ def test_layouts_are_bijections_onto_their_tiles():
             assert len(offs) == 8 * n
 
 
-@here
 def test_a_layout_that_splits_a_vector_is_refused():
     split = composition(Swizzle(1, 0, 3), Layout((8, 128), (128, 1)))   # swaps floats inside a 16-byte vector
     with pytest.raises(ValueError, match="not one aligned 16-byte vector"):
@@ -58,7 +44,6 @@ def test_a_layout_that_splits_a_vector_is_refused():
         simt_vectorized.make_kernel(simt_vectorized.ROW_MAJOR_At, Layout((8, 128), (130, 1)))
 
 
-@here
 @pytest.mark.parametrize("kernel", ["gemm_simt_padded", "gemm_simt_swizzled"])
 def test_kernels_match_numpy(kernel):
     rng = np.random.default_rng(11)

@@ -5,52 +5,37 @@ kernels in test_kernels_ptx.py) assembles with `ptxas -arch=sm_75`, and every ke
 T4 runs fits a T4's SM: registers within the register file, shared memory within 48 KiB (64 KiB where the
 kernel opts in), at least one CTA per SM by the occupancy the chapter computes. What one mma.m8n8k4 becomes
 in SASS on sm_75, sm_80 and sm_90 (kernels.sass), against its record. And that the sm_75 profile makes Numba
-compile for sm_75. No GPU needed; reruns itself without the simulator when needed.
+compile for sm_75. No GPU needed, but numba must run without the simulator.
 """
 
 import re
 
 import pytest
+from numba.cuda import types as T
 
-from kernels._testing import numba_mode, run_in_subprocess
+from cutelite.teach.gemm import SM_LIMITS, SMEM_PER_CTA_DEFAULT, occupancy
+from kernels import gemm, sass
+from kernels.gemm import ceiling
 from kernels.sass import tool
+from kernels.tiled import make_copy_kernel, make_gemm_kernel
 
-IN_PROCESS = numba_mode(simulator=False)
-here = pytest.mark.skipif(not IN_PROCESS, reason="ran in a subprocess")
+pytestmark = pytest.mark.numba("cuda")
 needs_ptxas = pytest.mark.skipif(tool("ptxas") is None, reason="ptxas not found (install the CUDA toolkit's nvcc)")
 needs_nvdisasm = pytest.mark.skipif(tool("nvdisasm") is None, reason="nvdisasm not found (pip install "
                                     "nvidia-cuda-nvdisasm)")
-
-
-@pytest.mark.skipif(IN_PROCESS, reason="ran in this process")
-def test_t4_offline_suite_in_subprocess():
-    rc, out = run_in_subprocess(__file__, simulator=False)
-    assert rc == 0, out[-4000:]
-
-
-if IN_PROCESS:
-    from numba.cuda import types as T
-
-    from cutelite.teach.gemm import SM_LIMITS, SMEM_PER_CTA_DEFAULT, occupancy
-    from kernels import gemm, sass
-    from kernels.gemm import ceiling
-    from kernels.tiled import make_copy_kernel, make_gemm_kernel
-
-    F32 = T.float32[:, ::1]
-    # name -> (the Numba kernel, its signature, threads per CTA, dynamic shared bytes)
-    T4_KERNELS = {r.name: (r.kernel.numba, (F32, F32, F32), r.kernel.module.grid(4096, 4096)[1], 0)
-                  for r in gemm.LADDER if r.dtype == "f32"}
-    T4_KERNELS["mma.sync m16n8k8 ceiling"] = (ceiling.make_kernel("m16n8k8"), (T.float32[::1], T.int64), 256, 0)
-    # and the cutejit kernels a T4 runs in chapters 6 and 7 (assembled for sm_75 by their own tests)
-    U16, ANY32 = T.uint16[:, :], T.float32[:, :]
-    RESOURCES = dict(T4_KERNELS)
-    for name, k, sig in (("tc sm75 128x128x32", gemm.step("tc sm75 128x128x32").kernel, (U16, U16, ANY32)),
-                         ("ch. 6 GEMM tile sm75", make_gemm_kernel("sm75"), (U16, U16, ANY32)),
-                         ("ch. 6 copy 128-bit", make_copy_kernel(128, "ldg"), (ANY32, ANY32)),
-                         ("ch. 6 copy 32-bit", make_copy_kernel(32, "ldg"), (ANY32, ANY32))):
-        RESOURCES[name] = (k.numba, sig, k.threads, k.smem_bytes)
-else:
-    T4_KERNELS = RESOURCES = {}
+F32 = T.float32[:, ::1]
+# name -> (the Numba kernel, its signature, threads per CTA, dynamic shared bytes)
+T4_KERNELS = {r.name: (r.kernel.numba, (F32, F32, F32), r.kernel.module.grid(4096, 4096)[1], 0)
+              for r in gemm.LADDER if r.dtype == "f32"}
+T4_KERNELS["mma.sync m16n8k8 ceiling"] = (ceiling.make_kernel("m16n8k8"), (T.float32[::1], T.int64), 256, 0)
+# and the cutejit kernels a T4 runs in chapters 6 and 7 (assembled for sm_75 by their own tests)
+U16, ANY32 = T.uint16[:, :], T.float32[:, :]
+RESOURCES = dict(T4_KERNELS)
+for name, k, sig in (("tc sm75 128x128x32", gemm.step("tc sm75 128x128x32").kernel, (U16, U16, ANY32)),
+                     ("ch. 6 GEMM tile sm75", make_gemm_kernel("sm75"), (U16, U16, ANY32)),
+                     ("ch. 6 copy 128-bit", make_copy_kernel(128, "ldg"), (ANY32, ANY32)),
+                     ("ch. 6 copy 32-bit", make_copy_kernel(32, "ldg"), (ANY32, ANY32))):
+    RESOURCES[name] = (k.numba, sig, k.threads, k.smem_bytes)
 
 
 def _threads(t):
@@ -66,7 +51,6 @@ def _resources(kernel, sig):
     return regs, int(smem.group(1)) if smem else 0
 
 
-@here
 @needs_ptxas
 @pytest.mark.parametrize("name", list(T4_KERNELS))
 def test_t4_kernel_assembles_for_sm75(name):
@@ -77,7 +61,6 @@ def test_t4_kernel_assembles_for_sm75(name):
     assert rc == 0, err
 
 
-@here
 @needs_ptxas
 @pytest.mark.parametrize("name", list(RESOURCES))
 def test_t4_kernel_fits_a_t4_sm(name):
@@ -90,7 +73,6 @@ def test_t4_kernel_fits_a_t4_sm(name):
     assert ctas >= 1 and warps <= sm["warps"], (ctas, warps)
 
 
-@here
 @needs_ptxas
 @needs_nvdisasm
 def test_m8n8k4_sass_on_t4_a100_h100():
@@ -105,7 +87,6 @@ def test_m8n8k4_sass_on_t4_a100_h100():
         assert work == sass.RECORDED["sass"]
 
 
-@here
 def test_profile_makes_numba_compile_for_sm75():
     """On a machine that compiles (a GPU, or none without the simulator), a profile makes Numba compile for
     it whatever it is asked, so the intrinsics refuse what it lacks; without the profile again, it does not."""

@@ -26,9 +26,11 @@ from ..int_tuple import is_int, is_tuple
 from ..layout import ComposedLayout, Layout, LayoutLeft, LayoutRight, make_layout
 from ..swizzle import Swizzle
 
-__all__ = ["AnswerError", "Word", "read", "expected_value", "read_text", "canon", "shown", "MAX_TEXT"]
+__all__ = ["AnswerError", "Word", "read", "expected_value", "read_text", "canon", "shown", "MAX_TEXT", "MAX_DEPTH"]
 
 MAX_TEXT = 1000  # characters: every answer in the book is much shorter
+MAX_DEPTH = 64   # levels of nesting (a value and each tuple's entries one level below it), text and values alike
+_TOO_LARGE = 10 ** MAX_TEXT   # a number this large takes more characters than an answer may have
 
 
 class AnswerError(ValueError):
@@ -56,21 +58,31 @@ class Word(str):
 
 def canon(x):
     """A Python value as the canonical answer value (see the module docstring); values it does not know
-    (a dict, a float, a Tensor) are returned as they are, for the checker to name."""
+    (a dict, a float, a Tensor) are returned as they are, for the checker to name. Raises AnswerError, in
+    words, for a value nested more than MAX_DEPTH deep (a list that holds itself, too) or a number with more
+    digits than an answer has characters: as read_text refuses such text."""
+    return _canon(x, 1)
+
+
+def _canon(x, depth):
+    if depth > MAX_DEPTH:
+        raise AnswerError("cannot read that answer: it is nested too deeply")
     if x is None or x is Ellipsis:
         return None
     if isinstance(x, Word):
         return x
     if isinstance(x, str):
-        return read_text(x)
+        return read_text(str.__str__(x))
     if hasattr(x, "tolist") and not isinstance(x, (Layout, ComposedLayout)):  # NumPy arrays and scalars
         x = x.tolist()
     if isinstance(x, bool):
         return x
     if is_int(x):
+        if not -_TOO_LARGE < int(x) < _TOO_LARGE:
+            raise AnswerError(f"cannot read that answer: a number of more than {MAX_TEXT} digits")
         return int(x)
     if isinstance(x, (list, tuple)):
-        return tuple(canon(v) for v in x)
+        return tuple(_canon(v, depth + 1) for v in x)
     if isinstance(x, Swizzle):
         return (x.bits, x.base, x.shift)
     if isinstance(x, Layout):
@@ -87,13 +99,20 @@ def read(answer, like=None):
     empty text). Where `like` (the expected value) is a Word, text that cannot be read as a value is an
     answer in words ("A.T"). Raises AnswerError, in words, for text that cannot be read."""
     if isinstance(answer, str) and not isinstance(answer, Word):
+        text = str.__str__(answer)
         if isinstance(like, Word):
             try:
-                return read_text(answer)
+                return read_text(text)
             except AnswerError:
-                return Word(answer)
-        return read_text(answer)
-    return canon(answer)
+                return Word(text)
+        return read_text(text)
+    try:
+        return canon(answer)
+    except AnswerError:
+        raise
+    except Exception as e:  # noqa: BLE001 - the reader's own object failed while it was read: say so, in words
+        raise AnswerError(f"cannot read that answer: reading its {type(answer).__name__} raised "
+                          f"{type(e).__name__}") from None
 
 
 def expected_value(x):
@@ -108,12 +127,16 @@ def expected_value(x):
 
 
 def shown(x):
-    """How a hint shows a canonical value: Python's tuples, CuTe's layouts, words in quotes."""
+    """How a hint shows a canonical value: Python's tuples, CuTe's layouts, words in quotes; a value that
+    cannot be shown (a reader's object whose repr fails) by its type's name."""
     if isinstance(x, Word):
         return repr(str(x))
     if isinstance(x, (Layout, ComposedLayout)):
         return str(x)
-    return repr(x)
+    try:
+        return repr(x)
+    except Exception:  # noqa: BLE001 - a reader's own object: name its type instead
+        return f"a {type(x).__name__}"
 
 
 # ---- typed text --------------------------------------------------------------------------------------------
@@ -227,7 +250,7 @@ class _Parser:
 
     def enter(self):
         self.depth += 1
-        if self.depth > 64:
+        if self.depth > MAX_DEPTH:
             self.fail("it is nested too deeply")
 
     def item(self):

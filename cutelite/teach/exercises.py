@@ -131,12 +131,12 @@ def value_hint(got, want):
     if isinstance(want, tuple) and isinstance(got, tuple):
         if len(got) != len(want):
             return f"expected {_kind(want)}; you have {len(got)} entries"
-        if got == want[::-1]:
+        if _same(got, want[::-1]):
             return "the right entries in reverse order"
         if (_sortable(got) and _sortable(want) and sorted(got) == sorted(want)) or \
-                (len(set(map(repr, got))) == len(got) and set(map(repr, got)) == set(map(repr, want))):
+                (len(set(map(shown, got))) == len(got) and set(map(shown, got)) == set(map(shown, want))):
             return "the right entries in another order"
-        if all(isinstance(g, tuple) and g == w[::-1] for g, w in zip(got, want) if isinstance(w, tuple)) \
+        if all(isinstance(g, tuple) and _same(g, w[::-1]) for g, w in zip(got, want) if isinstance(w, tuple)) \
                 and any(isinstance(w, tuple) and len(w) > 1 for w in want):
             return "every entry is reversed: each pair's order matters (e.g. (row, col))"
         for i, (g, w) in enumerate(zip(got, want)):

@@ -166,7 +166,3 @@ class Sym:
 
     def __ge__(self, o):
         return self._bin(">=", o)
-
-    def eq(self, o):
-        """Run-time equality (== itself stays Python's identity test, so Syms can key dicts)."""
-        return self._bin("==", o)

@@ -8,7 +8,7 @@ outputs come back as an LLVM struct that we unpack into a Numba tuple.
 
 Register conventions (the same in `kernels.instructions.sim`, the pure-Python twins):
   * f16 and bf16 values travel in pairs, packed in uint32 registers (element with the lower index in the
-    low 16 bits); `pack_half2` / `unpack_half2` / `pack_bf16x2` / `unpack_bf16x2` convert.
+    low 16 bits); `pack_half2` / `unpack_half2` convert f16.
   * mma takes and returns tuples: d = mma_m16n8k16_f32_f16(a, b, c) with a = (a0, a1, a2, a3) uint32,
     b = (b0, b1) uint32, c = (c0, .., c3) float32; the atom's LayoutA/B/C_TV say which element is where.
   * memory operands are (array, element offset from the array's first element): ldmatrix(sA, off).
@@ -348,42 +348,6 @@ def unpack_half2(typingctx, r):
             h = h if f16 == _i16 else builder.bitcast(h, f16)
             outs.append(context.cast(builder, h, types.float16, types.float32))
         return context.make_tuple(builder, sig.return_type, outs)
-    return types.UniTuple(types.float32, 2)(r), codegen
-
-
-@intrinsic
-def pack_bf16x2(typingctx, lo, hi):
-    """Two float32 -> one b32 register of two bf16 (round to nearest even), `lo` in the low half."""
-    if not (isinstance(lo, types.Float) and isinstance(hi, types.Float)):
-        raise TypingError("pack_bf16x2: expected two floats, got %s, %s" % (lo, hi))
-
-    def codegen(context, builder, sig, args):
-        def bf16_bits(val, ty):
-            u = builder.bitcast(context.cast(builder, val, ty, types.float32), _i32)
-            # round to nearest even: add 0x7fff + (bit 16 of u), keep the top 16 bits; NaN -> quiet NaN
-            lsb = builder.and_(builder.lshr(u, ir.Constant(_i32, 16)), ir.Constant(_i32, 1))
-            r = builder.lshr(builder.add(u, builder.add(ir.Constant(_i32, 0x7FFF), lsb)), ir.Constant(_i32, 16))
-            nan = builder.icmp_unsigned(">", builder.and_(u, ir.Constant(_i32, 0x7FFFFFFF)),
-                                        ir.Constant(_i32, 0x7F800000))
-            quiet = builder.or_(builder.lshr(u, ir.Constant(_i32, 16)), ir.Constant(_i32, 0x40))
-            return builder.select(nan, quiet, r)
-        lo16 = bf16_bits(args[0], sig.args[0])
-        hi16 = bf16_bits(args[1], sig.args[1])
-        return builder.or_(lo16, builder.shl(hi16, ir.Constant(_i32, 16)))
-    return types.uint32(lo, hi), codegen
-
-
-@intrinsic
-def unpack_bf16x2(typingctx, r):
-    """One b32 register of two bf16 -> two float32 (exact), low half first."""
-    if not isinstance(r, types.Integer):
-        raise TypingError("unpack_bf16x2: expected an integer register, got %s" % r)
-
-    def codegen(context, builder, sig, args):
-        v = context.cast(builder, args[0], sig.args[0], types.uint32)
-        lo = builder.bitcast(builder.shl(v, ir.Constant(_i32, 16)), _f32)
-        hi = builder.bitcast(builder.and_(v, ir.Constant(_i32, 0xFFFF0000)), _f32)
-        return context.make_tuple(builder, sig.return_type, [lo, hi])
     return types.UniTuple(types.float32, 2)(r), codegen
 
 

@@ -23,7 +23,7 @@ from cutelite import fragment_of, size
 from cutelite.numeric import Float32
 
 from .atoms import LDSM_PTX, ldmatrix_name, mma_name, mma_need, mma_registers
-from ..numeric import decode, encode, storage, to_bf16_bits
+from ..numeric import decode, encode, storage
 from ..runtime import check_target
 
 SIMULATOR = True
@@ -315,16 +315,6 @@ def pack_half2(lo, hi):
 
 def unpack_half2(r):
     lo, hi = _decode(_regs([r]), "f16")
-    return np.float32(lo), np.float32(hi)
-
-
-def pack_bf16x2(lo, hi):
-    b = to_bf16_bits(np.array([lo, hi], dtype=np.float32))
-    return np.uint32(int(b[0]) | (int(b[1]) << 16))
-
-
-def unpack_bf16x2(r):
-    lo, hi = _decode(_regs([r]), "bf16")
     return np.float32(lo), np.float32(hi)
 
 
