@@ -8,7 +8,7 @@ import numpy as np
 
 from cutelite.numeric import numeric
 
-__all__ = ["storage", "holds", "encode", "decode", "to_bf16_bits", "from_bf16_bits", "round_to_bf16", "as_b32"]
+__all__ = ["storage", "holds", "encode", "decode", "to_bf16_bits", "from_bf16_bits", "as_b32"]
 
 
 def storage(t):
