@@ -10,9 +10,10 @@ import re
 import pytest
 
 from kernels.dsl import box, host, source
-from kernels.dsl.box import call, calls, snippets
-from kernels.dsl.recorded import OUTPUT, VERSION
+from kernels.dsl.box import call, calls, recorded, snippets
 
+RECORDED = recorded()
+OUTPUT, VERSION = RECORDED["output"], RECORDED["version"]
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -31,7 +32,7 @@ def test_every_box_has_a_snippet_and_a_recording():
     assert {"01", "02", "03", "04", "05", "06", "09"} <= chapters, chapters
     missing = [n for n in shown if n not in snippets()]
     assert not missing, f"chapters show boxes with no snippet in examples.py: {missing}"
-    assert [call(n, *a) for n, a in calls()] == list(OUTPUT), "recorded.py and examples.py differ: re-record"
+    assert [call(n, *a) for n, a in calls()] == list(OUTPUT), "snippets.json and examples.py differ: re-record"
     assert VERSION == host.VERSION
     assert all(OUTPUT[n].strip() for n in OUTPUT)
 

@@ -10,7 +10,7 @@ must live in source files (it reads their source), so every DSL snippet the book
     missing()              # None where the DSL runs here, else why it does not
     box("ch1_layouts")     # a folded box: the snippet's source and what the DSL printed (live or recorded)
 
-Where the DSL is not installed the boxes show the output recorded from it (`recorded.py`, written by
+Where the DSL is not installed the boxes show the output recorded from it (`snippets.json`, written by
 `python -m kernels.dsl.record`), labelled as recorded. Importing this package does not import the DSL.
 """
 

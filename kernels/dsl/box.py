@@ -2,12 +2,13 @@
 
 The snippet's source is read from examples.py as text (no import: the box shows it where the DSL is not
 installed too). Its output comes from running it with the DSL when the DSL imports here, otherwise from
-recorded.py (the output of the same function, recorded with the DSL), labelled as recorded. In the book
+snippets.json (the output of the same function, recorded with the DSL), labelled as recorded. In the book
 the box is an admonition with the dropdown class, folded until the reader opens it; in a plain terminal it is text.
 """
 
 import ast
 import html
+import json
 import os
 
 from . import host
@@ -50,17 +51,29 @@ def calls():
     return [(name, args) for name in snippets() for args in CALLS.get(name, [()])]
 
 
+RECORDED = "snippets.json"
+ABOUT = ("What the CuTe DSL printed for each snippet of kernels/dsl/examples.py, keyed by the call as a reader "
+         "types it; written by `python -m kernels.dsl.record` where the DSL is installed (tests/test_dsl_boxes.py "
+         "checks it against the DSL there). The boxes show these texts, labelled RECORDED, where the DSL cannot run.")
+
+
+def recorded():
+    """The recorded texts: {"about", "version", "output": {call: text}} (data, as the live pages read it)."""
+    with open(os.path.join(os.path.dirname(__file__), RECORDED), encoding="utf-8") as f:
+        return json.load(f)
+
+
 def output(name, *args):
     """(what the snippet printed, where from): run here when the DSL imports, else the recorded text."""
     why = host.missing()
     if why is None:
         from . import examples
         return host.run(getattr(examples, name), *args), "printed by the CuTe DSL, run here"
-    from .recorded import OUTPUT
-    if call(name, *args) not in OUTPUT:
+    texts = recorded()["output"]
+    if call(name, *args) not in texts:
         raise ValueError(f"box: no recorded output for {call(name, *args)}; run python -m kernels.dsl.record "
                          "where the DSL is installed")
-    return OUTPUT[call(name, *args)], f"RECORDED from nvidia-cutlass-dsl {host.VERSION}: the DSL does not run here"
+    return texts[call(name, *args)], f"RECORDED from nvidia-cutlass-dsl {host.VERSION}: the DSL does not run here"
 
 
 def _code_html(code):

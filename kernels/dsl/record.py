@@ -1,21 +1,12 @@
-"""Record what the CuTe DSL prints for every snippet of examples.py into recorded.py, the text the boxes show
+"""Record what the CuTe DSL prints for every snippet of examples.py into snippets.json, the text the boxes show
 where the DSL is not installed. Run where it is: `python -m kernels.dsl.record`.
 tests/test_dsl_boxes.py checks that the recordings still equal what the DSL prints."""
 
+import json
 import os
-import pprint
 
 from . import examples, host
-from .box import call, calls
-
-HEADER = '''"""What nvidia-cutlass-dsl {version} printed for each snippet of examples.py (written by
-`python -m kernels.dsl.record`; tests/test_dsl_boxes.py checks it against the DSL where the DSL is installed).
-The boxes of the chapters show these texts, labelled as recorded, where the DSL cannot run."""
-
-VERSION = {version!r}
-
-OUTPUT = {output}
-'''
+from .box import ABOUT, RECORDED, call, calls
 
 
 def record():
@@ -23,9 +14,11 @@ def record():
     if why:
         raise SystemExit(f"record: {why}")
     output = {call(name, *args): host.run(getattr(examples, name), *args) for name, args in calls()}
-    path = os.path.join(os.path.dirname(__file__), "recorded.py")
+    path = os.path.join(os.path.dirname(__file__), RECORDED)
+    data = {"about": ABOUT, "version": host.VERSION, "output": output}
     with open(path, "w") as f:
-        f.write(HEADER.format(version=host.VERSION, output=pprint.pformat(output, width=110, sort_dicts=False)))
+        json.dump(data, f, indent=1, ensure_ascii=False)
+        f.write("\n")
     print(f"recorded {len(output)} snippets into {path}")
 
 
