@@ -12,7 +12,7 @@
     (partition_S, copy, retile_D, gemm, ...) is traced into straight-line Numba code, every layout folded.
   * the kernels, by chapter: kernels.tiled (chapter 6: a TiledCopy and a TiledMMA tile), kernels.gemm
     (chapter 7: the GEMM ladder, SIMT and tensor cores), kernels.hopper (chapter 8: wgmma and TMA).
-  * kernels.gemm.matmul: C = A @ B for NumPy, CuPy and PyTorch arrays, on the ladder's best kernels.
+  * kernels.lib.matmul: C = A @ B for NumPy, CuPy and PyTorch arrays, on the chapters' best kernels.
 Beside them: kernels.layout_codegen (a layout as a device function, for the SIMT kernels and chapters 1-4),
 kernels.capability (which GPU runs what; kernels.supports, require and why_not ask it about current_cc(),
 this GPU's or the profile's), kernels.timing (GPU time), kernels.arrays (device arrays as Numba views).

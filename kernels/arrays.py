@@ -12,7 +12,7 @@ from cutelite import Major
 
 from .runtime import in_simulator
 
-__all__ = ["on_device", "is_device_array", "device_view", "transposed", "operand_major"]
+__all__ = ["on_device", "is_device_array", "device_view", "transposed", "operand_major", "major_of"]
 
 
 def on_device(a):
@@ -49,7 +49,12 @@ def operand_major(x, op="operand_major"):
     shape, strides, dtype = (getattr(x, k, None) for k in ("shape", "strides", "dtype"))
     if shape is None or strides is None or dtype is None or len(shape) != 2 or len(strides) != 2:
         raise TypeError("%s: expected a 2-D array (NumPy, Numba, CuPy), got %s" % (op, repr(x)[:80]))
-    (rows, cols), item = shape, np.dtype(dtype).itemsize
+    return major_of(shape, strides, np.dtype(dtype).itemsize)
+
+
+def major_of(shape, strides, item):
+    """operand_major of a (rows, K) matrix of `item`-byte elements with these byte strides."""
+    rows, cols = shape
     if strides[1] == item and (rows == 1 or strides[0] >= cols * item):
         return Major.K
     if strides[0] == item and (cols == 1 or strides[1] >= rows * item):

@@ -276,7 +276,7 @@ def test_mn_major_operands_take_a_box_per_64_rows():
 
 
 def test_which_operands_the_hopper_path_takes():
-    """matmul_hopper's rules, from the tensor maps' (cuTensorMapEncodeTiled): a matrix with unit stride along K
+    """The Hopper kernel's rules for its operands, from the tensor maps' (cuTensorMapEncodeTiled): a matrix with unit stride along K
     is K-major, along its rows MN-major, neither is refused; the other stride (the pitch) must be a multiple
     of 16 bytes, whatever the extents: a view of the real shape into a wider buffer is readable."""
     from kernels.hopper import operand_major, tma_readable
@@ -293,47 +293,6 @@ def test_which_operands_the_hopper_path_takes():
         for fn in (operand_major, tma_readable):
             with pytest.raises(TypeError, match=fn.__name__):
                 fn(bad)
-
-
-def test_matmul_stages_what_a_tensor_map_cannot_read():
-    """An operand with rows that are not 16-byte multiples is copied into a buffer whose rows are, in the same
-    order (row- or column-major), and the kernel reads the view of its real shape; a readable one is used as is."""
-    import importlib
-    from numba import cuda
-    from kernels.hopper import operand_major, tma_readable
-    from kernels.arrays import transposed
-    M = importlib.import_module("kernels.gemm.matmul")
-    x = np.arange(5 * 13, dtype=np.uint16).reshape(5, 13)
-    for d, major in ((cuda.to_device(x), "K"), (cuda.to_device(np.asfortranarray(x)), "MN")):
-        v, copy = M._tma_view(d, 0)
-        copy()
-        assert v.shape == (5, 13) and operand_major(v) == major and tma_readable(v)
-        host = (v if major == "K" else transposed(v)).copy_to_host()
-        assert np.array_equal(host if major == "K" else host.T, x)
-    ok = cuda.to_device(np.zeros((4, 16), np.uint16))
-    assert M._tma_view(ok, 0) == (ok, None)
-    c, copy = M._tma_view(cuda.device_array((4, 3), np.float32), 0, fresh=False)
-    assert copy is None and c.shape == (4, 3) and c.strides == (128, 4)
-
-
-def test_matmul_prepares_only_device_calls_with_out():
-    """A call is replayed only when A, B and out are device arrays (their addresses, shapes, strides and
-    dtypes are the key); NumPy operands or no `out` give no key."""
-    import importlib
-    M = importlib.import_module("kernels.gemm.matmul")      # the module (kernels.gemm.matmul is also the function)
-    a, b, c = np.zeros((8, 8), np.float16), np.zeros((8, 8), np.float16), np.zeros((8, 8), np.float32)
-    assert M._call_key(a, b, c, "auto") is None
-    class Dev:      # what a device array shows the key: its __cuda_array_interface__
-        def __init__(self, ptr, shape, typestr):
-            self.__cuda_array_interface__ = {"data": (ptr, False), "shape": shape, "strides": None,
-                                             "typestr": typestr, "version": 3}
-
-    da, db, dc = Dev(1 << 20, (8, 8), "<f2"), Dev(2 << 20, (8, 8), "<f2"), Dev(3 << 20, (8, 8), "<f4")
-    assert M._call_key(da, db, None, "auto") is None
-    key = M._call_key(da, db, dc, "auto")
-    assert key is not None and key == M._call_key(da, db, dc, "auto") and key != M._call_key(db, da, dc, "auto")
-    dc.__cuda_array_interface__["stream"] = 7       # out on another stream: matmul synchronizes, no replay
-    assert M._call_key(da, db, dc, "auto") is None
 
 
 def test_name_map_is_cutes():

@@ -1,12 +1,11 @@
 """kernels.gemm in Numba's CUDA simulator: every rung of the ladder against NumPy (small sizes, outputs
-poisoned with NaN), the tensor-core kernels in both operand majornesses, matmul() and its errors."""
+poisoned with NaN), the tensor-core kernels in both operand majornesses (matmul: tests/test_matmul.py)."""
 
 import numpy as np
 import pytest
 
 from kernels import gemm
-from kernels.capability import CapabilityError
-from kernels.gemm import matmul, tc_sm75, tc_sm80, tc_sm80_prefetch
+from kernels.gemm import tc_sm75, tc_sm80, tc_sm80_prefetch
 from kernels.numeric import from_bf16_bits, to_bf16_bits
 
 pytestmark = pytest.mark.numba("simulator")
@@ -84,65 +83,3 @@ def test_bf16_and_deeper_pipelines():
         C = np.full((64, 64), np.nan, np.float32)
         k.launch(Ab, Bb, C)
         _check(C, A, B, 1e-5)
-
-
-def test_matmul_odd_shapes_and_column_major():
-    rng = np.random.default_rng(5)
-    A = rng.standard_normal((40, 20)).astype(np.float16)
-    B = rng.standard_normal((20, 72)).astype(np.float16)
-    _check(matmul(np.asfortranarray(A), B), A, B, 1e-5)        # A column-major, padded M, N, K
-    for name in ("tc_sm75", "tc_sm80"):
-        _check(matmul(A, B, kernel=name), A, B, 1e-5)
-    _check(matmul(A.astype(np.float32), B.astype(np.float32), kernel="simt_warptile"), A, B, 1e-5)
-    A32, B32 = A.astype(np.float32)[:9, :5], B.astype(np.float32)[:5, :3]
-    out = np.full((9, 3), np.nan, np.float32)
-    assert matmul(A32, B32, out=out) is out
-    _check(out, A32, B32, 1e-5)
-
-
-def test_matmul_holes_a_bad_input_probe_found():
-    """NumPy's answers where the kernels used to go wrong: an out overlapping A, K = 0, f16 on the SIMT kernel,
-    an out of the wrong kind."""
-    from numba import cuda
-    rng = np.random.default_rng(8)
-    A = rng.standard_normal((64, 64)).astype(np.float32)
-    dA = cuda.to_device(A)
-    matmul(dA, dA, out=dA)                               # out is A: computed as if into a temporary
-    np.testing.assert_allclose(dA.copy_to_host(), A.astype(np.float64) @ A, rtol=1e-5, atol=1e-4)
-    z = matmul(np.ones((5, 0), np.float32), np.ones((0, 3), np.float32))
-    assert z.shape == (5, 3) and (z == 0).all()
-    out = np.full((5, 3), np.nan, np.float32)
-    assert matmul(np.ones((5, 0), np.float16), np.ones((0, 3), np.float16), out=out) is out and (out == 0).all()
-    ones = np.ones((16, 16), np.float16)
-    for name in ("simt", "simt_warptile"):
-        assert (matmul(ones, ones, kernel=name) == 16).all()
-    with pytest.raises(TypeError, match="matmul: out must be a float32 .* got 'list'"):
-        matmul(A, A, out=[[0.0]])
-
-
-def test_matmul_errors():
-    a = np.zeros((4, 3), np.float32)
-    with pytest.raises(ValueError, match=r"A is 4x3 and B is 4x3: A's columns \(3\) must equal B's rows \(4\)"):
-        matmul(a, a)
-    with pytest.raises(TypeError, match="dtype float64"):
-        matmul(a.astype(np.float64), a.T)
-    with pytest.raises(TypeError, match="same dtype"):
-        matmul(a, a.T.astype(np.float16))
-    with pytest.raises(ValueError, match="kernel must be one of"):
-        matmul(a, a.T, kernel="fast")
-    with pytest.raises(TypeError, match="use 'simt'"):
-        matmul(a, a.T, kernel="tc_sm80")
-    with pytest.raises(ValueError, match="2 dimensions"):
-        matmul(np.zeros(3, np.float32), a)
-
-
-def test_auto_picks_the_t4_path_on_sm75():
-    from kernels.gemm.matmul import _choose
-    assert _choose("auto", "f16", (7, 5)) == "tc_sm75"            # the fastest rung of each path
-    assert _choose("auto", "f16", (9, 0)) == "tc_sm80"
-    assert _choose("auto", "bf16", (7, 5)) == "simt"
-    assert _choose("auto", "f32", (7, 5)) == "simt"
-    with pytest.raises(CapabilityError, match="needs sm_80"):
-        _choose("tc_sm80", "f16", (7, 5))
-    with pytest.raises(CapabilityError, match="needs sm_75"):
-        _choose("auto", "f16", (6, 1))

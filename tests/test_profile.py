@@ -63,9 +63,13 @@ def test_twins_refuse_what_a_t4_lacks(t4):
 
 
 def test_matmul_takes_the_t4_kernel(t4):
-    from kernels.gemm import matmul
-    from kernels.gemm.matmul import _choose
-    assert _choose("auto", "f16", t4[0].cc) == "tc_sm75" and _choose("auto", "bf16", t4[0].cc) == "simt"
+    from kernels.lib import describe, matmul
+    from kernels.lib.matmul import pick
+    from cutelite.numeric import BFloat16
+    for dtype, family, element in ((np.float16, "tc_sm75", None), (np.float32, "simt", None),
+                                   (np.uint16, "simt", BFloat16)):
+        x = describe(np.zeros((8, 8), dtype), "A", dtype=element)
+        assert pick("auto", x, x, None).name == family                  # the profile's GPU: a T4
     rng = np.random.default_rng(1)
     a, b = rng.standard_normal((64, 32)).astype(np.float16), rng.standard_normal((32, 64)).astype(np.float16)
     np.testing.assert_allclose(matmul(a, b), a.astype(np.float64) @ b.astype(np.float64), rtol=1e-3, atol=1e-3)

@@ -1,4 +1,4 @@
-"""kernels.gemm.matmul on a GPU: odd shapes, both majornesses, NumPy / Numba / CuPy / PyTorch inputs,
+"""kernels.lib.matmul on a GPU: odd shapes, both majornesses, NumPy / Numba / CuPy / PyTorch inputs,
 f32 / f16 / bf16, outputs compared with float64 references, and stream order (matmul queues its work on the
 operands' stream without making the host wait). One line per case, FAIL on a miss."""
 import os
@@ -11,7 +11,7 @@ kernels.setup()
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from kernels.gemm import matmul  # noqa: E402
+from kernels.lib import matmul  # noqa: E402
 
 bad = 0
 g = torch.Generator(device="cuda").manual_seed(0)

@@ -1,4 +1,4 @@
-"""A GPU fuzz of kernels.gemm.matmul (issue 21): random shapes 1..1000, dtypes, majorness of A and B, array
+"""A GPU fuzz of kernels.lib.matmul (issue 21): random shapes 1..1000, dtypes, majorness of A and B, array
 libraries, `out` given (poisoned with NaN) or not, and `out` aliasing A. Each result is compared with the
 float64 product of the same inputs; every call is made twice, so the second (a replay of a prepared call
 where matmul prepares one) is checked too. One line per case, a summary last; the exit status counts misses.
@@ -15,7 +15,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 from numba import cuda  # noqa: E402
 
-from kernels.gemm import matmul  # noqa: E402
+from kernels.lib import matmul  # noqa: E402
 
 DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 try:

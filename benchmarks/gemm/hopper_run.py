@@ -1,6 +1,6 @@
 """One device run for the Hopper GEMM (issue 11, part B): every step of kernels.hopper checked
 (NaN-poisoned C, NumPy reference, three shapes) and timed at 4096^3 against cuBLAS in the same process,
-then kernels.gemm.matmul(kernel="auto") (on sm_90 the Hopper kernel, here set to this run's fastest
+then kernels.lib.matmul(kernel="auto") (on sm_90 the Hopper kernel, here set to this run's fastest
 step) against kernel="tc_sm80", chapter 8's time_vs_cublas, and the host's launch cost of the fastest
 step and of cuBLAS (kernels.timing.launch_overhead_ms). Times: kernels.timing.gpu_time_ms. Short table last.
 
@@ -15,7 +15,7 @@ from numba import cuda  # noqa: E402
 
 from kernels.harness import check_and_time, cublas_baseline  # noqa: E402
 from kernels.hopper import gemm as H  # noqa: E402
-from kernels.gemm.matmul import matmul  # noqa: E402
+from kernels.lib import matmul  # noqa: E402
 from kernels.timing import gpu_time_ms, launch_overhead_ms  # noqa: E402
 
 rows = H.main()

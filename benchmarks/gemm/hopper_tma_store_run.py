@@ -14,7 +14,7 @@ from numba import cuda  # noqa: E402
 
 from kernels.harness import check  # noqa: E402
 from kernels.hopper import gemm as H  # noqa: E402
-from kernels.gemm.matmul import matmul  # noqa: E402
+from kernels.lib import matmul  # noqa: E402
 
 steps = [H.step("persistent BN256 st4 group16"), H.step("persistent BN256 st4 group16 tma-store")]
 steps.append(H.make_step("persistent BN256 st4 group8 tma-store", **dict(steps[1].config, group=8)))

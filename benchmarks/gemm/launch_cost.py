@@ -17,7 +17,7 @@ from numba import cuda  # noqa: E402
 
 from kernels.harness import cublas_baseline  # noqa: E402
 from kernels.hopper import gemm as H  # noqa: E402
-from kernels.gemm import matmul  # noqa: E402
+from kernels.lib import matmul  # noqa: E402
 
 
 def host_us(fn, n=200):

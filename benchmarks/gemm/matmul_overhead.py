@@ -9,7 +9,7 @@ kernels.setup()
 import torch  # noqa: E402
 from numba import cuda  # noqa: E402
 
-from kernels.gemm import matmul  # noqa: E402
+from kernels.lib import matmul  # noqa: E402
 
 A = torch.randn(4096, 4096, device="cuda").half()
 B = torch.randn(4096, 4096, device="cuda").half()

@@ -12,7 +12,7 @@ import kernels
 kernels.setup()
 import torch  # noqa: E402
 
-from kernels.gemm.matmul import matmul  # noqa: E402
+from kernels.lib import matmul  # noqa: E402
 from kernels.harness import cublas_baseline, rel_err  # noqa: E402
 from kernels.timing import gpu_time_ms  # noqa: E402
 

@@ -23,7 +23,7 @@ import torch  # noqa: E402
 import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
-from kernels.gemm.matmul import matmul  # noqa: E402
+from kernels.lib import matmul  # noqa: E402
 from kernels.harness import check, cublas_baseline, time_rounds  # noqa: E402
 from plot_matmul_sweep import plot  # noqa: E402  (beside this script)
 

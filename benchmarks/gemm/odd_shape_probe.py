@@ -6,7 +6,6 @@ prepared launches, 3 interleaved rounds; outputs checked against cuBLAS first.
 
     PYTHONPATH=. python3 benchmarks/gemm/odd_shape_probe.py
 """
-import importlib
 import statistics
 
 import kernels
@@ -15,11 +14,13 @@ kernels.setup()
 import torch  # noqa: E402
 from numba import cuda  # noqa: E402
 
+from cutelite.numeric import Float16  # noqa: E402
 from kernels.harness import check, cublas_baseline, time_rounds  # noqa: E402
 from kernels.hopper import MATMUL_CONFIG, HopperGemm  # noqa: E402
+from kernels.lib import describe  # noqa: E402
+from kernels.lib.wgmma import tma_view  # noqa: E402
 from kernels.timing import gpu_time_ms  # noqa: E402
 
-MM = importlib.import_module("kernels.gemm.matmul")
 
 
 def mn_major(x, pitch_rows):
@@ -52,7 +53,7 @@ def main():
             statistics.median(x / y for x, y in zip(t["cuBLAS"], t["kernel"])), err))
         print(rows[-1], flush=True)
     a = cuda.as_cuda_array(torch.randn(4000, 2500, device="cuda").half().view(torch.int16))
-    view, copy = MM._tma_view(a, 0)
+    view, copy = tma_view(describe(a, "A", dtype=Float16), True)
     copy()
     ok = bool((torch.as_tensor(view, device="cuda") == torch.as_tensor(a, device="cuda")).all())
     ms = gpu_time_ms(copy, 50)

@@ -1,4 +1,4 @@
-"""kernels.gemm: the GEMM ladder of chapter 7 (one module per idea), and matmul().
+"""kernels.gemm: the GEMM ladder of chapter 7 (one module per idea); kernels.lib.matmul runs its best steps.
 
     import kernels; kernels.setup()
     from kernels.gemm import LADDER, step, prepare
@@ -98,6 +98,3 @@ EXPLORE = [
 def step(name):
     """The step of LADDER or EXPLORE called `name`."""
     return find(LADDER + EXPLORE, name, "kernels.gemm")
-
-
-from .matmul import matmul  # noqa: E402,F401  (after the ladder it runs)

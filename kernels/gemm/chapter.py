@@ -14,7 +14,7 @@ stall reasons recorded on an H100: RECORD, records.json beside this file).
     chapter.limits(["tc sm80 128x128x32 4st"])         # registers, occupancy, stall reasons (recorded)
 
 In the simulator the tensor-core steps run the same kernels built with 64x64 CTA tiles (4 warps, as at
-full size; kernels.gemm.matmul does the same), since a 128x128 tile's work is slow to simulate.
+full size; kernels.lib.matmul does the same), since a 128x128 tile's work is slow to simulate.
 """
 
 import difflib

@@ -11,6 +11,6 @@
 Import after kernels.setup().
 """
 
-from .gemm import (EXPLORE, LADDER, MATMUL_CONFIG, HopperGemm, main, make_step, matmul_hopper,  # noqa: F401
-                   operand_major, row_pitch, step, time_vs_cublas, tma_readable)
+from .gemm import (EXPLORE, LADDER, MATMUL_CONFIG, HopperGemm, main, make_step, operand_major,  # noqa: F401
+                   row_pitch, step, time_vs_cublas, tma_readable)
 from .objects import EPI_BOX  # noqa: F401

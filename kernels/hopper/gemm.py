@@ -21,7 +21,7 @@ from ..ladder import Step, find
 from . import pingpong as pingpong_
 from . import warp_specialized, wgmma_cp_async
 
-__all__ = ["HopperGemm", "make_step", "LADDER", "EXPLORE", "step", "MATMUL_CONFIG", "matmul_hopper", "operand_major",
+__all__ = ["HopperGemm", "make_step", "LADDER", "EXPLORE", "step", "MATMUL_CONFIG", "operand_major",
            "row_pitch", "tma_readable", "time_vs_cublas", "main"]
 
 
@@ -133,31 +133,8 @@ def step(name):
     return find(LADDER + EXPLORE, name, "kernels.hopper")
 
 
-# what matmul("auto") runs on sm_90 (RESULTS_HOPPER.md): step 5
+# what matmul("auto") runs on sm_90 (RESULTS_HOPPER.md; kernels.lib.wgmma reads it at each call): step 5
 MATMUL_CONFIG = step("persistent BN256 st4 group16 tma-store").config
-_MATMUL = {}
-
-
-def matmul_hopper(a, b, c, stream=0, dtype="float16"):
-    """A zero-argument callable that computes c = a @ b (float32) with the persistent Hopper kernel, or None
-    where it does not apply: kernels.gemm's matmul(kernel="auto") asks this first on sm_90. Applies to 16-bit
-    device arrays (`dtype` "float16" or "bfloat16", uint16 views of either), A (M, K) and B (K, N) each with
-    a unit stride along either mode (a row-major B is an MN-major operand, read through the MN-major GMMA
-    layout), and c a float32 (M, N) device array with unit stride along N; every array tma_readable. Any M,
-    N, K: the TMA fills the edges with zeros and clips the stores. One kernel per (dtype, majorness)."""
-    from ..arrays import transposed
-    M, K = a.shape
-    N = b.shape[1]
-    bt = transposed(b)
-    majors = (operand_major(a), operand_major(bt))
-    if None in majors or M == 0 or N == 0 or K == 0 or not all(map(tma_readable, (a, bt, c))):
-        return None
-    if c.shape != (M, N) or np.dtype(c.dtype) != np.float32 or operand_major(c) != Major.K:
-        return None
-    key = (dtype, majors, tuple(sorted(MATMUL_CONFIG.items())))
-    if key not in _MATMUL:
-        _MATMUL[key] = HopperGemm(dtype=dtype, majors=majors, **MATMUL_CONFIG)
-    return _MATMUL[key].prepare(a, bt, c, stream)
 
 
 def tma_readable(x):

@@ -1,0 +1,194 @@
+"""matmul(A, B, out=None, kernel="auto"): C = A @ B on the GPU (or in the simulator) with the book's own
+kernels.
+
+What it is for: a float32 product of f16 / bf16 (or f32) matrices from NumPy, PyTorch, CuPy or Numba
+arrays, at cuBLAS's speed on an H100 for sizes from about 2048 up (measured, every majorness: 0.92-1.05 of
+cuBLAS at 2048^3, 4096^3, 8192^3 and 4096x14336x4096; 0.84 or more at 4000x3000x2500;
+benchmarks/gemm/RESULTS.md). It has no batch mode and no epilogue. Elsewhere it is
+the book's kernels, correct but slower: 0.63-0.72 of cuBLAS at 1024^3 on the H100, and the sm_80 kernel,
+timed on the H100, 0.52-0.60.
+
+  * f32 inputs -> SIMT fp32 (simt_unrolled); f16 / bf16 inputs -> f32 through tensor cores: on an H100
+    (sm_90), chapter 8's persistent TMA + wgmma kernel (kernels/hopper), else tc_sm80_prefetch on sm_80+,
+    tc_sm75 on a T4 (bf16 on sm_75 runs the SIMT kernel on exact f32 copies): the first family of AUTO whose
+    can_implement holds. kernel="hopper" / "tc_sm80" / "tc_sm75" / "simt" / "simt_warptile" picks a family
+    by name. The sm_80+ path (tc_sm80_prefetch.BEST: 128x128x32, 4 stages) has
+    not been measured on the GPUs it serves (A100, L4, ...). On Hopper it is slower than step 10 and than
+    sgemm_sm80.cu's 128x128x64 3-stage tile at 4096^3 and 8192^3, but no one change wins at every measured
+    size, and an A100's or an L4's SM has less shared memory than Hopper's: it stays until one is measured
+    (benchmarks/gemm/RESULTS.md, "What matmul runs on sm_80+ GPUs other than Hopper").
+  * Any M, N, K, A and B each row- or column-major. On sm_90 the tensor maps read the operands in place
+    wherever their rows (along the unit stride) are 16-byte multiples at 16-byte-aligned addresses; an
+    operand that is not so is copied first into a buffer with 128-byte rows (a pass over that operand, on
+    every call: 0.04 ms for 4000 x 2500 halves), and the TMA fills the tile edges with zeros and clips the
+    stores. The sm_80 / sm_75 kernels
+    read both orders in place (ldmatrix or ldmatrix.trans) under the same 16-byte rule and predicate the
+    edges; otherwise, and for the SIMT kernel, the operands are padded into copies and the result cropped.
+  * NumPy arrays are copied to the device and the result comes back as NumPy; device arrays (Numba,
+    CuPy, PyTorch: anything with __cuda_array_interface__) are used in place and a Numba device array
+    is returned (or `out`, when given). The work is queued on the stream the device arrays name (PyTorch's
+    or CuPy's current stream), in order with the caller's own work and without making the host wait.
+  * NumPy's semantics where they matter: an `out` that overlaps A or B gets the product as if computed into a
+    temporary (it is); an empty K gives zeros; f16 inputs to the SIMT kernel are converted exactly to f32.
+  * What a call costs the host besides the GPU's work (benchmarks/gemm/launch_cost.py, matmul_replay.py):
+    the first call on a set of arrays converts them, picks the kernel, encodes its tensor maps and prepares
+    the launch (the first call of a kernel in a process also compiles it: seconds). On an H100 a later call
+    on the same device A, B, `out` and stream is that launch again: 16-18 us of host time from PyTorch
+    tensors, against 42 us for torch.mm.
+
+How it is built: each argument is described once (kernels.lib.operand.Operand); a kernel family (simt.py,
+mma_sync.py, wgmma.py) answers `can_implement(a, b, c)` -> (bool, reason) and `prepare(a, b, c, stream)` ->
+a launchable call that returns C. matmul checks, picks, prepares, launches, and keeps the prepared call of a
+call on device arrays with `out` to launch again.
+"""
+
+import warnings
+from typing import Any, Callable, Optional
+
+import numpy as np
+from numba import cuda
+
+from cutelite.numeric import BFloat16, Float16, Float32
+
+from ..arrays import is_device_array
+from ..capability import CapabilityError
+from . import staging
+from .mma_sync import TC_SM75, TC_SM80
+from .operand import Operand, describe, shared_stream, stream_of
+from .simt import SIMT, SIMT_WARPTILE
+from .wgmma import WGMMA
+
+__all__ = ["matmul", "pick", "FAMILIES", "AUTO", "KERNELS", "INPUTS"]
+
+FAMILIES = {f.name: f for f in (WGMMA, TC_SM80, TC_SM75, SIMT, SIMT_WARPTILE)}
+AUTO = {Float32: ("simt",),                          # kernel="auto": the first family that can implement it
+        Float16: ("hopper", "tc_sm80", "tc_sm75"),
+        BFloat16: ("hopper", "tc_sm80", "simt")}     # sm_75 has no bf16 mma: bf16 -> f32 is exact
+KERNELS = ("auto",) + tuple(FAMILIES)
+INPUTS = tuple(AUTO)
+Array = Any         # a NumPy array, or a GPU array of Numba, CuPy or PyTorch (__cuda_array_interface__)
+
+
+def matmul(A: Array, B: Array, out: Optional[Array] = None, kernel: str = "auto") -> Array:
+    """C = A @ B: A (M, K), B (K, N) -> C (M, N) float32; `out` (if given) is C and is returned, else a new
+    array (NumPy for NumPy inputs, else a Numba device array). See the module docstring."""
+    run = _PREPARED.get(_call_key(A, B, out, kernel)) if _PREPARED else None
+    if run is not None:              # the same arrays and stream as a call before: its launch again
+        run()
+        return out
+    with warnings.catch_warnings():  # small grids are small matrices here, not a mistake to warn about
+        warnings.filterwarnings("ignore", message=".*GPU under-utilization")
+        return _matmul(A, B, out, kernel)
+
+
+def _matmul(A, B, out, kernel):
+    if kernel not in KERNELS:
+        raise ValueError("matmul: kernel must be one of %s, got %r" % (", ".join(KERNELS), kernel))
+    a, b = describe(A, "A"), describe(B, "B", k=0)                 # describe
+    (M, K), N = a.shape, b.shape[1]
+    _check(a, b)                                                    # check
+    c = _describe_out(out, M, N)
+    stream = shared_stream(a, b, c)
+    if 0 in (M, N, K):                       # an empty product: C is all zeros (or has no elements)
+        return _zeros(M, N, out, c, a.on_device or b.on_device, stream)
+    family = pick(kernel, a, b, c)                                  # pick
+    call = family.prepare(a.to_device(), b.to_device(), c, stream)  # allocate
+    C = call()                                                      # launch
+    if c is not None and c.on_device:
+        _remember(A, B, out, kernel, call)
+        return out
+    if out is None and (a.on_device or b.on_device):
+        return C
+    if stream:
+        stream.synchronize()
+    if out is None:
+        return C.copy_to_host()
+    out[...] = C.copy_to_host()
+    return out
+
+
+def _check(a: Operand, b: Operand):
+    for x in (a, b):
+        if x.dtype not in INPUTS:
+            raise TypeError("matmul: %s has dtype %s; supported: float32 (SIMT), float16 and bfloat16 (tensor "
+                            "cores, f32 result)" % (x.name, x.dtype.name))
+    if a.dtype is not b.dtype:
+        raise TypeError("matmul: A and B must have the same dtype, got %s and %s" % (a.dtype.name, b.dtype.name))
+    if a.shape[1] != b.shape[0]:
+        raise ValueError("matmul: A is %dx%d and B is %dx%d: A's columns (%d) must equal B's rows (%d)"
+                         % (a.shape + b.shape + (a.shape[1], b.shape[0])))
+
+
+def _describe_out(out, M, N) -> Optional[Operand]:
+    if out is None:
+        return None
+    if not (isinstance(out, np.ndarray) or is_device_array(out)):
+        raise TypeError("matmul: out must be a float32 (%d, %d) NumPy or device array, got %r"
+                        % (M, N, type(out).__name__))
+    c = describe(out, "out")
+    if c.shape != (M, N) or c.dtype is not Float32:
+        raise ValueError("matmul: out must be a float32 (%d, %d) array, got %s %s" % (M, N, c.dtype.name, c.shape))
+    return c
+
+
+def pick(kernel: str, a: Operand, b: Operand, c: Optional[Operand], device=None):
+    """The kernel family that computes a @ b into c: the one named `kernel`, or for "auto" the first of
+    AUTO[dtype] that can implement it on `device` (default: this GPU or profile). A TypeError where the
+    family takes no such inputs, a CapabilityError where the GPU lacks what it needs."""
+    names = AUTO[a.dtype] if kernel == "auto" else (kernel,)
+    reasons = []
+    for name in names:
+        ok, why = FAMILIES[name].can_implement(a, b, c, device)
+        if ok:
+            return FAMILIES[name]
+        reasons.append(why)
+    error = TypeError if kernel != "auto" and a.dtype not in FAMILIES[kernel].dtypes else CapabilityError
+    raise error("matmul: kernel=%r cannot compute a %s product here: %s" % (kernel, a.dtype.name, "; ".join(reasons)))
+
+
+def _zeros(M, N, out, c, on_device, stream):
+    """The product when M, N or K is 0: zeros, in `out` if given."""
+    if out is None:
+        C = np.zeros((M, N), np.float32)
+        return cuda.to_device(C) if on_device and M * N else C
+    if isinstance(out, np.ndarray):
+        out[...] = 0
+    else:
+        staging.fill_zero(c.array, stream)
+    return out
+
+
+_PREPARED = {}     # (what A, B, out and the stream are) -> the launch that computed that call
+
+
+def _identity(x):
+    """What a prepared call depends on for a device array: address, shape, strides, dtype (None otherwise)."""
+    if type(x).__module__.startswith("torch"):
+        return (x.data_ptr(), tuple(x.shape), tuple(x.stride()), str(x.dtype)) if x.is_cuda else None
+    cai = getattr(x, "__cuda_array_interface__", None)
+    return None if cai is None else (cai["data"][0], cai["shape"], cai["strides"], cai["typestr"])
+
+
+def _call_key(A, B, out, kernel):
+    """The key of a call that can be prepared (device A, B and out, queued on one stream), or None."""
+    if out is None:
+        return None
+    ids = (_identity(A), _identity(B), _identity(out))
+    if None in ids:
+        return None
+    if all(type(x).__module__.startswith("torch") for x in (A, B, out)) and A.device == B.device == out.device:
+        stream = stream_of(A)                 # one device: one current stream
+    else:
+        streams = {stream_of(x) for x in (A, B, out)}
+        if len(streams) != 1:                 # operands of several streams: matmul synchronizes them each time
+            return None
+        stream = streams.pop()
+    return ids + (kernel, stream)
+
+
+def _remember(A, B, out, kernel, run: Callable):
+    key = _call_key(A, B, out, kernel)
+    if key is not None:
+        if len(_PREPARED) > 64:
+            _PREPARED.clear()
+        _PREPARED[key] = run

@@ -1,0 +1,134 @@
+"""The copies around a library call's kernel: an operand padded, cropped or widened to float32 where the
+kernel cannot read it as it is, C cleared or moved into the caller's `out`, all on the call's stream.
+
+Each copy is an elementwise kernel over a (rows, cols) index space, x along a row (a warp touches consecutive
+elements), launched by `launch2` within CUDA's grid limits: gridDim.y is at most 65,535 blocks, so past
+65,535 x 8 rows each thread steps down the rows by the grid's height (issue 30: 600,000-row operands).
+"""
+
+from typing import Callable, Tuple
+
+import numpy as np
+from numba import cuda
+
+__all__ = ["BLOCK", "MAX_GRID_Y", "grid2", "launch2", "staged", "crop", "widen_to_f32", "fill_zero", "output",
+           "written", "prepared", "ceil_to"]
+
+BLOCK = (32, 8)            # 32 columns (one warp along a row) x 8 rows
+MAX_GRID_Y = 65535         # CUDA's limit on gridDim.y (gridDim.x may reach 2^31 - 1)
+
+
+def ceil_to(x: int, m: int) -> int:
+    return (x + m - 1) // m * m
+
+
+def grid2(shape: Tuple[int, int]):
+    """(grid, block) of a copy over a (rows, cols) index space: a thread per element along the columns, at
+    most MAX_GRID_Y blocks down the rows (the kernels loop over the rest).
+
+    Post: grid[1] <= MAX_GRID_Y; grid[0] * 32 >= cols; grid[1] * 8 >= rows or grid[1] == MAX_GRID_Y."""
+    rows, cols = shape
+    return ((cols + BLOCK[0] - 1) // BLOCK[0], min((rows + BLOCK[1] - 1) // BLOCK[1], MAX_GRID_Y)), BLOCK
+
+
+def launch2(kernel, shape, *args, stream=0):
+    """kernel over a (rows, cols) index space (grid2), x along the columns (coalesced for row-major arrays)."""
+    grid, block = grid2(shape)
+    kernel[grid, block, stream](*args)
+
+
+@cuda.jit
+def _copy_pad(src, dst):
+    """dst[i, j] = src[i, j] inside src, 0 outside (any strides; f32 or 16-bit bits)."""
+    j, first = cuda.grid(2)
+    if j < dst.shape[1]:
+        for i in range(first, dst.shape[0], cuda.gridsize(2)[1]):
+            dst[i, j] = src[i, j] if i < src.shape[0] and j < src.shape[1] else 0
+
+
+@cuda.jit
+def _copy_crop(src, dst):
+    j, first = cuda.grid(2)
+    if j < dst.shape[1]:
+        for i in range(first, dst.shape[0], cuda.gridsize(2)[1]):
+            dst[i, j] = src[i, j]
+
+
+@cuda.jit
+def _bf16_to_f32(src, dst):
+    j, first = cuda.grid(2)
+    if j < dst.shape[1]:
+        for i in range(first, dst.shape[0], cuda.gridsize(2)[1]):
+            dst[i, j] = np.uint32(src[i, j]) << np.uint32(16)
+
+
+@cuda.jit
+def _f16_to_f32(src, dst):
+    j, first = cuda.grid(2)
+    if j < dst.shape[1]:
+        for i in range(first, dst.shape[0], cuda.gridsize(2)[1]):
+            dst[i, j] = np.float32(src[i, j])
+
+
+@cuda.jit
+def _fill_zero(dst):
+    j, first = cuda.grid(2)
+    if j < dst.shape[1]:
+        for i in range(first, dst.shape[0], cuda.gridsize(2)[1]):
+            dst[i, j] = 0
+
+
+def staged(a, rows: int, cols: int, stream=0) -> Tuple[object, Callable]:
+    """(a row-major device buffer of (rows, cols), the copy that fills it with the device array `a` padded
+    with zeros)."""
+    buf = cuda.device_array((rows, cols), a.dtype)
+    return buf, lambda: launch2(_copy_pad, (rows, cols), a, buf, stream=stream)
+
+
+def crop(src, dst, stream=0) -> Callable:
+    """The copy dst[...] = src[:rows, :cols] of dst's shape."""
+    return lambda: launch2(_copy_crop, dst.shape, src, dst, stream=stream)
+
+
+def widen_to_f32(a, bfloat16: bool, stream=0) -> Tuple[object, Callable]:
+    """(a float32 row-major device buffer of a's shape, the copy that converts the 16-bit device array `a`
+    (f16 or bf16 bits) into it exactly)."""
+    buf = cuda.device_array(a.shape, np.float32)
+    kernel, src = (_bf16_to_f32, a) if bfloat16 else (_f16_to_f32, a.view(np.float16))
+    return buf, lambda: launch2(kernel, a.shape, src, buf, stream=stream)
+
+
+def fill_zero(dst, stream=0):
+    if dst.size:
+        launch2(_fill_zero, dst.shape, dst, stream=stream)
+
+
+def output(c, M: int, N: int):
+    """The device array C is delivered in: the caller's device `out` (Operand c), else a fresh float32 (M, N)."""
+    return c.array if c is not None and c.on_device else cuda.device_array((M, N), np.float32)
+
+
+def written(c, M: int, N: int, shape, reads, stream=0):
+    """(where a kernel writes C, padded to `shape`; the copies after the kernel; the device array holding C
+    then): the caller's device `out` (Operand c) itself where it is packed at `shape` and shares no memory
+    with the Operands the kernel `reads` (NumPy's rule for an overlap: as if into a temporary); else a fresh
+    buffer, cropped into C's place where the two differ."""
+    if c is not None and c.on_device and c.packed(shape) and not c.overlaps(*reads):
+        return c.array, [], c.array
+    buf = cuda.device_array(shape, np.float32)
+    dst = output(c, M, N) if (c is not None and c.on_device) or tuple(shape) != (M, N) else buf
+    return buf, ([] if dst is buf else [crop(buf, dst, stream)]), dst
+
+
+def prepared(before, launch, after, result, keep=()) -> Callable:
+    """One launchable call: the copies `before`, the kernel's `launch`, the copies `after`; returns `result`
+    (the device array holding C). `keep`: buffers it must hold alive."""
+    def call():
+        for copy in before:
+            copy()
+        launch()
+        for copy in after:
+            copy()
+        return result
+    call.arrays = tuple(keep)
+    return call

@@ -1,0 +1,117 @@
+"""matmul's Hopper family: chapter 8's persistent TMA + wgmma kernel (kernels.hopper, its MATMUL_CONFIG) on
+an sm_90 GPU, f16 or bf16 in, float32 out.
+
+The tensor maps read an operand in place wherever its rows (along its unit stride) are 16-byte multiples at
+a 16-byte-aligned address (Operand.tma_readable); any other operand is copied first into a buffer with
+128-byte rows, in the same order (a pass over that operand, on every call: 0.04 ms for 4000 x 2500 halves;
+128-byte rows ran faster than 16-byte ones, benchmarks/gemm/RESULTS.md). The TMA fills the tile edges with
+zeros and clips the stores: any M, N, K.
+"""
+
+import numpy as np
+from numba import cuda
+
+from cutelite import Major
+from cutelite.numeric import BFloat16, Float16, Float32
+
+from ..arrays import transposed
+from ..hopper import HopperGemm
+from ..hopper import gemm as hopper_gemm
+from ..numeric import storage
+from ..runtime import device_info, in_simulator
+from . import staging
+
+__all__ = ["Wgmma", "WGMMA", "tma_view"]
+
+
+class Wgmma:
+    """Chapter 8's persistent kernel (kernels.hopper.gemm.MATMUL_CONFIG, read at each prepare) as a matmul
+    kernel family."""
+    name = "hopper"
+    dtypes = (Float16, BFloat16)
+
+    def __init__(self):
+        self._gemms = {}
+
+    def can_implement(self, a, b, c, device=None):
+        """(whether this family computes a @ b into c, and why not): f16 or bf16 inputs on an sm_90 GPU (not
+        the simulator, whose twins would take minutes); any shape, any order, any alignment."""
+        if a.dtype not in self.dtypes:
+            return False, "hopper takes float16 or bfloat16 inputs, got %s" % a.dtype.name
+        device = device or device_info()
+        if device.simulator or device.cc is None or tuple(device.cc[:2]) != (9, 0):
+            return False, "hopper needs an sm_90 GPU (wgmma, TMA); this is %s" % (
+                "the simulator" if device.simulator else device.name)
+        return True, ""
+
+    def gemm(self, dtype, majors):
+        """The HopperGemm for these operands, in the configuration matmul runs, built once."""
+        config = hopper_gemm.MATMUL_CONFIG
+        key = (dtype, majors, tuple(sorted(config.items())))
+        if key not in self._gemms:
+            self._gemms[key] = HopperGemm(dtype=dtype.name, majors=majors, **config)
+        return self._gemms[key]
+
+    def prepare(self, a, b, c, stream=0):
+        """The launchable call computing a @ b (device Operands) into c (an Operand, or None) on `stream`. An
+        out the TMA store cannot write, or one that overlaps A or B, is a temporary copied into place."""
+        (M, K), N = a.shape, b.shape[1]
+        bt = b.T
+        copy_a, copy_b = not a.tma_readable, not bt.tma_readable
+        if not (copy_a or copy_b) and a.pitch % 128 and bt.pitch % 128 and M * N * K >= 2**32:
+            # both read in place from rows that are not 128-byte multiples: the kernel ran 30 % slower at
+            # 4000x3000x2500 (benchmarks/gemm/odd_shape_probe.py), and copying the smaller operand cost less
+            # than that (0.66 -> 0.84 of cuBLAS); small products, bound by latency, skip the copy's launch
+            copy_a, copy_b = M <= N, M > N          # the smaller of A (M, K) and B (K, N)
+        (av, fill_a), (btv, fill_b) = tma_view(a, copy_a, stream), tma_view(bt, copy_b, stream)
+        if c is not None and c.on_device and c.major == Major.K and c.tma_readable and not c.overlaps(a, b):
+            cv, after, result = c.array, [], c.array
+        else:
+            result = staging.output(c, M, N)
+            fresh = c is None or not c.on_device
+            cv = result if fresh and (N * 4) % 16 == 0 else rows_of_128_bytes(M, N, Float32, Major.K)
+            after = [] if cv is result else [staging.crop(cv, result, stream)]
+        run = self.gemm(a.dtype, (a.major or Major.K, bt.major or Major.K)).prepare(av, btv, cv, stream)
+        before = [f for f in (fill_a, fill_b) if f is not None]
+        return staging.prepared(before, run, after, result, keep=(av, btv, cv))
+
+
+def rows_of_128_bytes(rows, cols, dtype, major):
+    """A (rows, cols) device array whose contiguous rows (along mode 1 if `major` is K, else mode 0) start
+    128 bytes apart: a view into a buffer padded that far."""
+    per_128_bytes, held = 128 // (dtype.bits // 8), storage(dtype)
+    if major == Major.MN:
+        return transposed(cuda.device_array((cols, staging.ceil_to(rows, per_128_bytes)), held)[:, :rows])
+    return cuda.device_array((rows, staging.ceil_to(cols, per_128_bytes)), held)[:, :cols]
+
+
+def tma_view(x, copy, stream=0):
+    """(Operand x's matrix as the tensor maps read it, the copy that refreshes it or None): x itself where
+    `copy` is False; else a buffer of 128-byte rows in x's order (K-major where x has no unit stride), viewed
+    at x's shape."""
+    if not copy:
+        return x.array, None
+    major = x.major or Major.K
+    view = rows_of_128_bytes(*x.shape, x.dtype, major)
+    src, dst = (transposed(x.array), transposed(view)) if major == Major.MN else (x.array, view)
+    src, dst = widened(src), widened(dst)         # copied along the contiguous mode
+    return view, staging.crop(src, dst, stream)
+
+
+def widened(x):
+    """The row-major device array x seen as 8- or 4-byte words where its rows, pitch and address allow (a
+    copy then moves 4x or 2x fewer elements); else x."""
+    if in_simulator():
+        return x
+    from numba.cuda.cudadrv.devicearray import DeviceNDArray
+    rows, cols = x.shape
+    row_bytes, pitch = cols * x.dtype.itemsize, x.strides[0]
+    address = x.__cuda_array_interface__["data"][0]
+    for word in (np.uint64, np.uint32):
+        size = np.dtype(word).itemsize
+        if x.strides[1] == x.dtype.itemsize and row_bytes % size == 0 and pitch % size == 0 and address % size == 0:
+            return DeviceNDArray((rows, row_bytes // size), (pitch, size), np.dtype(word), gpu_data=x.gpu_data)
+    return x
+
+
+WGMMA = Wgmma()
