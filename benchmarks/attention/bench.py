@@ -117,6 +117,16 @@ def measure(name, attention, dtype, D, causal, S, args):
     return row
 
 
+def number(cell):
+    """A cell of the CSV as the record holds it: a number as a number, "" (not measured) as None, text as text."""
+    if cell == "" or not isinstance(cell, str):
+        return None if cell == "" else cell
+    try:
+        return int(cell) if cell.lstrip("-").isdigit() else float(cell)
+    except ValueError:
+        return cell
+
+
 def table(rows, names):
     """The TFLOP/s of each kernel (columns) for each configuration (rows), as Markdown."""
     configs = list(dict.fromkeys((r["dtype"], r["D"], r["mask"], r["S"]) for r in rows))
@@ -168,13 +178,13 @@ def main():
     command = "python benchmarks/attention/bench.py " + " ".join(sys.argv[1:])
     record = {"about": "Chapter 10's record: forward attention measured by benchmarks/attention/bench.py (its "
                        "attention.csv). run: where and how, copy_gbs the device-to-device copy rate measured in the "
-                       "same process; rows: " + ", ".join(COLUMNS) + " (empty where not measured; note says why).",
+                       "same process; rows: " + ", ".join(COLUMNS) + " (null where not measured; note says why).",
               "run": {"command": command, "date": datetime.date.today().isoformat(),
                       "device": f"{INFO.name} (sm_{INFO.gpu_cc[0]}{INFO.gpu_cc[1]})",
                       "method": "GPU time (kernels.timing.gpu_time_ms), one process, Gaussian q, k, v",
                       "versions": f"torch {torch.__version__}, cuDNN {torch.backends.cudnn.version()}",
                       "copy_gbs": round(copy)},
-              "rows": [[r[c] for c in COLUMNS] for r in rows]}
+              "rows": [[number(r[c]) for c in COLUMNS] for r in rows]}
     dump(record, os.path.join(args.out, "records.json"))
     print(f"\n{INFO.name}, TFLOP/s (4 B H S^2 D, half with a causal mask); copy {copy:.0f} GB/s\n")
     print(table(rows, list(runs)))
