@@ -41,6 +41,7 @@ RECORD_FILES = {
     "kernels/hopper/records.json": (4096, 4096, 4096),   # its "about": "all at M = N = K = 4096"
     "cutelite/teach/records.json": None,
     "kernels/dsl/records.json": None,
+    "kernels/attention/records.json": None,
 }
 RECORD_GLOBS = ["benchmarks/**/RESULTS*.md", "benchmarks/**/*.csv", "benchmarks/**/*.json", "kernels/GPU_CHECK.md"]
 PAGE_GLOBS = ["chapters/*.ipynb", "book/*.md"]

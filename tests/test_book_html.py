@@ -341,8 +341,9 @@ SLOW_INPUTS = {
     "fragments": [{"lane": "100000000000000"}],
     "tile_pipeline": [{"tile": "(1024,1024,512)"}, {"warps": "(32,32)"}],
     "gmma_tma": [{"tile": "(4096,4096)"}],
+    "online_softmax": [{"scores": ", ".join(["1"] * 5000)}],
 }
-# Inputs typed into the explorers of chapters 7 and 8 (on top of what the panel shows): each must show what
+# Inputs typed into the explorers of chapters 7, 8 and 10 (on top of what the panel shows): each must show what
 # cutelite computes in CPython for the whole form, error text included.
 TYPED_INPUTS = {
     "tile_pipeline": [{"kernel": "tc_sm75", "stages": "2"},
@@ -350,6 +351,8 @@ TYPED_INPUTS = {
                       {"b_major": "K-major", "stages": "1"}, {"dtype": "bfloat16", "stages": "3", "tile": "(64,64,64)"}],
     "gmma_tma": [{"major": "MN", "order": "K first"}, {"swizzle": "SW64", "dtype": "bfloat16_t", "tile": "(64,64)"},
                  {"k_tile": "99"}, {"major": "K", "swizzle": "SW32", "dtype": "tfloat32_t", "tile": "(64,32)"}],
+    "online_softmax": [{"step": "2"}, {"scores": "-inf, -inf, 2, 1, -inf, 5", "block": "2", "step": "0"},
+                       {"scale": "0.125", "block": "1", "step": "4"}, {"scores": "1, two"}],
 }
 
 _GO_LIVE = """

@@ -39,7 +39,8 @@ def test_the_blocker_blocks():
 @pytest.mark.parametrize("module", ["cutelite", "cutelite.parse", "cutelite.explain", "cutelite.atoms",
                                     "cutelite.bank_conflicts", "cutelite.teach.exercises", "cutelite.teach.live",
                                     "cutelite.teach.explorers", "cutelite.teach.svg",
-                                    "cutelite.tiled", "cutelite.copy_atoms", "cutelite.teach.checks", "cutelite.dsl"])
+                                    "cutelite.tiled", "cutelite.copy_atoms", "cutelite.teach.checks", "cutelite.dsl",
+                                    "cutelite.teach.softmax", "cutelite.teach.attention"])
 def test_imports_without_numpy(module):
     run_blocked(f"import {module}")
 

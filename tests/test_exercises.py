@@ -1,7 +1,7 @@
 """The exercise checkers, exercise by exercise, through both doors: the notebook's call (a Python value or
 text) and the live page's answer box (cutelite.teach.live.check with the spec the notebook announced).
 
-For every exercise of chapters 1-9: each equivalent spelling a reader might type passes (static or dynamic
+For every exercise of chapters 1-10: each equivalent spelling a reader might type passes (static or dynamic
 ints, spaces, tuple or list, C++ spelling, Python constructor spelling, the CuTe DSL's spelling), each
 plausible wrong answer gets its hint, no hint names the expected answer, and nothing a reader types raises.
 Expected answers are worked out here by hand, from the chapters' definitions (row-major, colexicographic
@@ -108,6 +108,18 @@ EXERCISES = {
     # 8 (t % 8), so thread mode 0 strides 8 columns (128), mode 1 one row (1); the 8 values one column (16)
     "ch9 tv": (lambda a: ex.check_layout_answer(a, Layout(((8, 16), 8), ((128, 1), 16)), "layout_tv_tiled"),
                Layout(((8, 16), 8), ((128, 1), 16))),
+    # 2 x 8 heads of 2048 x 2048 scores, 6 passes (S written, masked: read + written, read, P written, read), plus
+    # Q, K, V, O of 2 x 8 x 2048 x 64 each; 2 bytes an element: (6 * 67108864 + 4 * 2097152) * 2
+    "ch10 bytes": (lambda a: ex.check_value(a, 822083584, "naive bytes", hints={
+        553648128: "that has no mask", 1644167168: "each fp16 element is 2 bytes",
+        805306368: "Q, K and V are read and O written too"}), 822083584),
+    # block maxima 6 | 9 | 9 | 12: running max 6, 9, 9, 12; e = m_old - m_new = -3, 0, -3
+    "ch10 rescale": (lambda a: ex.check_value(a, (-3, 0, -3), "rescale exponents", hints={
+        (9, 9, 12): "those are the running maxima", (3, 0, 3): "e is never positive"}), (-3, 0, -3)),
+    # S_k - S_q = 64: tile (m, n) is full when its last key 32n + 31 <= its first query 32m + 64 (n <= m + 1),
+    # skipped when its first key 32n > its last query 32m + 31 + 64 (n >= m + 3): 2 + 3 + 4 full, one partial
+    # a row, 3 + 1 + 0 skipped
+    "ch10 tiles": (lambda a: ex.check_value(a, (9, 3, 3), "(full, partial, skipped)"), (9, 3, 3)),
 }
 
 # Equivalent answers: each must pass. Strings are what a reader types (in a cell or the answer box).
@@ -174,6 +186,9 @@ RIGHT = {
                        Layout(3, 2)],
     "ch9 tv": ["((8,16),8):((128,1),16)", "cute.make_layout(((8, 16), 8), stride=((128, 1), 16))",
                Layout(((8, 16), 8), ((128, 1), 16))],
+    "ch10 bytes": [822083584, "822083584", "(6 * 2 * 8 * 2048 * 2048 + 4 * 2 * 8 * 2048 * 64) * 2"],
+    "ch10 rescale": [(-3, 0, -3), [-3, 0, -3], "(-3, 0, -3)", "-3, 0, -3", "[-3,0,-3]"],
+    "ch10 tiles": [(9, 3, 3), [9, 3, 3], "(9, 3, 3)", "9, 3, 3"],
 }
 
 # Plausible wrong answers and (a piece of) the hint each must get.
@@ -241,6 +256,11 @@ WRONG = {
     "ch9 complement": [("(3,2):(2,12)", "chapter 2's example"), ("3:1", "its stride _1 is too small"),
                        ("8", "expected a layout")],
     "ch9 tv": [("((8,16),8):((1,128),16)", "wrong modes"), ("((8,16),8):((128,1),8)", "too small")],
+    "ch10 bytes": [(553648128, "no mask"), (1644167168, "2 bytes"), (805306368, "O written too"),
+                   (822083585, "too large")],
+    "ch10 rescale": [((9, 9, 12), "running maxima"), ((3, 0, 3), "never positive"), ((-3, -3, -3), "entry 1"),
+                     ((-3, 0), "3 entries")],
+    "ch10 tiles": [((3, 3, 9), "reverse order"), ((12, 3, 0), "entry 0"), ((9, 3), "3 entries")],
 }
 
 class Unshowable:

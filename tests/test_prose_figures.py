@@ -2,6 +2,7 @@
 in tests/prose_figures.py); the rules themselves on small records written here."""
 
 import json
+import os
 
 import pytest
 
@@ -32,7 +33,9 @@ def test_every_record_is_read():
     assert {"benchmarks/gemm/RESULTS.md", "benchmarks/gemm/h100_gemm.csv", "benchmarks/layouts/RESULTS.md"} \
         <= set(records.files)
     read = {where.split(":")[0] for *_, where in records.entries}
-    assert read == set(records.files), set(records.files) - read
+    awaiting = {path for path in pf.RECORD_FILES              # a record whose first run is still to come ("run": null)
+                if json.load(open(os.path.join(pf.ROOT, path), encoding="utf-8")).get("run", "") is None}
+    assert read == set(records.files) - awaiting, set(records.files) - awaiting - read
     assert (2048, 2048, 2048) in records.sizes and (4000, 3000, 2500) in records.sizes
 
 

@@ -10,6 +10,7 @@ in Pyodide) both call these, so the same input shows the same text in both place
     partition_result("local_partition", "(8,24)", "(4,8)", 13)
     tile_pipeline_result("tc_sm80", "float16", "(128,128,32)", "4", "(2,2)", "2")
     gmma_tma_result("K", "SW128", "half_t", "(128,64)", "MN first", "(4096,4096)", "1")
+    online_softmax_result("1.0, 0.5, 2.5, -1.0", "2", "1", "1")
 
 Input errors never raise: cutelite's error text ("ValueError: composition: ...") becomes the text. Inputs
 too large to compute and draw quickly are refused before any work, with the same text in the notebook and
@@ -28,10 +29,12 @@ from ..numeric import numeric
 from ..parse import parse_operand
 from ..printing import format_layout
 from ..swizzle import Swizzle
+from .softmax import LOG2E
 from .svg import tv_owners
 
 __all__ = ["describe_layout", "layout_result", "algebra_result", "bank_result", "fragment_result",
-           "tiled_mma_result", "partition_result", "tile_pipeline_result", "gmma_tma_result", "drawable", "OPS",
+           "tiled_mma_result", "partition_result", "tile_pipeline_result", "gmma_tma_result", "online_softmax_result",
+           "drawable", "OPS", "ONLINE_SOFTMAX_FIELDS", "MAX_KEYS",
            "bank_case", "BANK_TILES", "BANK_PATTERNS", "PARTITIONS", "TILE_PIPELINE_FIELDS", "GMMA_TMA_FIELDS",
            "Refused", "LIMIT", "MAX_MODES", "MAX_THREADS", "MAX_TEXT"]
 
@@ -610,3 +613,67 @@ def gmma_tma_result(major="K", swizzle="SW128", dtype="half_t", tile="(128,64)",
     first = [(c, x) for c in range(len(chunks)) for x in range(len(chunks[0]))
              if (c < kblock // per if major == "K" else x < kblock)]
     return "\n".join(lines) + "\n", (chunks, first)
+
+
+# ---- chapter 10: one row of the online softmax, block by block -----------------------------------------------
+MAX_KEYS = 64                                         # scores an online-softmax row may have
+ONLINE_SOFTMAX_FIELDS = (("scores", "scores", None), ("block", "block", None), ("step", "after block", None),
+                         ("scale", "scale", None))
+
+
+def _scores(box):
+    """The scores typed in a box: numbers separated by commas or spaces (brackets allowed), -inf for a masked
+    key; read with float(), nothing evaluated."""
+    words = _text(box, "scores").replace("[", " ").replace("]", " ").replace("(", " ").replace(")", " ")
+    words = words.replace(",", " ").split()
+    if len(words) > MAX_KEYS:
+        raise Refused(f"{len(words)} scores; the explorer walks at most {MAX_KEYS} keys")
+    try:
+        return [float(w) for w in words]
+    except ValueError:
+        raise ValueError(f"scores must be numbers separated by commas (-inf for a masked key), got {box!r}") from None
+
+
+def _number(x):
+    return "-inf" if x == -float("inf") else f"{x:.4g}"
+
+
+def online_softmax_result(scores="1.0, 0.5, 2.5, -1.0, 3.0, 0.0, 4.5, 1.5", block="3", step="1", scale="1"):
+    """(text, (x, weights now, final weights, keys seen, block) or None) for the online softmax explorer: the
+    row walked `block` keys at a time (cutelite.teach.softmax.online_softmax) up to block `step` (from 0): each
+    block's running max, rescale factor and running sum, and the weight each key seen so far has in the output
+    if the row ended there (exp2(x - m) / l), beside the softmax of the whole row."""
+    from .softmax import direct_softmax, online_softmax
+    try:
+        row = _scores(scores)
+        b, k = _int(block, "block"), _int(step, "after block")
+        try:
+            a = float(_text(scale, "scale"))
+        except ValueError:
+            raise ValueError(f"scale must be a number, got {scale!r}") from None
+        steps = online_softmax(row, b, scale=a)
+        if not 0 <= k < len(steps):
+            raise ValueError(f"after block {k}: the row has blocks 0 to {len(steps) - 1}")
+    except ERRORS as e:
+        return _error(e), None
+    now = steps[k]
+    seen = now.keys[1]
+    final = direct_softmax(row, a)
+    weights = [0.0 if now.l == 0 else 2.0 ** (x - (now.m_new if now.m_new > -float("inf") else 0.0)) / now.l
+               for x in (s * a * LOG2E for s in row[:seen])]
+    lines = [f"{len(row)} scores in blocks of {b}: x = s * scale * log2(e), scale = {a:g}",
+             f"{'block':>5s} {'keys':>7s} {'max(x)':>9s} {'m_old':>9s} {'m_new':>9s} {'rescale':>9s} {'l':>9s}"]
+    for st in steps[:k + 1]:
+        lines.append(f"{st.block:5d} {f'{st.keys[0]}..{st.keys[1] - 1}':>7s} {_number(max(st.x)):>9s} "
+                     f"{_number(st.m_old):>9s} {_number(st.m_new):>9s} {_number(st.rescale):>9s} {_number(st.l):>9s}")
+    lines += ["", f"after block {k}: the weights exp2(x - m) / l of keys 0..{seen - 1} (the output if the row "
+                  "ended here) and the softmax of the whole row:",
+              "key    " + " ".join(f"{j:>6d}" for j in range(len(row))),
+              "now    " + " ".join(f"{w:6.3f}" for w in weights) + "       -" * (len(row) - seen),
+              "final  " + " ".join(f"{w:6.3f}" for w in final)]
+    if k == len(steps) - 1:
+        same = all(abs(w - f) <= 1e-12 for w, f in zip(weights, final))
+        lines.append("last block: the online weights " + ("are the softmax (every one within 1e-12)" if same else
+                                                          "differ from the softmax by more than 1e-12"))
+    x = [s * a * LOG2E for s in row]
+    return "\n".join(lines) + "\n", (x, weights, final, b)

@@ -20,7 +20,7 @@ from contextlib import redirect_stdout
 from . import exercises
 from . import explorers as ex
 from .announce import decode
-from .svg import bank_svg, chunks_svg, grid_svg, layout_svg, tiled_mma_svg, timeline_svg, tv_svg
+from .svg import bank_svg, chunks_svg, grid_svg, layout_svg, softmax_svg, tiled_mma_svg, timeline_svg, tv_svg
 
 __all__ = ["view", "check"]
 
@@ -67,6 +67,9 @@ def _view(kind, v):
     if kind == "gmma_tma":
         text, case = ex.gmma_tma_result(**{f[0]: v[f[0]] for f in ex.GMMA_TMA_FIELDS if f[0] in v})
         return text, chunks_svg(*case) if case else ""
+    if kind == "online_softmax":
+        text, case = ex.online_softmax_result(**{f[0]: v[f[0]] for f in ex.ONLINE_SOFTMAX_FIELDS if f[0] in v})
+        return text, softmax_svg(*case) if case else ""
     raise ValueError(f"live: unknown explorer {kind!r}")
 
 

@@ -7,6 +7,7 @@
     bank_svg(L, elem_bytes, access)   each element coloured by its shared-memory bank, accessed cells outlined
     timeline_svg(rows)            what each pipeline stage holds, iteration by iteration (teach.gemm.stage_timeline)
     chunks_svg(chunks)            a shared-memory tile in 16-byte chunks, coloured by the group of banks each lands in
+    softmax_svg(x, now, final, block)  one row of the online softmax: scores, weights so far, the final softmax
     grid_svg(rows, cols, cell)    the one drawing routine the others fill in
 
 They look like cutelite.teach.viz's matplotlib figures (same colour maps, same labelling rule: numbers
@@ -24,7 +25,7 @@ from ..layout import _need_int_strides, _need_layout, rank, size
 
 __all__ = ["layout_rows", "layout_svg", "tv_svg", "bank_svg", "grid_svg", "panels_svg", "viridis", "thread_colour",
            "tv_offsets", "tv_owners", "tiled_mma_svg", "tiled_copy_svg", "mma_panels", "copy_panels", "timeline_svg",
-           "STATE_COLOURS", "chunks_svg"]
+           "STATE_COLOURS", "chunks_svg", "softmax_svg"]
 
 MAX_LABELS = 16 * 16  # as viz.MAX_LABELS: beyond this many cells, colours only
 
@@ -413,3 +414,39 @@ def chunks_svg(chunks, outlined=(), title=""):
         return thread_colour(2 * (a % 8), 20), str(a) if show else "", f"({m},{n}) -> chunk {a} (byte {16 * a}), " \
             f"bank group {a % 8}"
     return grid_svg(rows, cols, cell, title, size_px=max(1, round(c * cols)), outlined=outlined)
+
+
+def softmax_svg(x, now, final, block, title=""):
+    """One row of the online softmax (teach.explorers.online_softmax_result): a column per key, three rows: the
+    scaled scores x (viridis from the smallest to the largest; a masked key, -inf, grey), the weights of the keys
+    seen so far if the row ended here, and the softmax of the whole row (viridis from 0 to the largest weight;
+    keys not seen yet grey). The last block seen is outlined."""
+    if not (isinstance(x, list) and isinstance(now, list) and isinstance(final, list) and x and
+            len(final) == len(x) and len(now) <= len(x)):
+        raise ValueError(f"softmax_svg: x and final must be lists of one number per key and now at most as long, "
+                         f"got {quote(x)}, {quote(now)}, {quote(final)}")
+    _need_count(block, "softmax_svg", "block", low=1)
+    finite = [v for v in x if v != -float("inf")] or [0.0]
+    lo, hi, top = min(finite), max(finite), max(final + now + [1e-30])
+    n, seen = len(x), len(now)
+    first = (seen - 1) // block * block
+    show = n <= 16
+    names = ("x", "now", "final")
+
+    def cell(m, c):
+        if c == 0:
+            return "#ffffff", names[m], ("the scaled scores x = s * scale * log2(e)",
+                                         "the weights exp2(x - m) / l of the keys seen so far",
+                                         "the softmax of the whole row")[m]
+        j = c - 1
+        if m == 0:
+            v = x[j]
+            if v == -float("inf"):
+                return "#f4f4f4", "-inf" if show else "", f"key {j}: masked"
+            return viridis((v - lo) / (hi - lo) if hi > lo else 0.5), f"{v:.1f}" if show else "", f"key {j}: x = {v:.4g}"
+        if m == 1 and j >= seen:
+            return "#f4f4f4", "", f"key {j}: not seen yet"
+        w = (now if m == 1 else final)[j]
+        return viridis(w / top), f"{w:.2f}" if show else "", f"key {j}: weight {w:.4g}"
+    outlined = [(m, c + 1) for m in range(3) for c in range(first, seen)]
+    return grid_svg(3, n + 1, cell, title, size_px=min(36 * (n + 1), 900), outlined=outlined)

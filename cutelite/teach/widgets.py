@@ -18,17 +18,17 @@ from ..atoms import MMA_ATOMS, fragment_grids, fragment_of, owner_of, tile_shape
 from ..errors import quote
 from ..explain import OPS
 from ..layout import Layout, rank
-from .explorers import (BANK_PATTERNS, BANK_TILES, GMMA_TMA_FIELDS, PARTITIONS, TILE_PIPELINE_FIELDS, algebra_result,
-                        bank_case, describe_layout, gmma_tma_result, layout_result, make_layout_from_text,
-                        partition_result, tile_pipeline_result)
+from .explorers import (BANK_PATTERNS, BANK_TILES, GMMA_TMA_FIELDS, ONLINE_SOFTMAX_FIELDS, PARTITIONS,
+                        TILE_PIPELINE_FIELDS, algebra_result, bank_case, describe_layout, gmma_tma_result, layout_result,
+                        make_layout_from_text, online_softmax_result, partition_result, tile_pipeline_result)
 from .announce import announce, explorer_spec
-from .svg import chunks_svg, timeline_svg
+from .svg import chunks_svg, softmax_svg, timeline_svg
 from .viz import draw_banks, layout_png
 
 __all__ = ["layout_explorer", "algebra_explorer", "tiled_mma_explorer", "partition_explorer", "LayoutExplorer",
            "AlgebraExplorer", "TiledMMAExplorer", "PartitionExplorer", "describe_layout", "bank_widget",
            "widget_redraw", "fragment_widget", "fragment_html", "tile_pipeline_explorer", "TilePipelineExplorer",
-           "gmma_tma_explorer", "GmmaTmaExplorer"]
+           "gmma_tma_explorer", "GmmaTmaExplorer", "online_softmax_explorer", "OnlineSoftmaxExplorer"]
 
 
 def _picture(layout):
@@ -394,3 +394,17 @@ def gmma_tma_explorer(major="K", swizzle="SW128", dtype="half_t", tile="(128,64)
     the stage's layout, each k-block's descriptor, the TMA box, the tensor map and the boxes of one k-tile."""
     return _form("gmma_tma", GmmaTmaExplorer, dict(major=major, swizzle=swizzle, dtype=dtype, tile=tile,
                                                    order=order, gmem=gmem, k_tile=k_tile))
+
+
+# ---- chapter 10: one row of the online softmax ---------------------------------------------------------------
+class OnlineSoftmaxExplorer(_FormExplorer):
+    """Chapter 10's online softmax: a row of scores walked block by block, the running max, rescale and sum
+    after each block, and the weights so far beside the softmax of the whole row."""
+    FIELDS, result, draw = ONLINE_SOFTMAX_FIELDS, staticmethod(online_softmax_result), staticmethod(softmax_svg)
+
+
+def online_softmax_explorer(scores="1.0, 0.5, 2.5, -1.0, 3.0, 0.0, 4.5, 1.5", block="3", step="1", scale="1"):
+    """A widget: type a row of scores (-inf for a masked key), a block size, a scale and the block to stop
+    after; see each block's running max, rescale factor and running sum, and the weight each key seen so far
+    would have if the row ended there, beside the softmax of the whole row."""
+    return _form("online_softmax", OnlineSoftmaxExplorer, dict(scores=scores, block=block, step=step, scale=scale))
