@@ -135,8 +135,9 @@ NAMES = (
          "pipeline.PipelineTmaAsync.create(num_stages=..., producer_group=..., consumer_group=..., tx_count=..., "
          "barrier_storage=...)",
          "a full and an empty mbarrier a stage; the DSL's groups (CooperativeGroup) count the arrivals"),
-    Name("kernel", "cutejit.PipelineState(stages)", "pipeline.make_pipeline_state(PipelineUserType.Producer, stages)",
-         "the DSL's producer state starts at phase 1; cutejit's producer waits on phase ^ 1"),
+    Name("kernel", "cutejit.make_producer_start_state(stages)",
+         "pipeline.make_pipeline_state(PipelineUserType.Producer, stages)",
+         "both start the producer at phase 1 (a consumer's state: cutejit.PipelineState(stages))"),
     Name("kernel", "pipe.producer_acquire(state); cutejit.tma_load(tma, coord, sA, *pipe.producer_barrier(state))",
          "pipe.producer_acquire(state); cute.copy(tma_atom, tAgA, tAsA, tma_bar_ptr=pipe.producer_get_barrier(state))",
          "the TMA's bytes complete the stage's full barrier; the DSL's producer_commit is then a no-op"),

@@ -5,7 +5,8 @@
 - the pipeline protocol, recorded by running the warp-specialised kernel in Numba's simulator with
   recording stand-ins for the mbarrier, TMA and wgmma instructions: the producer waits and loads, the
   consumers wait, issue, wait_group 1 and release, in exactly the order and with exactly the parities of
-  cutelite.pipeline's model (PTX's mbarrier phases);
+  cutelite.pipeline's model (PTX's mbarrier phases), and the recording runs to the end on its MBarriers;
+- the epilogue's store buffers, the consumers' turns and the named barriers' registry, on the code they write;
 - the tile scheduler's grouped raster, the TensorMap's box and bytes, and misuse refused by name.
 """
 
@@ -128,21 +129,29 @@ class _Recorder:
                 "tma_prefetch_desc": noop, "wgmma_fence": lambda acc: acc, "mbarrier_init": noop}
 
 
-def test_protocol_follows_the_pipeline_model():
-    """A persistent block (BM 128, BN 128, 4 stages) over 2 tiles of 5 k-tiles: 10 stage uses."""
+@pytest.fixture(scope="module")
+def recorded():
+    """The instructions of a persistent block (BM 128, BN 128, 4 stages) over 2 tiles of 5 k-tiles (10 stage
+    uses), recorded with stand-ins: (events, objects, stages)."""
     rec = _Recorder()
     o = hopper_objects.objects(128, 128, 4, 2)
     k = warp_specialized.gemm_warp_specialized.build(
         *hopper_objects.operand_matrices(o), o.tmA, o.tmB, o.tmC, o.mma, o.sA, o.sB, o.sC, None, 1, True,
         False, threads=384, overrides=rec.overrides())
-    M, N, K, stages = 128, 256, 5 * 64, 4
+    M, N, K = 128, 256, 5 * 64
     A, Bt = np.zeros((M, K), np.uint16), np.zeros((N, K), np.uint16)
     C = np.zeros((M, N), np.float32)
     tm = np.zeros(16, np.uint64)
     k.launch(A, Bt, C, tm, tm, tm, grid=1)
-    producer = [e[1:] for e in rec.events if e[0] == 0]
+    return rec.events, o, 4
+
+
+def test_protocol_follows_the_pipeline_model(recorded):
+    events, o, stages = recorded
+    producer = [e[1:] for e in events if e[0] == 0]
     uses = 2 * 5
-    # the producer: acquire (wait empty[s] with parity phase ^ 1), expect_tx, two TMA loads, per use
+    # the producer: acquire (wait empty[s] with the parity of its state, from phase 1), expect_tx, two TMA
+    # loads, per use
     bar0 = min(e[1] for e in producer if e[0] == "expect_tx")       # full[0]'s index; empty[s] = full + stages
     want = []
     for it in range(uses):
@@ -153,7 +162,7 @@ def test_protocol_follows_the_pipeline_model():
     assert producer == want
     # a consumer thread: wait full (parity of the model), 4 wgmmas (the first of a tile overwrites),
     # commit, wait_group 1, and the release of the k-tile before (its warp's lane 0 arrives on empty)
-    consumer = [e[1:] for e in rec.events if e[0] == 128]
+    consumer = [e[1:] for e in events if e[0] == 128]
     want = []
     for it in range(uses):
         s = P.stage_of(it, stages)
@@ -166,9 +175,63 @@ def test_protocol_follows_the_pipeline_model():
             want += [("wait_group", 0), ("arrive", bar0 + stages + s)]
     assert consumer == want
     # every consumer warp releases every use once; lanes other than 0 never arrive
-    arrivals = [e for e in rec.events if e[1] == "arrive"]
+    arrivals = [e for e in events if e[1] == "arrive"]
     assert sorted({e[0] for e in arrivals}) == list(range(128, 384, 32))
     assert len(arrivals) == 8 * uses
+
+
+def _replay(roles, o, bar0, stages):
+    """Run each role's recorded instructions against cutelite's MBarrier model: a role steps until it waits
+    for a parity its barrier does not pass yet. The TMA's bytes land at once (the k-th load after an
+    expect_tx is A's box for k = 0, B's for k = 1). Returns the roles left waiting: {role: (barrier, parity)}."""
+    bars = {bar0 + s: P.MBarrier("full[%d]" % s, 1) for s in range(stages)}
+    bars.update({bar0 + stages + s: P.MBarrier("empty[%d]" % s, P.empty_arrivals(2)) for s in range(stages)})
+    at, loads = {r: 0 for r in roles}, {}
+    moved = True
+    while moved:
+        moved = False
+        for r, program in roles.items():
+            while at[r] < len(program):
+                e = program[at[r]]
+                if e[0] == "wait" and not bars[e[1]].try_wait(e[2]):
+                    break
+                if e[0] == "expect_tx":
+                    bars[e[1]].arrive(expect_tx=e[2])
+                    loads[r] = 0
+                elif e[0] == "tma":
+                    bars[e[1]].complete_tx((o.tmA, o.tmB)[loads[r]].bytes)
+                    loads[r] += 1
+                elif e[0] == "arrive":
+                    bars[e[1]].arrive()
+                at[r] += 1
+                moved = True
+    return {r: program[at[r]][1:] for r, program in roles.items() if at[r] < len(program)}
+
+
+def test_model_and_kernel_wait_on_the_same_phases(recorded):
+    """One schedule through both: the waits and arrivals cutejit's kernel emits (recorded above: the producer
+    and lane 0 of each consumer warp) run against cutelite's mbarrier model to the end, no role left waiting;
+    and each role waits on the (barrier, parity) sequence of cutelite's PipelineStates: the producer's from
+    make_producer_start_state (phase 1: its first round passes on fresh empty barriers), a consumer's from
+    PipelineState (phase 0), as consumer_ops writes the consumer's program. A producer that started at
+    phase 0 hangs on the first fresh empty barrier."""
+    events, o, stages = recorded
+    roles = {tid: [e[1:] for e in events if e[0] == tid and e[1] in ("wait", "expect_tx", "tma", "arrive")]
+             for tid in [0] + list(range(128, 384, 32))}
+    bar0 = min(e[1] for e in roles[0] if e[0] == "expect_tx")      # full[0]; empty[s] = full[0] + stages + s
+    assert _replay(roles, o, bar0, stages) == {}
+    uses = 2 * 5
+    producer = P.make_producer_start_state(stages)
+    want = []
+    for _ in range(uses):
+        want.append((bar0 + stages + producer.index, producer.phase))
+        producer.advance()
+    assert [e[1:] for e in roles[0] if e[0] == "wait"] == want
+    want = [(bar0 + op.stage, op.arg) for op in P.consumer_ops(uses, stages) if op.kind == "wait_full"]
+    for tid in range(128, 384, 32):
+        assert [e[1:] for e in roles[tid] if e[0] == "wait"] == want
+    flipped = {**roles, 0: [e[:2] + (e[2] ^ 1,) if e[0] == "wait" else e for e in roles[0]]}
+    assert _replay(flipped, o, bar0, stages)[0] == (bar0 + stages, 0)
 
 
 def test_scheduler_grouped_raster_covers_every_tile_once():
@@ -343,3 +406,89 @@ def test_chapter_quotes_the_records():
     assert "0.92-0.94 of cuBLAS" in host and "99.1 us" in host
     assert "223 us" in C.profile_lines() and "30 % of that waiting at a CTA barrier" in C.profile_lines()
     assert "rows of 8000 and 6000 bytes: the kernel 0.142 ms" in C.odd_shape_lines()
+
+
+def _trace(body, threads=384):
+    """The source a kernel whose body is `body()` writes (its arguments unused)."""
+    from kernels.cutejit import kernel
+
+    @kernel
+    def k(x):
+        body()
+    return k.build(None, threads=threads).source
+
+
+def test_named_barriers_come_from_one_registry():
+    """Ids 1-15 in order (0 is __syncthreads), refused past 15 with who holds the others; an id by hand that an
+    owner holds is refused, as are ids outside 1-15 and a thread count that is not whole warps."""
+    from kernels.cutejit import NamedBarrier, named_barrier_sync
+    got = {}
+
+    def body():
+        got["a"], got["b"] = NamedBarrier(128, 2, "epilogue").ids, NamedBarrier(256, 3, "order").ids
+        named_barrier_sync(6, 128)                       # by hand: the next free id
+        got["c"] = NamedBarrier(128, 1, "more").ids
+        for bad, match in ((lambda: NamedBarrier(128, 9, "too many"), "too many needs 9 named barriers, but "
+                            "ids 1-15 .* are 1,2: epilogue; 3,4,5: order; 6: named_barrier_sync/arrive by hand; "
+                            "7: more"),
+                           (lambda: named_barrier_sync(3, 256), "barrier 3 is held by order"),
+                           (lambda: named_barrier_sync(0, 128), "ids are 1-15 .0 is __syncthreads"),
+                           (lambda: named_barrier_sync(16, 128), "ids are 1-15"),
+                           (lambda: NamedBarrier(100, 1, "odd"), "odd: a named barrier counts whole warps")):
+            with pytest.raises(ValueError, match=match):
+                bad()
+    src = _trace(body)
+    assert (got["a"], got["b"], got["c"]) == ((1, 2), (3, 4, 5), (7,)) and "named_barrier_sync(6, 128)" in src
+
+
+def test_tma_store_pipeline_turns_its_buffers():
+    """Two buffers a warpgroup: box b of warpgroup c goes through buffer 2c + b % 2, each acquire first waits
+    (the leader thread) until at most one store may still read shared memory, the tail until none; the
+    epilogue of step 5 takes 8 boxes a tile. A rotation that a run-time loop would restart mid-round is
+    refused."""
+    from cutelite import Layout
+    from kernels.cutejit import PipelineTmaStore, make_smem_tensor, thread_idx
+    seen = []
+
+    def body():
+        tid = thread_idx()
+        store = PipelineTmaStore(make_smem_tensor(Layout((4, 8, 4)), "float32"), 2, tid // 128, (tid & 127) < 1)
+        seen.extend(store.producer_acquire().start() for _ in range(4))
+        store.producer_tail()
+    src = _trace(body, threads=256)
+    assert [s.src for s in seen] == ["(((tid >> 7) * 2) * 32)", "((((tid >> 7) * 2) + 1) * 32)"] * 2   # 32 a buffer
+    assert src.count("tma_store_wait_read(1)") == 4 and src.count("tma_store_wait(0)") == 1
+    assert src.count("if ((tid & 127) < 1):") == 5
+    k = warp_specialized.make(BN=256, regs=(40, 232), group=16, persistent=True, tma_store=True)
+    assert k.source.count("tma_store_wait_read(1)") == 8 and k.source.count("tma_store_wait(0)") == 1
+
+    def odd():
+        tid = thread_idx()
+        store = PipelineTmaStore(make_smem_tensor(Layout((4, 8, 2)), "float32"), 2, 0, tid < 1)
+        for _ in range(3):
+            store.producer_acquire()
+        store.producer_tail()
+    with pytest.raises(ValueError, match="3 buffers acquired, not whole rounds of 2"):
+        _trace(odd)
+
+
+def test_pipeline_order_and_roles():
+    """Ping-pong's turns: consumer c waits on barrier 1 + c and arrives on the other's (ids from the registry,
+    256 threads: both warpgroups), its states start c tiles in (c x k_tiles stage uses) and skip the other's
+    tile. producer_acquire refuses a consumer's state and consumer_wait the producer's."""
+    from kernels.hopper import pingpong
+    src = pingpong.make().source
+    assert src.count("named_barrier_sync(1, 256)") == src.count("named_barrier_sync(2, 256)") == 1
+    assert src.count("named_barrier_arrive(1, 256)") == src.count("named_barrier_arrive(2, 256)") == 1
+    from kernels.cutejit import PipelineState, PipelineTmaAsync, make_producer_start_state
+
+    def producer_with_consumer_state():
+        PipelineTmaAsync(4, 1024, 2).producer_acquire(PipelineState(4))
+
+    def consumer_with_producer_state():
+        PipelineTmaAsync(4, 1024, 2).consumer_wait(make_producer_start_state(4))
+    with pytest.raises(ValueError, match="producer_acquire: the state started at phase 0; the producer's starts at "
+                                         "phase 1 .make_producer_start_state"):
+        _trace(producer_with_consumer_state)
+    with pytest.raises(ValueError, match="consumer_wait: the state started at phase 1; a consumer's starts at phase 0"):
+        _trace(consumer_with_producer_state)

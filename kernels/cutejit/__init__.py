@@ -17,9 +17,10 @@ chapters 6-8. A kernel body reads like CuTe's (sgemm_sm80.cu, the CuTe DSL's ten
 Building it (`gemm.build(Matrix("float16"), ..., threads=128)`) runs the function once on the host with
 the thread index, block index, matrix shapes and loop counters standing for their run-time values; what it
 writes (`.source`) is straight-line Numba code with one line per instruction. See trace.py for how.
-Hopper's pieces (wgmma.py, tma.py, pipeline.py, scheduler.py) are the same kind of objects: a TiledMMA
-of GMMA atoms partitions shared memory into descriptors, a TensorMap argument is copied from with
-tma_load, the mbarrier pipeline and the tile scheduler are one object each.
+Hopper's pieces (wgmma.py, tma.py, pipeline.py, barrier.py, scheduler.py) are the same kind of objects: a
+TiledMMA of GMMA atoms partitions shared memory into descriptors, a TensorMap argument is copied from with
+tma_load; the mbarrier pipeline, the epilogue's store buffers, the consumers' turns, the named barriers and
+the tile scheduler are one object each.
 Import after kernels.setup().
 """
 
@@ -31,9 +32,11 @@ from .gemm import gemm  # noqa: F401
 from .kernel import (  # noqa: F401
     Kernel, Matrix, block_idx, cp_async_fence, cp_async_wait, else_, if_, kernel, make_smem_tensor, range_,
     syncthreads, thread_idx, var, assign, min_, grid_dim, while_, fence_proxy_async, setmaxnreg,
-    named_barrier_sync, named_barrier_arrive,
 )
-from .pipeline import PipelineState, PipelineTmaAsync  # noqa: F401
+from .barrier import NamedBarrier, named_barrier_arrive, named_barrier_sync  # noqa: F401
+from .pipeline import (  # noqa: F401
+    PipelineOrder, PipelineState, PipelineTmaAsync, PipelineTmaStore, make_producer_start_state,
+)
 from .scheduler import TileScheduler  # noqa: F401
 from .tma import (  # noqa: F401
     TensorMap, encode_tensor_map, prefetch_tensor_map, tma_load, tma_store, tma_store_commit, tma_store_wait,

@@ -35,7 +35,7 @@ from .trace import Trace, current, recording
 
 __all__ = ["kernel", "Matrix", "Kernel", "thread_idx", "block_idx", "grid_dim", "make_smem_tensor",
            "dynamic_shared", "syncthreads", "cp_async_fence", "cp_async_wait", "fence_proxy_async", "setmaxnreg",
-           "named_barrier_sync", "named_barrier_arrive", "range_", "while_", "if_", "else_", "var", "assign", "min_"]
+           "range_", "while_", "if_", "else_", "var", "assign", "min_"]
 
 class Matrix:
     """A run-time (rows, cols) matrix argument of `dtype` elements (cutelite.numeric: "float16", "bfloat16",
@@ -224,34 +224,6 @@ def setmaxnreg(n, grow):
     if not isinstance(n, int) or n % 8 or not 24 <= n <= 256:
         raise ValueError("cutejit: setmaxnreg takes a multiple of 8 in 24..256, got %r" % (n,))
     _call("setmaxnreg_inc" if grow else "setmaxnreg_dec", n)
-
-
-def named_barrier_arrive(barrier, threads, ids=None):
-    """bar.arrive barrier, threads: count this warp's arrival on a named barrier without waiting (the other
-    side of a named_barrier_sync). A run-time `barrier` needs `ids`, the values it can take."""
-    _named_barrier("named_barrier_arrive", barrier, threads, ids)
-
-
-def named_barrier_sync(barrier, threads, ids=None):
-    """bar.sync barrier, threads: wait until `threads` threads (whole warps) have arrived on it. The
-    instruction takes a constant id: a run-time `barrier` needs `ids`, the values it can take."""
-    _named_barrier("named_barrier_sync", barrier, threads, ids)
-
-
-def _named_barrier(name, barrier, threads, ids):
-    from .expr import is_sym
-    if not is_sym(barrier):
-        return _call(name, barrier, threads)
-    if not ids:
-        raise ValueError("cutejit: %s of a run-time barrier id needs ids=, the ids it can be" % name)
-    t = current()
-    first, rest = ids[0], list(ids[1:])
-    if not rest:
-        return _call(name, first, threads)
-    with t.if_(barrier < first + 1):
-        _call(name, first, threads)
-    with t.else_():
-        _named_barrier(name, barrier, threads, rest)
 
 
 def var(init, hint="x"):

@@ -49,6 +49,7 @@ class Trace:
         self._counts = {}
         self._memo = {}          # (kind, key) -> Sym: invariant values computed once
         self.smem_bytes = 0      # shared memory the kernel asks for (dynamic)
+        self.named_barriers = {}  # hardware barrier id -> its owner (barrier.py: the registry)
 
     # ---- names and objects ----
     def fresh(self, hint):

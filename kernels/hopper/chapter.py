@@ -10,8 +10,9 @@ from cutelite.teach.records import load
 
 from ..cutejit import (
     PipelineState, PipelineTmaAsync, fence_proxy_async, gemm, kernel, local_tile, make_identity_tensor,
-    make_smem_tensor, named_barrier_arrive, named_barrier_sync, prefetch_tensor_map, setmaxnreg, thread_idx,
-    tma_load, tma_store, tma_store_commit, tma_store_wait, warpgroup_arrive, warpgroup_commit, warpgroup_wait,
+    make_producer_start_state, make_smem_tensor, named_barrier_arrive, named_barrier_sync, prefetch_tensor_map,
+    setmaxnreg, thread_idx, tma_load, tma_store, tma_store_commit, tma_store_wait, warpgroup_arrive,
+    warpgroup_commit, warpgroup_wait,
 )
 from ..cutejit.trace import current
 from ..instructions.hopper_ptx import PTX
@@ -93,8 +94,9 @@ NAME_MAP = [
     ("gemm(mma, tCrA[_, _, _, 0], tCrB[_, _, _, 0], acc)", "the k-tile's wgmmas, one per k-block of 16"),
     ("warpgroup_commit()", "the wgmmas issued since the last commit form one group"),
     ("warpgroup_wait(1, acc)", "wait until at most 1 of this warpgroup's groups is pending"),
-    ("pipe.producer_acquire(state)", "wait until empty[s] has completed the phase of parity state.phase ^ 1, "
-                                     "then arrive on full[s] announcing the stage's bytes"),
+    ("pipe.producer_acquire(state)", "wait until empty[s] has completed the phase of parity state.phase (the "
+                                     "producer's state starts at phase 1: make_producer_start_state), then arrive "
+                                     "on full[s] announcing the stage's bytes"),
     ("tma_load(tmA, cA[_, _, 0, 0], sA[_, _, 0], *pipe.producer_barrier(state))",
      "producer_barrier emits nothing: it names full[s], on which the copy completes its bytes"),
     ("pipe.consumer_wait(state)", "wait until full[s] has completed the phase of parity state.phase"),
@@ -122,10 +124,10 @@ def _name_probe(mA, mB, mC, tmA, tmB, tmC, mma, sA_layout, sB_layout, sC_layout,
     sB = make_smem_tensor(sB_layout.element_layout(), mB.dtype)
     sC = make_smem_tensor(sC_layout.element_layout(), "float32")
     pipe = PipelineTmaAsync(stages, tmA.spec.bytes + tmB.spec.bytes, size(mma.thr_layout_vmnk) // 128)
-    state = PipelineState(stages)
+    producer, consumer = make_producer_start_state(stages), PipelineState(stages)
     thr_mma = mma.get_slice(thread_idx() - 128)
     names = dict(
-        pipe=pipe, state=state, mma=mma, tmA=tmA, tmC=tmC, sA=sA, buf=sC[_, _, 0],
+        pipe=pipe, mma=mma, tmA=tmA, tmC=tmC, sA=sA, buf=sC[_, _, 0],
         tCrA=thr_mma.partition_fragment_A(sA), tCrB=thr_mma.partition_fragment_B(sB),
         acc=thr_mma.partition_fragment_C(local_tile(mC, (BM, BN), (0, 0))),
         cA=local_tile(make_identity_tensor(mA.shape), (BM, BK), (_, _)),
@@ -138,7 +140,8 @@ def _name_probe(mA, mB, mC, tmA, tmB, tmC, mma, sA_layout, sB_layout, sC_layout,
     body = current().body
     for call in calls:
         mark = len(body)
-        eval(call, {}, names)                  # the call exactly as the table shows it
+        state = producer if "producer_" in call else consumer     # `state` is the role's, as in the kernels
+        eval(call, {}, dict(names, state=state))                  # the call exactly as the table shows it
         out.append(body[mark:])
 
 

@@ -4,19 +4,20 @@ The cooperative kernel's two consumer warpgroups split each tile's rows and stor
 tensor cores wait. Here each consumer computes whole tiles, taking the block's tiles in turn (consumer c
 the tiles j = c, c + 2, ...): while one runs tile j's main loop, the other stores tile j - 1. The producer
 loads the tiles in order, so consumer c's pipeline state starts c tiles in and skips the other's tile
-after each of its own. Two named barriers keep the main loops in turn: before its tile j >= 1 a consumer
-waits (bar.sync) until the other, done issuing tile j - 1, arrives (bar.arrive). Without that order a
-consumer could wait on a "full" barrier two phases early, where the parity test passes wrongly.
+after each of its own. A PipelineOrder keeps the main loops in turn, on two named barriers: before its tile
+j >= 1 a consumer waits (bar.sync) until the other, done issuing tile j - 1, arrives (bar.arrive). Without
+that order a consumer could wait on a "full" barrier two phases early, where the parity test passes wrongly.
 """
 
 from cutelite import _, size
 
 from ..cutejit import (
-    PipelineState, PipelineTmaAsync, TileScheduler, copy, else_, gemm, grid_dim, if_, kernel, local_tile,
-    make_identity_tensor, make_smem_tensor, named_barrier_arrive, named_barrier_sync, prefetch_tensor_map,
-    range_, setmaxnreg, thread_idx, tma_load, warpgroup_arrive, warpgroup_commit, warpgroup_wait,
+    PipelineOrder, PipelineState, PipelineTmaAsync, TileScheduler, copy, else_, gemm, grid_dim, if_, kernel,
+    local_tile, make_identity_tensor, make_smem_tensor, range_, setmaxnreg, thread_idx, warpgroup_arrive,
+    warpgroup_commit, warpgroup_wait,
 )
 from . import objects as hopper
+from .warp_specialized import produce
 
 __all__ = ["gemm_pingpong", "make"]
 
@@ -36,27 +37,19 @@ def gemm_pingpong(mA, mB, mC, tmA, tmB, mma, sA_layout, sB_layout, regs, group):
     with if_(tid < 128):                                 # warpgroup 0: the producer, every tile in order
         setmaxnreg(regs[0], grow=False)
         with if_(tid < 1):
-            prefetch_tensor_map(tmA)
-            prefetch_tensor_map(tmB)
-            state = PipelineState(stages)
-            for m, n in sched.tiles():
-                for kt in range_(k_tiles):
-                    pipe.producer_acquire(state)
-                    tma_load(tmA, cA[_, _, m, kt], sA[_, _, state.index], *pipe.producer_barrier(state))
-                    tma_load(tmB, cB[_, _, n, kt], sB[_, _, state.index], *pipe.producer_barrier(state))
-                    state.advance()
+            produce(pipe, sched, k_tiles, tmA, cA, sA, tmB, cB, sB)
     with else_():                                        # warpgroups 1 and 2: tiles in turn
         setmaxnreg(regs[1], grow=True)
         c = (tid - 128) // 128
         thr_mma = mma.get_slice(tid & 127)
         tCrA = thr_mma.partition_fragment_A(sA)          # (1, BM / 64, MMA_K, stages): descriptors
         tCrB = thr_mma.partition_fragment_B(sB)
+        order = PipelineOrder(2, c, 128)                 # the consumers' main loops take turns
         state, release = PipelineState(stages), PipelineState(stages)
-        state.advance(c * k_tiles)                       # consumer 1 starts at the block's second tile
-        release.advance(c * k_tiles)
+        order.first_turn(k_tiles, state, release)        # consumer 1 starts at the block's second tile
         for m, n in sched.tiles(first=c, step=2):
             with if_(sched.tile >= grid_dim()):          # tile j >= 1: the other consumer has issued j - 1
-                named_barrier_sync(1 + c, 256, ids=(1, 2))
+                order.wait()
             gC = local_tile(mC, (BM, BN), (m, n))
             acc = thr_mma.partition_fragment_C(gC)       # BM / 64 accumulators of 64 x BN
             for kt in range_(k_tiles):
@@ -70,12 +63,11 @@ def gemm_pingpong(mA, mB, mC, tmA, tmB, mma, sA_layout, sB_layout, regs, group):
                     release.advance()
                 state.advance()
             with if_(sched.tile + grid_dim() < sched.count()):   # the other consumer may start tile j + 1
-                named_barrier_arrive(2 - c, 256, ids=(1, 2))
+                order.arrive()
             warpgroup_wait(0, acc)
             pipe.consumer_release(release)
             release.advance()
-            state.advance(k_tiles)                       # skip the other consumer's tile
-            release.advance(k_tiles)
+            order.next_turn(k_tiles, state, release)     # skip the other consumer's tile
             copy(acc, thr_mma.partition_C(gC))           # stored while the other consumer computes
 
 

@@ -18,16 +18,16 @@ from cutelite import Layout, _, logical_divide, make_tiled_mma, size
 from cutelite.gmma import make_gmma_atom
 
 from ..cutejit import (
-    PipelineState, PipelineTmaAsync, TileScheduler, copy, else_, fence_proxy_async, gemm, if_, kernel,
-    local_tile, make_identity_tensor, make_smem_tensor, named_barrier_sync, prefetch_tensor_map, range_,
-    setmaxnreg, thread_idx, tma_load, tma_store, tma_store_commit, tma_store_wait, warpgroup_arrive,
-    warpgroup_commit, warpgroup_wait,
+    NamedBarrier, PipelineState, PipelineTmaAsync, PipelineTmaStore, TileScheduler, copy, else_, fence_proxy_async,
+    gemm, if_, kernel, local_tile, make_identity_tensor, make_producer_start_state, make_smem_tensor,
+    prefetch_tensor_map, range_, setmaxnreg, thread_idx, tma_load, warpgroup_arrive, warpgroup_commit,
+    warpgroup_wait,
 )
 from ..cutejit.tensor import RTensor
 from ..cutejit.tiled import wrap
 from . import objects as hopper
 
-__all__ = ["gemm_warp_specialized", "make"]
+__all__ = ["gemm_warp_specialized", "produce", "epilogue_tma", "make"]
 
 
 @kernel
@@ -48,20 +48,14 @@ def gemm_warp_specialized(mA, mB, mC, tmA, tmB, tmC, mma, sA_layout, sB_layout, 
         if regs:
             setmaxnreg(regs[0], grow=False)
         with if_(tid < 1):
-            prefetch_tensor_map(tmA)
-            prefetch_tensor_map(tmB)
-            state = PipelineState(stages)
-            for m, n in sched.tiles():
-                for kt in range_(k_tiles):
-                    pipe.producer_acquire(state)         # the stage is empty; announce its bytes
-                    tma_load(tmA, cA[_, _, m, kt], sA[_, _, state.index], *pipe.producer_barrier(state))
-                    tma_load(tmB, cB[_, _, n, kt], sB[_, _, state.index], *pipe.producer_barrier(state))
-                    state.advance()
+            produce(pipe, sched, k_tiles, tmA, cA, sA, tmB, cB, sB)   # one thread loads every k-tile
     with else_():                                        # warpgroups 1..: the consumers
         if regs:
             setmaxnreg(regs[1], grow=True)
         if tma_store_c:
-            with if_((tid & 127) < 1):
+            sC = make_smem_tensor(sC_layout.element_layout(), "float32")   # (64, 32, 2 * consumers)
+            store = PipelineTmaStore(sC, 2, (tid - 128) // 128, leader=(tid & 127) < 1)   # 2 buffers a warpgroup
+            with if_(store.leader):
                 prefetch_tensor_map(tmC)                 # the thread that will store C, before its first store
         thr_mma = mma.get_slice(tid - 128)
         tCrA = thr_mma.partition_fragment_A(sA)          # (1, MMA_M, MMA_K, stages): descriptors
@@ -84,38 +78,47 @@ def gemm_warp_specialized(mA, mB, mC, tmA, tmB, tmC, mma, sA_layout, sB_layout, 
             pipe.consumer_release(release)               # the tile's last stage
             release.advance()
             if tma_store_c:
-                epilogue_tma(tmC, mC, acc, sC_layout, m, n, BM, BN, consumers)
+                epilogue_tma(tmC, mC, acc, store, m, n, BM, BN, consumers)
             else:
                 copy(acc, thr_mma.partition_C(gC))       # accumulators -> C
         if tma_store_c:
-            with if_((tid & 127) < 1):
-                tma_store_wait(0)                        # every store done before the block ends
+            store.producer_tail()                        # every store done before the block ends
 
 
-def epilogue_tma(tmC, mC, acc, sC_layout, m, n, BM, BN, consumers):
-    """C leaves a consumer warpgroup in 64 x 32 boxes: its threads write a box into one of its two staging
-    buffers (st.shared), fence them for the async proxy, and one thread issues the box's TMA store; before
-    a buffer is written again, the store issued from it two boxes ago must have read it."""
+def produce(pipe, sched, k_tiles, tmA, cA, sA, tmB, cB, sB):
+    """The producer's thread: for every k-tile of the block's tiles, in order, acquire a stage (wait until it
+    is empty, announce its bytes), then TMA-load A's and B's k-tile into it."""
+    prefetch_tensor_map(tmA)
+    prefetch_tensor_map(tmB)
+    state = make_producer_start_state(pipe.stages)
+    for m, n in sched.tiles():
+        for kt in range_(k_tiles):
+            pipe.producer_acquire(state)                 # the stage is empty; announce its bytes
+            tma_load(tmA, cA[_, _, m, kt], sA[_, _, state.index], *pipe.producer_barrier(state))
+            tma_load(tmB, cB[_, _, n, kt], sB[_, _, state.index], *pipe.producer_barrier(state))
+            state.advance()
+
+
+def epilogue_tma(tmC, mC, acc, store, m, n, BM, BN, consumers):
+    """C leaves a consumer warpgroup in 64 x 32 boxes: its threads write a box into its next staging buffer
+    (st.shared), fence them for the async proxy, and one thread issues the box's TMA store; the store
+    pipeline hands out a buffer once the store that last read it is done reading."""
     tid = thread_idx()
     c = (tid - 128) // 128                               # this consumer warpgroup
-    rows, cols = size(sC_layout, 0), size(sC_layout, 1)
-    sC = make_smem_tensor(sC_layout.element_layout(), "float32")   # (64, 32, 2 * consumers)
+    rows, cols = size(store.buffers.layout, 0), size(store.buffers.layout, 1)
+    barrier = NamedBarrier(128, consumers, "epilogue_tma")   # one a consumer warpgroup
     box_mma = wrap(make_tiled_mma(make_gmma_atom("SM90_64x%dx16_F32F16F16_SS" % cols)))   # C of one box
     thr_box = box_mma.get_slice(tid & 127)
     per_box = cols // 2                                  # accumulator values of a thread in one box
     boxes = RTensor(logical_divide(acc.layout, Layout(per_box)), acc.regs, "float32", 32)   # (values, box)
     cC = local_tile(make_identity_tensor(mC.shape), (rows, cols), (_, _))
     for b in range(BN // cols):
-        buf = sC[_, _, 2 * c + b % 2]
-        with if_((tid & 127) < 1):
-            tma_store_wait(1, read=True)                 # the store from this buffer two boxes ago has read it
-        named_barrier_sync(1 + c, 128, ids=range(1, 1 + consumers))
+        buf = store.producer_acquire()                   # the store from this buffer has read it
+        barrier.sync(c)
         copy(boxes[_, b], thr_box.partition_C(buf))
         fence_proxy_async()                              # the writes, before the TMA reads them
-        named_barrier_sync(1 + c, 128, ids=range(1, 1 + consumers))
-        with if_((tid & 127) < 1):
-            tma_store(tmC, buf, cC[_, _, m * (BM // rows) + c, n * (BN // cols) + b])
-            tma_store_commit()
+        barrier.sync(c)
+        store.producer_commit(tmC, buf, cC[_, _, m * (BM // rows) + c, n * (BN // cols) + b])
 
 
 def make(BN=256, stages=4, consumers=2, regs=None, group=1, persistent=False, tma_store=False, dtype="float16",
