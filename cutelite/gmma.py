@@ -8,7 +8,7 @@ way. It differs from the warp-level atoms of atoms.py in three ways:
     threads: their TV layouts say "every thread sees the whole tile", (_128,(M,K)):(_0,(_1,M));
     an `_RS` atom takes A from registers (laid out like C, two halves or four bytes per register);
   * the accumulator C (and D) is spread over the 128 threads as four m16 slabs, one per warp.
-8-bit inputs must be K-major in shared memory (PTX ISA: wgmma transposes 16-bit operands only); C++ names
+8-bit inputs must be K-major (PTX ISA, wgmma: the transpose is for .f16/.bf16 operands only); C++ names
 those atoms ..._TN and its op selectors refuse an MN major (cute/arch/mma_sm90.hpp).
 
 The shared-memory layouts GMMA reads are fixed "canonical" forms: core matrices of 8 rows x 16 bytes,
@@ -22,8 +22,9 @@ does, and its fragments of A (SS) and B are tensors of descriptors (`make_smem_d
 GMMA::smem_desc): one per k-block (and stage), the operand's whole 64 x 16 (N x 16) tile in each.
 
 Post: str(atom), str(layout atom) and every descriptor are what C++ CuTe prints for them
-(tests/fixtures/gmma_cpp.txt and gmma_fp8_cpp.txt, made by tests/fixtures/gen_gmma.sh and gen_gmma_fp8.sh); partitions, fragments and their
-descriptors are C++'s (tests/fixtures/gmma_partitions_cpp.txt, gen_gmma_partitions.sh).
+(tests/fixtures/gmma_cpp.txt and gmma_fp8_cpp.txt, made by gen_gmma.sh and gen_gmma_fp8.sh there);
+partitions, fragments and their descriptors are C++'s (tests/fixtures/gmma_partitions_cpp.txt,
+gen_gmma_partitions.sh).
 """
 
 import re
@@ -80,7 +81,7 @@ class GMMA_Atom(MMA_Atom):
     major_b: Major = K
 
     def __repr__(self):
-        if self.name.endswith("_TN"):   # 8-bit inputs: K-major only, C++ has no majors to name
+        if self.name.endswith("_TN"):   # K-major only (8-bit inputs): C++ has no majors to name
             return f"MMA_Atom<{self.name}>"
         return f"MMA_Atom<{self.name}<GMMA::Major::{self.major_a},GMMA::Major::{self.major_b}>>"
 
@@ -96,7 +97,8 @@ GMMA_N = tuple(range(8, 257, 8))   # wgmma's N: every multiple of 8 up to 256 (P
 
 def _gmma_atom(n, types, source, major_a=K, major_b=K):
     """The atom of one wgmma: 64 x n x k with k = 256 / (bits of A), 16 for 16-bit inputs, 32 for 8-bit.
-    8-bit inputs are K-major only (C++ names their atoms ..._TN and refuses another major)."""
+    wgmma transposes 16-bit operands only: other inputs are K-major only (C++ names their atoms ..._TN and
+    refuses another major)."""
     if n not in GMMA_N:
         raise ValueError(f"make_gmma_atom: N = {n} is not a wgmma N (a multiple of 8, 8..256)")
     if types not in _TYPES:
@@ -108,12 +110,13 @@ def _gmma_atom(n, types, source, major_a=K, major_b=K):
             raise ValueError(f"make_gmma_atom: a major must be K or MN, got {m!r}")
     acc, ta, tb = _TYPES[types]
     k = 256 // ta.bits
-    name = f"SM90_64x{n}x{k}_{types}_{source}" + ("_TN" if ta.bits == 8 else "")
-    if ta.bits == 8:   # cute/arch/mma_sm90.hpp, ss_op_selector and rs_op_selector
+    k_major_only = ta.bits != 16
+    name = f"SM90_64x{n}x{k}_{types}_{source}" + ("_TN" if k_major_only else "")
+    if k_major_only:   # cute/arch/mma_sm90.hpp, ss_op_selector and rs_op_selector
         for operand, major in (("A", major_a), ("B", major_b)):
             if major != K:
                 raise ValueError(f"make_gmma_atom: {name}: Major{operand} must be GMMA::Major::K for this config. "
-                                 f"(8-bit wgmma reads both operands K-major; got GMMA::Major::{major})")
+                                 f"({ta.bits}-bit wgmma reads both operands K-major; got GMMA::Major::{major})")
     if source == "RS" and major_a != K:
         raise ValueError("make_gmma_atom: Register source operand A must have K major layout.")
     a = _smem_operand(64, k) if source == "SS" else _alayout_rs(ta.bits)
@@ -124,14 +127,14 @@ def _gmma_atom(n, types, source, major_a=K, major_b=K):
 
 GMMA_ATOMS = {a.name: a for a in (_gmma_atom(n, t, s) for t in _TYPES for n in GMMA_N for s in ("SS", "RS"))}
 
-_ATOM_RE = re.compile(r"^(?:cute::)?(?:SM90::)?(?:GMMA::)?(?:SM90_|MMA_)64x(\d+)x(16|32)_([A-Z0-9]+)_(SS|RS)(_TN)?"
+_ATOM_RE = re.compile(r"^(?:cute::)?(?:SM90::)?(?:GMMA::)?(?:SM90_|MMA_)64x(\d+)x(\d+)_([A-Z0-9]+)_(SS|RS)(_TN)?"
                       r"(?:<(.*)>)?$")
 
 
 def make_gmma_atom(name):
     """The GMMA atom named `name`: our short name "SM90_64x128x16_F32F16F16_SS" or C++'s spelling
     "SM90::GMMA::MMA_64x128x16_F32F16F16_SS<GMMA::Major::K, GMMA::Major::MN>" (majors default to K).
-    8-bit inputs: "SM90_64x128x32_F32E4M3E4M3_SS_TN", as C++ names it (K-major only); a request with
+    8-bit inputs: "SM90_64x128x32_F32E4M3E4M3_SS_TN", as C++ names it (K-major only); a name with
     majors, "SM90_64x128x32_F32E4M3E4M3_SS<GMMA::Major::K, GMMA::Major::K>", is that atom, and an MN major
     is refused as C++'s op selectors refuse it."""
     if not isinstance(name, str):
@@ -142,9 +145,9 @@ def make_gmma_atom(name):
     n, k, types, source, tn, args = m.groups()
     if types in _TYPES:
         bits = _TYPES[types][1].bits
-        if int(k) != 256 // bits or (tn and bits != 8):
+        if int(k) != 256 // bits or (tn and bits == 16):
             raise ValueError(f"make_gmma_atom: {name!r}: {types} takes k = {256 // bits}"
-                             + ("" if bits == 8 else " and no _TN suffix (its majors are template arguments)")
+                             + (" and no _TN suffix (its majors are template arguments)" if bits == 16 else "")
                              + f", e.g. {_gmma_atom(int(n), types, source).name}")
     majors = [K, K]
     if args:

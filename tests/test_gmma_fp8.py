@@ -170,3 +170,19 @@ def test_scale_layout_refuses_bad_arguments():
         scale_layout((128, 128), (0, 128))
     with pytest.raises(ValueError, match="scale_layout: major must be 'K' or 'MN'"):
         scale_layout((128, 128), (1, 128), "T")
+
+
+def test_the_dsl_facade_builds_and_refuses_as_cpp():
+    """cutelite.dsl's nvgpu.warpgroup.MmaF8Op is the C++ atom (its prints are compared with the DSL's in
+    test_dsl_hopper.py); an MN-major operand is refused with C++'s text."""
+    import cutelite.dsl as cute
+    wg, major = cute.nvgpu.warpgroup, cute.nvgpu.OperandMajorMode
+    op = wg.MmaF8Op(cute.Float8E5M2, cute.Float8E4M3FN, cute.Float32, (64, 96), wg.OperandSource.RMEM, major.K, major.K)
+    assert cute.make_mma_atom(op).cutelite == GMMA_ATOMS["SM90_64x96x32_F32E5M2E4M3_RS_TN"]
+    mn = wg.MmaF8Op(cute.Float8E4M3FN, cute.Float8E4M3FN, cute.Float32, (64, 128), wg.OperandSource.SMEM, major.K,
+                    major.MN)
+    with pytest.raises(ValueError, match="SM90_64x128x32_F32E4M3E4M3_SS_TN: MajorB must be GMMA::Major::K"):
+        cute.make_mma_atom(mn)
+    with pytest.raises(ValueError, match="warpgroup.MmaF8Op: A and B Float8E4M3FN or Float8E5M2"):
+        cute.make_mma_atom(wg.MmaF8Op(cute.Float16, cute.Float8E4M3FN, cute.Float32, (64, 128),
+                                      wg.OperandSource.SMEM, major.K, major.K))
