@@ -2,8 +2,10 @@
 
 Expected values: the real CuTe DSL's types (width, MLIR type), NumPy's float16 rounding (the generic encoder
 run on float16's format must agree with it bit for bit), and the 8-bit float formats' documented values (OCP
-8-bit floating point specification: E4M3 has no infinities, largest 448, NaN S.1111.111; E5M2 is IEEE-like,
-largest 57344, infinity S.11111.00).
+8-bit floating point specification; Micikevicius et al., "FP8 Formats for Deep Learning": E4M3 has no
+infinities, largest 448, NaN S.1111.111; E5M2 is IEEE-like, largest 57344, infinity S.11111.00), all 256 codes
+of each valued from that definition and rounding checked against the defined grid by brute force; ml_dtypes'
+or PyTorch's float8 casts where installed (neither is in this venv).
 """
 
 import dataclasses
