@@ -311,6 +311,32 @@ class WarpgroupMmaF16BF16Op:
                 f"<GMMA::Major::{self.a_major_mode}, GMMA::Major::{self.b_major_mode}>")
 
 
+@dataclass(frozen=True)
+class WarpgroupMmaF8Op:
+    """The DSL's nvgpu.warpgroup.MmaF8Op: wgmma.mma_async with e4m3 or e5m2 inputs, any pair (sm_90a), one
+    warpgroup's 64 x N x 32 product; instruction_shape (64, N) or (64, N, 32). Both operands must be K-major
+    (the DSL's docstring says so, yet its 4.8.1 builds an MN-major atom): an MN major is refused here as C++
+    refuses it (cutelite.gmma.make_gmma_atom)."""
+    a_dtype: Numeric
+    b_dtype: Numeric
+    acc_dtype: Numeric
+    instruction_shape: tuple
+    a_src: str
+    a_major_mode: str
+    b_major_mode: str
+
+    def cpp(self):
+        a, b, acc, shape = self.a_dtype, self.b_dtype, self.acc_dtype, tuple(self.instruction_shape)
+        if a not in (Float8E4M3FN, Float8E5M2) or b not in (Float8E4M3FN, Float8E5M2) or acc not in (Float16, Float32):
+            raise ValueError(f"warpgroup.MmaF8Op: A and B Float8E4M3FN or Float8E5M2, Float16 or Float32 accumulators; "
+                             f"got {a!r}, {b!r}, {acc!r}")
+        if len(shape) not in (2, 3) or shape[0] != 64 or shape[2:] not in ((), (32,)):
+            raise ValueError(f"warpgroup.MmaF8Op: instruction_shape must be (64, N) or (64, N, 32), got "
+                             f"{self.instruction_shape!r}")
+        return (f"SM90::GMMA::MMA_64x{shape[1]}x32_{acc.letters}{a.letters}{b.letters}_{self.a_src}"
+                f"<GMMA::Major::{self.a_major_mode}, GMMA::Major::{self.b_major_mode}>")
+
+
 class SmemLayoutAtomKind:
     """The GMMA shared-memory layout atoms (C++'s GMMA::Layout_<major>_<swizzle>_Atom<T>)."""
     MN_INTER, MN_SW32, MN_SW64, MN_SW128 = "MN_INTER", "MN_SW32", "MN_SW64", "MN_SW128"
@@ -368,7 +394,7 @@ nvgpu = SimpleNamespace(
     OperandMajorMode=OperandMajorMode,
     warp=SimpleNamespace(MmaF16BF16Op=MmaF16BF16Op, MmaTF32Op=MmaTF32Op, MmaFP8Op=MmaFP8Op,
                          LdMatrix8x8x16bOp=LdMatrix8x8x16bOp, StMatrix8x8x16bOp=StMatrix8x8x16bOp),
-    warpgroup=SimpleNamespace(MmaF16BF16Op=WarpgroupMmaF16BF16Op, OperandSource=OperandSource,
+    warpgroup=SimpleNamespace(MmaF16BF16Op=WarpgroupMmaF16BF16Op, MmaF8Op=WarpgroupMmaF8Op, OperandSource=OperandSource,
                               SmemLayoutAtomKind=SmemLayoutAtomKind, make_smem_layout_atom=make_smem_layout_atom),
     cpasync=SimpleNamespace(CopyG2SOp=CopyG2SOp, LoadCacheMode=LoadCacheMode,
                             CopyBulkTensorTileG2SOp=CopyBulkTensorTileG2SOp,
@@ -857,7 +883,7 @@ def _unwrap(x, kind, op, what):
     return x
 
 
-_MMA_OPS = (MmaF16BF16Op, MmaTF32Op, MmaFP8Op, MmaUniversalOp, WarpgroupMmaF16BF16Op)
+_MMA_OPS = (MmaF16BF16Op, MmaTF32Op, MmaFP8Op, MmaUniversalOp, WarpgroupMmaF16BF16Op, WarpgroupMmaF8Op)
 _COPY_OPS = (CopyUniversalOp, CopyG2SOp, LdMatrix8x8x16bOp, StMatrix8x8x16bOp)
 
 
@@ -871,7 +897,8 @@ def _need_op(op, kinds, fn, what):
 def _cutelite_mma_atom(op, fn, what):
     """The cutelite atom of a typed MMA op: a GMMA atom for the warpgroup's, a warp-level one else."""
     op = _need_op(op, _MMA_OPS, fn, what)
-    return gmma.make_gmma_atom(op.cpp()) if isinstance(op, WarpgroupMmaF16BF16Op) else _mma_atom(op.cpp())
+    wgmma = isinstance(op, (WarpgroupMmaF16BF16Op, WarpgroupMmaF8Op))
+    return gmma.make_gmma_atom(op.cpp()) if wgmma else _mma_atom(op.cpp())
 
 
 def make_mma_atom(op):

@@ -1,12 +1,15 @@
 """Hopper's warpgroup MMA (GMMA, PTX `wgmma`): its atoms, its shared-memory layouts, its descriptors.
 
 A GMMA atom is one `wgmma.mma_async` instruction, issued by a *warpgroup* (4 warps, 128 threads) for a
-64 x N x 16 product (16-bit inputs). It differs from the warp-level atoms of atoms.py in three ways:
+64 x N x K product: K = 16 for 16-bit inputs, 32 for 8-bit floats (e4m3, e5m2), 32 bytes of each row either
+way. It differs from the warp-level atoms of atoms.py in three ways:
   * ThrID is `_128:_1`: the 128 threads of the warpgroup;
   * A and B of an `_SS` atom live in shared memory and are named by a 64-bit *descriptor*, not held by
     threads: their TV layouts say "every thread sees the whole tile", (_128,(M,K)):(_0,(_1,M));
-    an `_RS` atom takes A from registers (laid out like C, two halves per register);
+    an `_RS` atom takes A from registers (laid out like C, two halves or four bytes per register);
   * the accumulator C (and D) is spread over the 128 threads as four m16 slabs, one per warp.
+8-bit inputs must be K-major (PTX ISA, wgmma: the transpose is for .f16/.bf16 operands only); C++ names
+those atoms ..._TN and its op selectors refuse an MN major (cute/arch/mma_sm90.hpp).
 
 The shared-memory layouts GMMA reads are fixed "canonical" forms: core matrices of 8 rows x 16 bytes,
 either packed (INTERLEAVE) or swizzled with 32-, 64- or 128-byte XOR patterns. `Layout_K_SW128_Atom(T)`
@@ -19,8 +22,9 @@ does, and its fragments of A (SS) and B are tensors of descriptors (`make_smem_d
 GMMA::smem_desc): one per k-block (and stage), the operand's whole 64 x 16 (N x 16) tile in each.
 
 Post: str(atom), str(layout atom) and every descriptor are what C++ CuTe prints for them
-(tests/fixtures/gmma_cpp.txt, made by tests/fixtures/gen_gmma.sh); partitions, fragments and their
-descriptors are C++'s (tests/fixtures/gmma_partitions_cpp.txt, gen_gmma_partitions.sh).
+(tests/fixtures/gmma_cpp.txt and gmma_fp8_cpp.txt, made by gen_gmma.sh and gen_gmma_fp8.sh there);
+partitions, fragments and their descriptors are C++'s (tests/fixtures/gmma_partitions_cpp.txt,
+gen_gmma_partitions.sh).
 """
 
 import re
@@ -32,7 +36,7 @@ from .errors import quote
 from .int_tuple import congruent, is_int, is_static, is_tuple, product_each, wrap
 from .layout import Layout, LayoutLeft, get, logical_divide, rank, size, tile_to_shape, upcast, zipped_divide
 from .layout import ComposedLayout
-from .numeric import BFloat16, Float16, Float32, numeric
+from .numeric import BFloat16, Float8E4M3FN, Float8E5M2, Float16, Float32, numeric
 from .swizzle import Swizzle
 from .tensor import Tensor
 
@@ -52,7 +56,15 @@ def _clayout(n):
     return Layout(((4, 8, 4), (2, 2, n // 8)), ((128, 1, 16), (64, 8, 512)))
 
 
-ALAYOUT_64x16_RS = Layout(((4, 8, 4), (2, 2, 2)), ((128, 1, 16), (64, 8, 512)))   # A in registers, 16-bit
+def _alayout_rs(bits):
+    """(T128, V) -> (m, k) of A in registers, 64 x k with k = 256 / bits (16-bit: 64 x 16; 8-bit: 64 x 32):
+    laid out as C, each 32-bit register holding 32 / bits neighbours along k (C++ GMMA::ALayout_64x16,
+    ALayout_64x32)."""
+    per_reg, k = 32 // bits, 256 // bits
+    return Layout(((4, 8, 4), (per_reg, 2, 2)), ((64 * per_reg, 1, 16), (64, 8, 32 * k)))
+
+
+ALAYOUT_64x16_RS = _alayout_rs(16)   # A in registers, 16-bit
 
 
 def _smem_operand(m, k):
@@ -69,18 +81,26 @@ class GMMA_Atom(MMA_Atom):
     major_b: Major = K
 
     def __repr__(self):
+        if self.name.endswith("_TN"):   # K-major only (8-bit inputs): C++ has no majors to name
+            return f"MMA_Atom<{self.name}>"
         return f"MMA_Atom<{self.name}<GMMA::Major::{self.major_a},GMMA::Major::{self.major_b}>>"
 
 
-# wgmma's (accumulator, A and B) types, by the letters of CuTe's atom names: F32F16F16, F32BF16BF16, F16F16F16
-_TYPES = {c.letters + 2 * ab.letters: (c, ab)
-          for c, ab in ((Float32, Float16), (Float32, BFloat16), (Float16, Float16))}
-GMMA_N = tuple(range(8, 257, 8))   # wgmma's N for 16-bit inputs: every multiple of 8 up to 256
+# wgmma's (accumulator, A, B) types, by the letters of CuTe's atom names: F32F16F16, F32BF16BF16, F16F16F16,
+# and the 8-bit floats, any pair of e4m3 and e5m2 with an F32 or F16 accumulator (F32E4M3E5M2, ...)
+_FP8 = (Float8E4M3FN, Float8E5M2)
+_TYPES = {c.letters + a.letters + b.letters: (c, a, b)
+          for c, a, b in ((Float32, Float16, Float16), (Float32, BFloat16, BFloat16), (Float16, Float16, Float16),
+                          *((c, a, b) for c in (Float32, Float16) for a in _FP8 for b in _FP8))}
+GMMA_N = tuple(range(8, 257, 8))   # wgmma's N: every multiple of 8 up to 256 (PTX ISA, wgmma's shapes)
 
 
 def _gmma_atom(n, types, source, major_a=K, major_b=K):
+    """The atom of one wgmma: 64 x n x k with k = 256 / (bits of A), 16 for 16-bit inputs, 32 for 8-bit.
+    wgmma transposes 16-bit operands only: other inputs are K-major only (C++ names their atoms ..._TN and
+    refuses another major)."""
     if n not in GMMA_N:
-        raise ValueError(f"make_gmma_atom: N = {n} is not a wgmma N for 16-bit inputs (a multiple of 8, 8..256)")
+        raise ValueError(f"make_gmma_atom: N = {n} is not a wgmma N (a multiple of 8, 8..256)")
     if types not in _TYPES:
         raise ValueError(f"make_gmma_atom: unknown types {types!r}; known: {', '.join(_TYPES)}")
     if source not in ("SS", "RS"):
@@ -88,37 +108,55 @@ def _gmma_atom(n, types, source, major_a=K, major_b=K):
     for m in (major_a, major_b):
         if m not in (K, MN):
             raise ValueError(f"make_gmma_atom: a major must be K or MN, got {m!r}")
+    acc, ta, tb = _TYPES[types]
+    k = 256 // ta.bits
+    k_major_only = ta.bits != 16
+    name = f"SM90_64x{n}x{k}_{types}_{source}" + ("_TN" if k_major_only else "")
+    if k_major_only:   # cute/arch/mma_sm90.hpp, ss_op_selector and rs_op_selector
+        for operand, major in (("A", major_a), ("B", major_b)):
+            if major != K:
+                raise ValueError(f"make_gmma_atom: {name}: Major{operand} must be GMMA::Major::K for this config. "
+                                 f"({ta.bits}-bit wgmma reads both operands K-major; got GMMA::Major::{major})")
     if source == "RS" and major_a != K:
         raise ValueError("make_gmma_atom: Register source operand A must have K major layout.")
-    acc, inp = _TYPES[types]
-    a = _smem_operand(64, 16) if source == "SS" else ALAYOUT_64x16_RS
-    return GMMA_Atom(f"SM90_64x{n}x16_{types}_{source}",
-                     f"wgmma.mma_async.sync.aligned.m64n{n}k16.{acc.ptx}.{inp.ptx}.{inp.ptx}",
-                     (acc.name, inp.name, inp.name, acc.name), Layout(128, 1), (64, n, 16), a, _smem_operand(n, 16),
+    a = _smem_operand(64, k) if source == "SS" else _alayout_rs(ta.bits)
+    return GMMA_Atom(name, f"wgmma.mma_async.sync.aligned.m64n{n}k{k}.{acc.ptx}.{ta.ptx}.{tb.ptx}",
+                     (acc.name, ta.name, tb.name, acc.name), Layout(128, 1), (64, n, k), a, _smem_operand(n, k),
                      _clayout(n), source, Major(major_a), Major(major_b))
 
 
 GMMA_ATOMS = {a.name: a for a in (_gmma_atom(n, t, s) for t in _TYPES for n in GMMA_N for s in ("SS", "RS"))}
 
-_ATOM_RE = re.compile(r"^(?:cute::)?(?:SM90::)?(?:GMMA::)?(?:SM90_|MMA_)64x(\d+)x16_([A-Z0-9]+)_(SS|RS)(?:<(.*)>)?$")
+_ATOM_RE = re.compile(r"^(?:cute::)?(?:SM90::)?(?:GMMA::)?(?:SM90_|MMA_)64x(\d+)x(\d+)_([A-Z0-9]+)_(SS|RS)(_TN)?"
+                      r"(?:<(.*)>)?$")
 
 
 def make_gmma_atom(name):
     """The GMMA atom named `name`: our short name "SM90_64x128x16_F32F16F16_SS" or C++'s spelling
-    "SM90::GMMA::MMA_64x128x16_F32F16F16_SS<GMMA::Major::K, GMMA::Major::MN>" (majors default to K)."""
+    "SM90::GMMA::MMA_64x128x16_F32F16F16_SS<GMMA::Major::K, GMMA::Major::MN>" (majors default to K).
+    8-bit inputs: "SM90_64x128x32_F32E4M3E4M3_SS_TN", as C++ names it (K-major only); a name with
+    majors, "SM90_64x128x32_F32E4M3E4M3_SS<GMMA::Major::K, GMMA::Major::K>", is that atom, and an MN major
+    is refused as C++'s op selectors refuse it."""
     if not isinstance(name, str):
         raise TypeError(f"make_gmma_atom: expected an atom's name (a str), got {name!r}")
     m = _ATOM_RE.match("".join(name.split()))
     if not m:
         raise ValueError(f"make_gmma_atom: {name!r} is not an SM90 GMMA atom (e.g. SM90_64x128x16_F32F16F16_SS)")
+    n, k, types, source, tn, args = m.groups()
+    if types in _TYPES:
+        bits = _TYPES[types][1].bits
+        if int(k) != 256 // bits or (tn and bits == 16):
+            raise ValueError(f"make_gmma_atom: {name!r}: {types} takes k = {256 // bits}"
+                             + (" and no _TN suffix (its majors are template arguments)" if bits == 16 else "")
+                             + f", e.g. {_gmma_atom(int(n), types, source).name}")
     majors = [K, K]
-    if m.group(4):
-        args = m.group(4).split(",")
+    if args:
+        args = args.split(",")
         if len(args) != 2:
             raise ValueError(f"make_gmma_atom: expected two majors <GMMA::Major::K|MN, ...>, got {name!r}")
         for i, arg in enumerate(args):
             majors[i] = arg.split("::")[-1]
-    return _gmma_atom(int(m.group(1)), m.group(2), m.group(3), *majors)
+    return _gmma_atom(int(n), types, source, *majors)
 
 
 def gmma_fragment_of(atom, operand, thread):

@@ -1,6 +1,7 @@
 """cutelite.dsl's Hopper surface against NVIDIA's CuTe DSL (nvidia-cutlass-dsl 4.8.1): warpgroup MMA atoms
-and TiledMMAs, GMMA shared-memory layout atoms, TMA atoms, TMA tensors and tma_partition, built in both and
-compared as the DSL prints them (the smem part of tma_partition as its layout: the DSL prints a pointer).
+(16-bit and 8-bit float inputs) and TiledMMAs, GMMA shared-memory layout atoms, TMA atoms, TMA tensors and
+tma_partition, built in both and compared as the DSL prints them (the smem part of tma_partition as its
+layout: the DSL prints a pointer).
 
 The DSL builds its warpgroup ops only for sm_90a (CUTE_DSL_ARCH), so its side runs in a child process:
 `python tests/test_dsl_hopper.py` prints its texts as JSON. Skipped where the DSL does not import."""
@@ -16,6 +17,9 @@ import pytest
 # (ab dtype, acc dtype, N, A source, A major, B major) of the warpgroup MMAs compared
 MMAS = [("Float16", "Float32", 128, "SMEM", "K", "K"), ("BFloat16", "Float32", 64, "SMEM", "MN", "K"),
         ("Float16", "Float16", 256, "RMEM", "K", "MN"), ("Float16", "Float32", 8, "SMEM", "K", "MN")]
+# (A dtype, B dtype, acc dtype, N, A source) of the 8-bit float warpgroup MMAs compared (both operands K-major)
+F8_MMAS = [("Float8E4M3FN", "Float8E4M3FN", "Float32", 128, "SMEM"),
+           ("Float8E4M3FN", "Float8E5M2", "Float16", 64, "RMEM"), ("Float8E5M2", "Float8E4M3FN", "Float32", 256, "SMEM")]
 KINDS = ["K_INTER", "K_SW32", "K_SW64", "K_SW128", "MN_INTER", "MN_SW32", "MN_SW64", "MN_SW128"]
 # (K-major (M, K) global tensor, smem tile, its layout atom) of the TMA loads compared
 TMAS = [((512, 256), (128, 64), "K_SW128"), ((256, 128), (64, 32), "K_SW64"), ((128, 64), (64, 64), "K_INTER")]
@@ -33,8 +37,13 @@ def build(cute, nvgpu, make_gmem, make_smem, smem_text):
                              getattr(nvgpu.OperandMajorMode, ma), getattr(nvgpu.OperandMajorMode, mb))
         out[f"atom {ab} {acc} {n} {src} {ma} {mb}"] = cute.pretty_str(cute.make_mma_atom(op))
         out[f"tiled (2,1,1) {ab} {acc} {n} {src} {ma} {mb}"] = cute.pretty_str(cute.make_tiled_mma(op, (2, 1, 1)))
+    for a, b, acc, n, src in F8_MMAS:
+        op = wg.MmaF8Op(getattr(cute, a), getattr(cute, b), getattr(cute, acc), (64, n, 32),
+                        getattr(wg.OperandSource, src), nvgpu.OperandMajorMode.K, nvgpu.OperandMajorMode.K)
+        out[f"atom {a} {b} {acc} {n} {src}"] = cute.pretty_str(cute.make_mma_atom(op))
+        out[f"tiled (2,1,1) {a} {b} {acc} {n} {src}"] = cute.pretty_str(cute.make_tiled_mma(op, (2, 1, 1)))
     for kind in KINDS:
-        for t in ("Float16", "Float32"):
+        for t in ("Float16", "Float32", "Float8E4M3FN"):
             atom = wg.make_smem_layout_atom(getattr(wg.SmemLayoutAtomKind, kind), getattr(cute, t))
             out[f"layout atom {kind} {t}"] = cute.pretty_str(atom)
             out[f"tiled layout {kind} {t}"] = cute.pretty_str(cute.tile_to_shape(atom, (128, 128), (0, 1)))
@@ -67,6 +76,7 @@ def _dsl_texts():
 
     class Names:       # the element types where cutelite.dsl has them: on the module
         Float16, BFloat16, Float32 = cutlass.Float16, cutlass.BFloat16, cutlass.Float32
+        Float8E4M3FN, Float8E5M2 = cutlass.Float8E4M3FN, cutlass.Float8E5M2
         pretty_str, make_mma_atom, make_tiled_mma = cute.pretty_str, cute.make_mma_atom, cute.make_tiled_mma
         tile_to_shape, local_tile, make_layout, group_modes = (cute.tile_to_shape, cute.local_tile, cute.make_layout,
                                                                cute.group_modes)
