@@ -18,7 +18,7 @@ exactly these waits and arrivals.
 
 from cutelite.pipeline import empty_arrivals
 
-from .expr import Sym, src
+from ..expr import Sym, src
 from .kernel import dynamic_shared, syncthreads, thread_idx
 from .trace import current
 
