@@ -9,9 +9,10 @@ function for the kernels written by hand (the SIMT steps of chapter 7, chapters 
     >>> print(layout_source(Layout((8, 8), (8, 1))))
     def layout_fn(i):
         # (_8,_8):(_8,_1)
-        return ((i & 7) * 8) + (i >> 3)
+        return (i & 7) * 8 + (i >> 3)
 
-Divisions and remainders by powers of two become shifts and masks; size-1 and stride-0 modes vanish.
+Divisions and remainders by powers of two become shifts and masks; size-1 and stride-0 modes vanish. The
+Sym's text brackets every operation; it is printed with the brackets a reader needs (`_text`).
 A ComposedLayout adds its offset and applies the outer function (a Swizzle: cutelite's own formula,
 o ^ ((o & yyy) >> S), run on the Sym).
 
@@ -92,8 +93,8 @@ _SYMBOL = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.FloorDiv: "//", ast.Mo
 
 
 def _text(value):
-    """Source of an int or a Sym as a reader writes it: a product inside a sum, and a sum that starts a sum,
-    without parentheses; every other operand (bitwise ones above all) in parentheses."""
+    """Source of an int or a Sym as a reader writes it: a product inside a sum, and a sum inside a sum (but
+    after a minus), without parentheses; every other operand (bitwise ones above all) in parentheses."""
     return _plain(ast.parse(src(value), mode="eval").body)
 
 
@@ -111,7 +112,8 @@ def _bare(x, op, first):
     if not isinstance(x, ast.BinOp):
         return True
     sums, products = (ast.Add, ast.Sub), (ast.Mult, ast.FloorDiv, ast.Mod)
-    return isinstance(op, sums) and (isinstance(x.op, products) or first and isinstance(x.op, sums))
+    return isinstance(op, sums) and (isinstance(x.op, products) or
+                                     isinstance(x.op, sums) and (first or isinstance(op, ast.Add)))
 
 
 def _composed_lines(composed, args, by_mode):

@@ -201,6 +201,19 @@ def test_codegen_folds_constants():
     assert "o = o ^ ((o & 448) >> 3)  # Sw<3,3,3>" in sw
 
 
+def test_codegen_prints_what_the_expression_computes():
+    from kernels.expr import Sym, src
+    from kernels.layout_codegen import _text
+    a, b, c = Sym("a"), Sym("b"), Sym("c")
+    exprs = [a - (b + c), a - (b - c), (a - b) + c, a + (b - c), a * (b + c), (a & 7) * 8 + (b >> 3),
+             a ^ ((a & 448) >> 3), (a % 3) * 4 + b // 3, a - b * 2 + 5, (a << 2) | (b & 1), a * -3 + (-b)]
+    for e in exprs:
+        for v in itertools.product((0, 1, 6, 37, 500), repeat=3):
+            env = dict(zip("abc", v))
+            assert eval(_text(e), env) == eval(src(e), env), (src(e), _text(e))
+    assert _text(a - (b + c)) == "a - (b + c)" and _text(a + (b - c)) == "a + b - c"
+
+
 def test_codegen_matches_cutelite_with_an_outer_layout():
     _check(ComposedLayout(Layout((4, 8), (8, 1)), 3, Layout((2, 4), (1, 2))))
     _check(ComposedLayout(composition(Swizzle(1, 2, 3), Layout(32, 1)), 0, Layout((4, 8), (8, 1))))
