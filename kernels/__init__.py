@@ -13,7 +13,9 @@
   * the kernels, by chapter: kernels.tiled (chapter 6: a TiledCopy and a TiledMMA tile), kernels.gemm
     (chapter 7: the GEMM ladder, SIMT and tensor cores), kernels.hopper (chapter 8: wgmma and TMA).
   * kernels.lib.matmul: C = A @ B for NumPy, CuPy and PyTorch arrays, on the chapters' best kernels.
-Beside them: kernels.layout_codegen (a layout as a device function, for the SIMT kernels and chapters 1-4),
+Beside them: kernels.expr (a run-time integer as source text, constants folded), kernels.layout_codegen (a
+static layout evaluated at run-time coordinates: cutejit indexes memory with it, and layout_fn writes it as a
+device function for the kernels written by hand, the SIMT steps and chapters 1-4),
 kernels.capability (which GPU runs what; kernels.supports, require and why_not ask it about current_cc(),
 this GPU's or the profile's), kernels.timing (GPU time), kernels.arrays (device arrays as Numba views).
 

@@ -1,16 +1,20 @@
-"""From a cutelite layout to a Numba device function: coordinate -> offset, constants folded in.
+"""From a cutelite layout to code: the layout evaluated at a run-time coordinate, constants folded in.
 
 A kernel cannot call cutelite (Python objects do not exist on the GPU), but a *static* layout is just
-arithmetic on constants. So we write that arithmetic out as Python source, exactly as CuTe's crd2idx
-evaluates it, and compile it with cuda.jit(device=True):
+arithmetic on constants. `evaluate` runs CuTe's crd2idx on a run-time coordinate, a `kernels.expr.Sym` (the
+text of an integer expression), so every shape and stride is folded into the text. It is the one path from a
+layout to code: cutejit's tensors index memory with it, and `layout_fn` writes it out as a Numba device
+function for the kernels written by hand (the SIMT steps of chapter 7, chapters 1-4):
 
     >>> print(layout_source(Layout((8, 8), (8, 1))))
     def layout_fn(i):
         # (_8,_8):(_8,_1)
         return (i & 7) * 8 + (i >> 3)
 
-Divisions and remainders by powers of two become shifts and masks; size-1 and stride-0 modes vanish.
-A ComposedLayout adds its offset and applies the outer function (a Swizzle: o ^ ((o & yyy) >> S)).
+Divisions and remainders by powers of two become shifts and masks; size-1 and stride-0 modes vanish. The
+Sym's text brackets every operation; it is printed with the brackets a reader needs (`_text`).
+A ComposedLayout adds its offset and applies the outer function (a Swizzle: cutelite's own formula,
+o ^ ((o & yyy) >> S), run on the Sym).
 
 Two forms:
   * layout_fn(L)(i): one integer coordinate, split colexicographically over all of L's modes (L(i));
@@ -19,194 +23,133 @@ Two forms:
 As in CuTe, the last mode takes whatever is left of the coordinate, without a remainder.
 """
 
+import ast
+
+from cutelite import ComposedLayout, Layout, ScaledBasis, Swizzle, rank
+
+from .expr import Sym, src
 from .source import compile_function
 
-__all__ = ["layout_source", "layout_pyfunc", "layout_fn"]
+__all__ = ["evaluate", "layout_source", "layout_pyfunc", "layout_fn"]
 
 
-# ---- reading a layout (duck-typed on cutelite's attributes) --------------------------------------------
-def _is_int(x):
-    return isinstance(x, int) and not isinstance(x, bool)
+# ---- a static layout at a run-time coordinate ------------------------------------------------------------
+def _leaves(shape, stride):
+    if isinstance(shape, tuple):
+        out = []
+        for s, d in zip(shape, stride):
+            out += _leaves(s, d)
+        return out
+    return [(int(shape), stride)]
 
 
-def _as_layout(obj):
-    """(shape, stride) of a Layout-like object or of a (shape, stride) pair; None otherwise."""
-    if hasattr(obj, "layout_b"):
-        return None
-    if hasattr(obj, "shape") and hasattr(obj, "stride"):
-        return obj.shape, obj.stride
-    if isinstance(obj, tuple) and len(obj) == 2:
-        return obj
-    return None
+def _scale(x, d, nroot):
+    """x * stride d as a value: an int or Sym for an integer stride, a tuple for a basis stride."""
+    if isinstance(d, ScaledBasis):
+        if len(d.modes) != 1 or d.modes[0] >= nroot:
+            raise NotImplementedError("evaluate: basis stride %s is not a mode of a rank-%d tensor" % (d, nroot))
+        out = [0] * nroot
+        out[d.modes[0]] = x * int(d.value)
+        return tuple(out)
+    return x * int(d)
 
 
-def _product(s):
-    if _is_int(s):
-        return int(s)
+def _add(a, b):
+    if isinstance(a, tuple) or isinstance(b, tuple):
+        a = a if isinstance(a, tuple) else (a,) * len(b) if a == 0 else a
+        b = b if isinstance(b, tuple) else (b,) * len(a) if b == 0 else b
+        return tuple(x + y for x, y in zip(a, b))
+    return a + b
+
+
+def evaluate(layout, x, nroot=0):
+    """layout(x) for a 1-D coordinate x (an int, or a Sym in [0, size(layout))), as CuTe's crd2idx splits
+    it over the modes: an int/Sym for integer strides, a tuple of nroot ints/Syms for basis strides."""
+    leaves = _leaves(layout.shape, layout.stride)
+    total = 0 if not nroot else (0,) * nroot
     p = 1
-    for x in s:
-        p *= _product(x)
-    return p
+    for i, (s, d) in enumerate(leaves):
+        if s == 1:
+            continue
+        xi = x // p
+        if i != len(leaves) - 1:
+            xi = xi % s
+        total = _add(total, _scale(xi, d, nroot))
+        p *= s
+    return total
 
 
-def _describe(obj):
-    return str(obj) if not isinstance(obj, tuple) else "%s:%s" % obj
-
-
-# ---- integer expressions with constants folded -----------------------------------------------------------
-def _pow2(n):
-    return n > 0 and n & (n - 1) == 0
-
-
-def _div(e, p):
-    if p == 1:
-        return e
-    return "(%s >> %d)" % (e, p.bit_length() - 1) if _pow2(p) else "(%s // %d)" % (e, p)
-
-
-def _mod(e, n):
-    if _pow2(n):
-        inner = _masked(e)
-        if inner is not None and inner[1] >= n - 1:   # (x & 7) & 1 == x & 1
-            return "(%s & %d)" % (inner[0], n - 1)
-        return "(%s & %d)" % (e, n - 1)
-    return "(%s %% %d)" % (e, n)
-
-
-def _masked(e):
-    """(x, m) if e is the text "(x & m)", else None."""
-    if e.startswith("(") and e.endswith(")") and " & " in e:
-        x, _, m = e[1:-1].rpartition(" & ")
-        if m.isdigit() and _balanced(x) and _pow2(int(m) + 1):
-            return x, int(m)
-    return None
-
-
-def _strip(e):
-    return e[1:-1] if e.startswith("(") and e.endswith(")") and _balanced(e[1:-1]) else e
-
-
-def _balanced(e):
-    depth = 0
-    for ch in e:
-        depth += (ch == "(") - (ch == ")")
-        if depth < 0:
-            return False
-    return depth == 0
-
-
-def _terms(c, shape, stride, bounded):
-    """Terms of crd2idx(c, shape, stride) for an int coordinate expression `c`.
-
-    bounded: c is known to lie in [0, size(shape)), so size-1 modes contribute nothing.
-    """
-    if _is_int(shape):
-        shape, stride = int(shape), int(stride)
-        if stride == 0 or (shape == 1 and bounded):
-            return []
-        return [c if stride == 1 else "%s * %d" % (c, stride)]
-    terms, p = [], 1
-    last = len(shape) - 1
-    for i, (s, d) in enumerate(zip(shape, stride)):
-        n = _product(s)
-        sub = _div(c, p)
-        if i != last:
-            sub = _mod(sub, n) if n > 1 else "0"
-            if n > 1:
-                terms += _terms(sub, s, d, True)
-        else:
-            terms += _terms(sub, s, d, bounded)
-        p *= n
-    return terms
-
-
-def _sum(terms):
-    return " + ".join(_strip(t) if len(terms) == 1 else t for t in terms) if terms else "0"
-
-
-class _Code:
-    """Source text of an int, for cutelite's Swizzle to apply its own formula to: o ^ ((o & yyy) >> S)."""
-
-    def __init__(self, text):
-        self.text = text
-
-    def __and__(self, mask):
-        return _Code("(%s & %d)" % (self.text, mask))
-
-    def __rshift__(self, n):
-        return _Code("%s >> %d" % (self.text, n))
-
-    def __lshift__(self, n):
-        return _Code("%s << %d" % (self.text, n))
-
-    def __xor__(self, other):
-        return _Code("%s ^ (%s)" % (self.text, other.text))
-
-    def __index__(self):
-        raise TypeError("layout_codegen: %s is source text, known when the kernel runs" % self.text)
-
-
-def _outer_lines(var, outer):
-    """Statements applying the outer function of a ComposedLayout to the offset in `var`."""
-    if hasattr(outer, "yyy_msk"):  # a Swizzle
-        if outer.bits == 0:
-            return ["# %s: no bits swizzled" % outer]
-        return ["%s = %s  # %s" % (var, outer(_Code(var)).text, outer)]
-    if hasattr(outer, "layout_b"):  # a ComposedLayout used as an outer function
-        return _composed_lines(var, outer, [var], by_mode=False)
-    lay = _as_layout(outer)
-    if lay is None:
-        raise TypeError("layout_codegen: cannot compile the outer function %r" % (outer,))
-    return ["%s = %s  # %s" % (var, _sum(_terms(var, lay[0], lay[1], False)), _describe(outer))]
-
-
-def _composed_lines(var, composed, args, by_mode):
-    offset = composed.offset
-    if not _is_int(offset):
-        raise NotImplementedError("layout_codegen: only integer offsets in a ComposedLayout, got %r"
-                                  % (offset,))
-    inner = composed.layout_b
-    terms = _inner_terms(inner.shape, inner.stride, args, by_mode)
-    if int(offset):
-        terms.append(str(int(offset)))
-    return ["%s = %s  # %s" % (var, _sum(terms), inner)] + _outer_lines(var, composed.layout_a)
-
-
-def _inner_terms(shape, stride, args, by_mode):
+def _at(layout, args, by_mode):
+    """layout(*args) (by_mode: one coordinate per top-level mode) of a Layout."""
     if not by_mode:
-        return _terms(args[0], shape, stride, False)
-    if _is_int(shape):
-        shape, stride = (shape,), (stride,)
-    terms = []
-    for a, s, d in zip(args, shape, stride):
-        terms += _terms(a, s, d, False)
-    return terms
+        return evaluate(layout, args[0])
+    shape, stride = (layout.shape, layout.stride) if rank(layout) > 1 else ((layout.shape,), (layout.stride,))
+    return sum((evaluate(Layout(s, d), c) for c, s, d in zip(args, shape, stride)), 0)
 
 
-# ---- public API ----------------------------------------------------------------------------------------
-def _rank(layout):
-    shape = layout.shape if hasattr(layout, "shape") else _as_layout(layout)[0]
-    return 1 if _is_int(shape) else len(shape)
+# ---- the value written out as a function -------------------------------------------------------------------
+_SYMBOL = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.FloorDiv: "//", ast.Mod: "%", ast.BitAnd: "&",
+           ast.BitOr: "|", ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>"}
+
+
+def _text(value):
+    """Source of an int or a Sym as a reader writes it: a product inside a sum, and a sum inside a sum (but
+    after a minus), without parentheses; every other operand (bitwise ones above all) in parentheses."""
+    return _plain(ast.parse(src(value), mode="eval").body)
+
+
+def _plain(node):
+    if not isinstance(node, ast.BinOp):
+        return ast.unparse(node)
+    left, right = _plain(node.left), _plain(node.right)
+    left = left if _bare(node.left, node.op, True) else "(%s)" % left
+    right = right if _bare(node.right, node.op, False) else "(%s)" % right
+    return "%s %s %s" % (left, _SYMBOL[type(node.op)], right)
+
+
+def _bare(x, op, first):
+    """Whether operand x of op (its first or second) reads right without parentheses."""
+    if not isinstance(x, ast.BinOp):
+        return True
+    sums, products = (ast.Add, ast.Sub), (ast.Mult, ast.FloorDiv, ast.Mod)
+    return isinstance(op, sums) and (isinstance(x.op, products) or
+                                     isinstance(x.op, sums) and (first or isinstance(op, ast.Add)))
+
+
+def _composed_lines(composed, args, by_mode):
+    """Statements leaving composed(*args) in the variable o: the inner layout plus the offset, then the
+    outer function, each with what it applies as a comment."""
+    if not isinstance(composed.offset, int) or isinstance(composed.offset, bool):
+        raise NotImplementedError("layout_source: only integer offsets in a ComposedLayout, got %r"
+                                  % (composed.offset,))
+    inner, outer, o = composed.layout_b, composed.layout_a, Sym("o")
+    lines = ["o = %s  # %s" % (_text(_at(inner, args, by_mode) + int(composed.offset)), inner)]
+    if isinstance(outer, ComposedLayout):
+        return lines + _composed_lines(outer, [o], False)
+    if isinstance(outer, Swizzle):
+        value = outer(o)
+    elif isinstance(outer, Layout):
+        value = evaluate(outer, o)
+    else:
+        raise TypeError("layout_source: cannot write out the outer function %r" % (outer,))
+    return lines + ["o = %s  # %s" % (_text(value), outer) if value is not o else "# %s: the identity" % outer]
 
 
 def layout_source(layout, by_mode=False, name="layout_fn"):
-    """Python source of a function computing `layout` (a cutelite Layout, ComposedLayout, or a
-    (shape, stride) pair of nested int tuples).
+    """Python source of a function computing `layout` (a cutelite Layout or ComposedLayout).
 
     Post: exec'd, the function f satisfies f(i) == layout(i) for 0 <= i < size(layout) (by_mode=False),
           or f(*c) == layout(*c) for every coordinate c with one int per top-level mode (by_mode=True).
     """
-    args = ["i"] if not by_mode else ["c%d" % k for k in range(_rank(layout))]
-    header = "def %s(%s):" % (name, ", ".join(args))
-    if hasattr(layout, "layout_b"):
-        body = _composed_lines("o", layout, args, by_mode) + ["return o"]
-        return "\n".join([header, "    # %s" % layout] + ["    " + line for line in body]) + "\n"
-    lay = _as_layout(layout)
-    if lay is None:
-        raise TypeError("layout_source: expected a Layout, a ComposedLayout or (shape, stride), got %r"
-                        % (layout,))
-    expr = _sum(_inner_terms(lay[0], lay[1], args, by_mode))
-    return "%s\n    # %s\n    return %s\n" % (header, _describe(layout), expr)
+    if not isinstance(layout, (Layout, ComposedLayout)):
+        raise TypeError("layout_source: expected a Layout or a ComposedLayout, got %r" % (layout,))
+    args = [Sym("i")] if not by_mode else [Sym("c%d" % k) for k in range(rank(layout))]
+    if isinstance(layout, ComposedLayout):
+        body = _composed_lines(layout, args, by_mode) + ["return o"]
+    else:
+        body = ["return %s" % _text(_at(layout, args, by_mode))]
+    header = "def %s(%s):" % (name, ", ".join(a.src for a in args))
+    return "\n".join([header, "    # %s" % layout] + ["    " + line for line in body]) + "\n"
 
 
 def layout_pyfunc(layout, by_mode=False, name="layout_fn"):

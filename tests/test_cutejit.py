@@ -16,7 +16,7 @@ pytestmark = pytest.mark.numba("simulator")
 
 # ---- expressions -----------------------------------------------------------------------------------------
 def test_run_time_expressions_fold_constants():
-    from kernels.cutejit.expr import Sym as S
+    from kernels.expr import Sym as S
     t = S("tid", invariant=True)
     assert ((t + 3) - 1).src == "(tid + 2)" and (t * 1) is t and t * 0 == 0 and (t + 0) is t
     assert (t // 32).src == "(tid >> 5)" and (t % 8).src == "(tid & 7)" and t % 1 == 0

@@ -238,7 +238,7 @@ def test_scheduler_grouped_raster_covers_every_tile_once():
     """Grouped raster: tiles walk `group` row-tiles down a column before moving right; each tile once."""
     from kernels.cutejit import TileScheduler
     from kernels.cutejit.trace import Trace, recording
-    from kernels.cutejit.expr import Sym
+    from kernels.expr import Sym
     for tm, tn, g in ((7, 5, 3), (8, 4, 16), (4, 4, 1)):
         t = Trace("x", [], 32)
         with recording(t):

@@ -148,6 +148,7 @@ def test_as_b32_low_half_first():
 # ---- layout codegen, as plain Python, against cutelite ---------------------------------------------------
 cutelite = pytest.importorskip("cutelite")
 Layout, Swizzle, composition, size = cutelite.Layout, cutelite.Swizzle, cutelite.composition, cutelite.size
+ComposedLayout = cutelite.ComposedLayout
 
 
 def _random_shape(rng, depth=2):
@@ -200,9 +201,28 @@ def test_codegen_folds_constants():
     assert "o = o ^ ((o & 448) >> 3)  # Sw<3,3,3>" in sw
 
 
-def test_codegen_accepts_plain_tuples_and_names():
-    f = layout_pyfunc(((4, 8), (8, 1)), name="row_major")
+def test_codegen_prints_what_the_expression_computes():
+    from kernels.expr import Sym, src
+    from kernels.layout_codegen import _text
+    a, b, c = Sym("a"), Sym("b"), Sym("c")
+    exprs = [a - (b + c), a - (b - c), (a - b) + c, a + (b - c), a * (b + c), (a & 7) * 8 + (b >> 3),
+             a ^ ((a & 448) >> 3), (a % 3) * 4 + b // 3, a - b * 2 + 5, (a << 2) | (b & 1), a * -3 + (-b)]
+    for e in exprs:
+        for v in itertools.product((0, 1, 6, 37, 500), repeat=3):
+            env = dict(zip("abc", v))
+            assert eval(_text(e), env) == eval(src(e), env), (src(e), _text(e))
+    assert _text(a - (b + c)) == "a - (b + c)" and _text(a + (b - c)) == "a + b - c"
+
+
+def test_codegen_matches_cutelite_with_an_outer_layout():
+    _check(ComposedLayout(Layout((4, 8), (8, 1)), 3, Layout((2, 4), (1, 2))))
+    _check(ComposedLayout(composition(Swizzle(1, 2, 3), Layout(32, 1)), 0, Layout((4, 8), (8, 1))))
+
+
+def test_codegen_names_the_function_and_takes_only_layouts():
+    f = layout_pyfunc(Layout((4, 8), (8, 1)), name="row_major")
     assert f.__name__ == "row_major" and [f(i) for i in (0, 1, 4)] == [0, 8, 1]
     assert "def row_major(i):" in f.source
-    with pytest.raises(TypeError):
-        layout_source(42)
+    for not_a_layout in (42, ((4, 8), (8, 1))):
+        with pytest.raises(TypeError, match="layout_source: expected a Layout"):
+            layout_source(not_a_layout)

@@ -27,7 +27,7 @@ Import after kernels.setup().
 from cutelite import _  # noqa: F401  (kernels slice with it, as CuTe does)
 
 from .copy import copy, elem_less  # noqa: F401
-from .expr import Sym  # noqa: F401
+from ..expr import Sym  # noqa: F401
 from .gemm import gemm  # noqa: F401
 from .kernel import (  # noqa: F401
     Kernel, Matrix, block_idx, cp_async_fence, cp_async_wait, else_, if_, kernel, make_smem_tensor, range_,

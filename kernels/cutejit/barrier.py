@@ -12,7 +12,7 @@ id written by hand (`named_barrier_sync(1, 128)`) that an owner holds is refused
 kernel meet on one barrier by accident.
 """
 
-from .expr import is_sym, src
+from ..expr import is_sym, src
 from .trace import current
 
 __all__ = ["NamedBarrier", "named_barrier_sync", "named_barrier_arrive"]

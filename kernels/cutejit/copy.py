@@ -14,7 +14,7 @@ where the bytes are; every offset that the layouts fix is a constant in the gene
 from cutelite import Copy_Atom, TiledCopy, size
 from cutelite.numeric import numeric
 
-from .expr import is_sym
+from ..expr import is_sym
 from .instructions import copy_op
 from .tensor import GTensor
 from .trace import current

@@ -20,7 +20,7 @@ import numpy as np
 from cutelite import size
 from cutelite.numeric import numeric
 
-from .expr import src
+from ..expr import src
 from .tensor import GTensor, RTensor, STensor
 
 __all__ = ["copy_op", "CopyOp"]

@@ -27,7 +27,7 @@ import numpy as np
 from cutelite import ComposedLayout, Layout, Major, Swizzle, TiledCopy, TiledMMA, cosize, thr_size
 
 from ..numeric import holds, storage
-from .expr import Sym
+from ..expr import Sym
 from .registers import element_type
 from .tensor import GTensor, STensor
 from .tiled import wrap
@@ -208,7 +208,7 @@ def cp_async_wait(n):
 
 def _call(name, *args):
     from .. import instructions
-    from .expr import src
+    from ..expr import src
     t = current()
     t.emit("%s(%s)" % (t.use(name, getattr(instructions, name)), ", ".join(src(a) for a in args)))
 
@@ -237,7 +237,7 @@ def assign(v, value):
 
 def min_(a, b):
     """The smaller of two run-time values."""
-    from .expr import src
+    from ..expr import src
     if isinstance(a, int) and isinstance(b, int):
         return min(a, b)
     return Sym("min(%s, %s)" % (src(a), src(b)), all(getattr(x, "invariant", True) for x in (a, b)))

@@ -22,7 +22,7 @@ from cutelite import pipeline as model
 from cutelite.pipeline import empty_arrivals
 
 from .barrier import NamedBarrier
-from .expr import Sym, is_sym, src
+from ..expr import Sym, is_sym, src
 from .kernel import dynamic_shared, if_, syncthreads, thread_idx
 from .tensor import STensor
 from .tma import tma_store, tma_store_commit, tma_store_wait

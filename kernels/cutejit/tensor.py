@@ -11,9 +11,10 @@ shared tensor's layout maps coordinates to element offsets, and a swizzle, if an
 offset of everything sliced away (CuTe's `Sw o offset o L`). Registers are named once and never move.
 
 Slicing with `_` keeps a mode, with an int folds it into a constant, with a run-time value (a Sym: the
-thread index, a block coordinate, a loop counter) adds a run-time term. A layout evaluated by mode is a sum
-over its modes, so what a run-time coordinate contributes is computed once and every static coordinate
-that follows is a constant away from it.
+thread index, a block coordinate, a loop counter) adds a run-time term, the mode's layout evaluated at it
+(kernels.layout_codegen.evaluate, which also writes the layout functions of the kernels written by hand).
+A layout evaluated by mode is a sum over its modes, so what a run-time coordinate contributes is computed
+once and every static coordinate that follows is a constant away from it.
 """
 
 import itertools
@@ -21,45 +22,18 @@ import itertools
 from cutelite import Layout, ScaledBasis, get, make_identity_layout, rank, size, slice_and_offset
 from cutelite.layout import Underscore
 
-from .expr import is_sym, src
+from ..expr import is_sym, src
+from ..layout_codegen import evaluate
 from .trace import current
 
-__all__ = ["GTensor", "STensor", "RTensor", "evaluate", "local_tile", "make_identity_tensor"]
+__all__ = ["GTensor", "STensor", "RTensor", "local_tile", "make_identity_tensor"]
 
 
 def _free(c):
     return c is None or isinstance(c, Underscore)
 
 
-# ---- evaluating a static layout at a run-time coordinate ------------------------------------------------
-def _leaves(shape, stride):
-    if isinstance(shape, tuple):
-        out = []
-        for s, d in zip(shape, stride):
-            out += _leaves(s, d)
-        return out
-    return [(int(shape), stride)]
-
-
-def _scale(x, d, nroot):
-    """x * stride d as a value: an int or Sym for an integer stride, a tuple for a basis stride."""
-    if isinstance(d, ScaledBasis):
-        if len(d.modes) != 1 or d.modes[0] >= nroot:
-            raise NotImplementedError("cutejit: basis stride %s is not a mode of a rank-%d tensor" % (d, nroot))
-        out = [0] * nroot
-        out[d.modes[0]] = x * int(d.value)
-        return tuple(out)
-    return x * int(d)
-
-
-def _add(a, b):
-    if isinstance(a, tuple) or isinstance(b, tuple):
-        a = a if isinstance(a, tuple) else (a,) * len(b) if a == 0 else a
-        b = b if isinstance(b, tuple) else (b,) * len(a) if b == 0 else b
-        return tuple(x + y for x, y in zip(a, b))
-    return a + b
-
-
+# ---- a static layout value as a coordinate of the matrix ------------------------------------------------
 def _root(v, nroot):
     """A static layout value (an int, a ScaledBasis, an ArithmeticTuple) as a tuple of nroot ints."""
     if isinstance(v, ScaledBasis):
@@ -73,23 +47,6 @@ def _root(v, nroot):
     if nroot == 1:
         return (int(v),)
     raise ValueError("cutejit: %r is not a coordinate of a rank-%d matrix" % (v, nroot))
-
-
-def evaluate(layout, x, nroot=0):
-    """layout(x) for a 1-D coordinate x (an int, or a Sym in [0, size(layout))), as CuTe's crd2idx splits
-    it over the modes: an int/Sym for integer strides, a tuple of nroot ints/Syms for basis strides."""
-    leaves = _leaves(layout.shape, layout.stride)
-    total = 0 if not nroot else (0,) * nroot
-    p = 1
-    for i, (s, d) in enumerate(leaves):
-        if s == 1:
-            continue
-        xi = x // p
-        if i != len(leaves) - 1:
-            xi = xi % s
-        total = _add(total, _scale(xi, d, nroot))
-        p *= s
-    return total
 
 
 # ---- slicing, shared by the three kinds --------------------------------------------------------------------

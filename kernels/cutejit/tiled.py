@@ -14,7 +14,7 @@ thread's coordinate contributes) and leaves every other mode static.
 from cutelite import TiledCopy, TiledMMA, _, make_layout, make_tensor, rank, size
 from cutelite.gmma import GMMA_Atom
 
-from .expr import is_sym
+from ..expr import is_sym
 from .tensor import GTensor, RTensor, STensor
 from .registers import make_fragment
 from .wgmma import accumulator_fragment, descriptor_fragment, smem_layout_of

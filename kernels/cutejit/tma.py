@@ -22,7 +22,7 @@ from cutelite.numeric import numeric
 from cutelite.tma import TMA_Atom, tensor_map_params
 
 from ..numeric import holds
-from .expr import src
+from ..expr import src
 from .tensor import GTensor, STensor
 from .trace import current
 

@@ -20,7 +20,7 @@ import contextlib
 import threading
 
 from ..source import compile_function
-from .expr import Sym, src
+from ..expr import Sym, src
 
 __all__ = ["Trace", "current"]
 

@@ -21,8 +21,9 @@ from cutelite import Swizzle, rank, size, slice_and_offset
 from cutelite.gmma import GMMA_Atom, GmmaSmemLayout
 from cutelite.numeric import numeric
 
-from .expr import Sym, is_sym, src
-from .tensor import RTensor, STensor, evaluate
+from ..expr import Sym, is_sym, src
+from ..layout_codegen import evaluate
+from .tensor import RTensor, STensor
 from .trace import current
 
 __all__ = ["DescTensor", "Accumulator", "smem_layout_of", "descriptor_fragment", "accumulator_fragment",

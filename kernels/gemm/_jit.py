@@ -1,4 +1,5 @@
-"""cuda.jit with the options the simulator does not take (launch_bounds) dropped there."""
+"""What the SIMT steps share on the host: cuda.jit with the options the simulator does not take
+(launch_bounds) dropped there, and the launch shape of a tiled step."""
 
 from numba import cuda
 
@@ -12,3 +13,11 @@ def jit(launch_bounds=None, **options):
 
 
 device = cuda.jit(device=True, inline="always")
+
+
+def tile_grid(BM, BN, threads):
+    """grid(M, N) -> (blocks, threads) of a step whose block of `threads` threads computes one BM x BN tile
+    of C, blockIdx.x along N (M and N multiples of the tile)."""
+    def grid(M, N):
+        return (N // BN, M // BM), threads
+    return grid

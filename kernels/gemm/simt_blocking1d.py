@@ -40,5 +40,4 @@ def gemm_simt_blocking1d(A, B, C):
         C[m0 + tm + i, n0 + tn] = acc[i]
 
 
-def grid(M, N):
-    return (N // BN, M // BM), THREADS
+grid = _jit.tile_grid(BM, BN, THREADS)

@@ -48,5 +48,4 @@ def gemm_simt_blocking2d(A, B, C):
             C[m0 + tm + i, n0 + tn + j] = acc[TN * i + j]
 
 
-def grid(M, N):
-    return (N // BN, M // BM), THREADS
+grid = _jit.tile_grid(BM, BN, THREADS)

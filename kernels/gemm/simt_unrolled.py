@@ -61,5 +61,4 @@ def gemm_simt_unrolled(A, B, C):
                               acc[8 * i + 4 * h + 3]))
 
 
-def grid(M, N):
-    return (N // BN, M // BM), THREADS
+grid = _jit.tile_grid(BM, BN, THREADS)

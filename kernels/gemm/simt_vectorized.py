@@ -108,5 +108,4 @@ def make_kernel(a_tile=ROW_MAJOR_At, b_tile=ROW_MAJOR_B):
 gemm_simt_vectorized = make_kernel()
 
 
-def grid(M, N):
-    return (N // BN, M // BM), THREADS
+grid = _jit.tile_grid(BM, BN, THREADS)

@@ -1,8 +1,9 @@
-"""Run-time integers of a kernel being traced: Python source text, with constants folded.
+"""Run-time integers of generated code: Python source text, with constants folded.
 
-While `cutejit` traces a kernel, every value that is known when the kernel is built is a plain Python int
-and is folded away; a value known only when the kernel runs (the thread index, a block coordinate, a loop
-counter, a leading dimension) is a `Sym`, the text of a Python expression over the kernel's variables:
+While code is generated (a `cutejit` kernel traced, a layout written out by `kernels.layout_codegen`), every
+value that is known when the code is built is a plain Python int and is folded away; a value known only when
+the kernel runs (the thread index, a block coordinate, a loop counter, a leading dimension) is a `Sym`, the
+text of a Python expression over the kernel's variables:
 
     >>> t = Sym("tid", invariant=True)
     >>> (t // 32) * 64 + 0
