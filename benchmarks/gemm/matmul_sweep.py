@@ -5,14 +5,26 @@ PyTorch tensors, `matmul(a, b, out=c)` checked against cuBLAS's product (output 
 then GPU time (kernels.timing.gpu_time_ms, back-to-back calls, the host's per-call work included in the
 queue) of matmul, cuBLAS (`torch.mm(a, b, out_dtype=torch.float32, out=c)`) and the Triton kernel below,
 all reading the same tensors and writing fp32, in --rounds interleaved rounds (clock drift hits all three
-alike; the table gives the median ratio). Prints a Markdown table (ratios to cuBLAS) and writes it, the raw
-times (JSON) and a plot (PNG, where matplotlib is installed) to --out.
+alike; the table gives the median ratio). Each row names the tile and split of K matmul's rule chose
+(kernels.lib.shapes.choose_tile) and, for M <= 64 (memory-bound: issue 30's target is 0.8 of cuBLAS's
+bandwidth), the GB/s of matmul and cuBLAS (A, B read once, C written once). Prints a Markdown table (ratios to
+cuBLAS) and writes it, the raw times (JSON) and a plot (PNG, where matplotlib is installed) to --out.
 
-    PYTHONPATH=. python3 benchmarks/gemm/matmul_sweep.py [--sizes ...] [--rounds 3] [--out DIR]
+First, --fuzz random shapes (drawn so that every tile and split of the rule comes up; the tiles hit are
+counted) are checked against cuBLAS with the output poisoned with NaN, each call made twice (the second a
+replay of the prepared call); a miss stops the script before any timing.
+
+    PYTHONPATH=. python3 benchmarks/gemm/matmul_sweep.py --quick              # under 4 minutes on an H100
+    PYTHONPATH=. python3 benchmarks/gemm/matmul_sweep.py [--sizes MxNxK ...] [--rounds 3] [--out DIR]
+
+--quick: fp16, both operands row-major, QUICK's shapes, no Triton, 24 fuzz cases (fp16, row- or
+column-major). The default: every shape of SIZES, both dtypes and the four majorness pairs, Triton too.
 """
 import argparse
+import collections
 import json
 import os
+import random
 import statistics
 import time
 
@@ -24,11 +36,23 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from kernels.lib import matmul  # noqa: E402
+from kernels.lib.shapes import choose_tile  # noqa: E402
+from cutelite.numeric import numeric  # noqa: E402
 from kernels.harness import check, cublas_baseline, time_rounds  # noqa: E402
 from plot_matmul_sweep import plot  # noqa: E402  (beside this script)
 
-SIZES = [(1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192), (4096, 14336, 4096),
-         (4000, 3000, 2500)]
+ISSUE_30 = [(3072, 3072, 3072), (1024, 1024, 1024), (16, 4096, 4096), (128, 11008, 4096), (777, 1333, 2049),
+            (4096, 4096, 16384)]
+LLM = [(b, n, k) for b in (1, 16, 64, 128)          # decoding batches through a 7B (4096 wide) and a 70B layer
+       for n, k in ((4096, 4096), (12288, 4096), (11008, 4096), (4096, 11008), (8192, 8192), (28672, 8192),
+                    (8192, 28672))]
+SQUARES = [(s, s, s) for s in (256, 512, 1024, 2048, 3072, 4096, 6144, 8192, 16384)]
+ODD = [(4000, 3000, 2500), (1000, 1000, 1000), (333, 4097, 999), (5000, 50, 3000), (2049, 2047, 4095),
+       (4096, 14336, 4096)]
+SIZES = list(dict.fromkeys(ISSUE_30 + LLM + SQUARES + ODD))
+QUICK = [(1, 4096, 4096), (16, 4096, 4096), (64, 4096, 11008), (128, 11008, 4096), (128, 4096, 4096),
+         (777, 1333, 2049), (1024, 1024, 1024), (3072, 3072, 3072), (4096, 4096, 4096), (4096, 4096, 16384),
+         (8192, 8192, 8192)]
 _CONFIGS = [triton.Config({"BM": bm, "BN": bn, "BK": 64, "G": 8}, num_stages=s, num_warps=w)
             for bm, bn, s, w in ((128, 256, 3, 8), (128, 128, 4, 4), (128, 128, 4, 8), (256, 128, 3, 8),
                                  (64, 128, 4, 4))]
@@ -61,44 +85,84 @@ def triton_mm(a, b, c):
     _tl_gemm[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0))
 
 
+def oriented(x, major):
+    """The CUDA tensor x as a row-major ("row") or column-major ("col") tensor of the same shape."""
+    return x if major == "row" else x.T.contiguous().T
+
+
+def tile_of(M, N, K, dt):
+    """matmul's tile for this shape on this GPU, as the rule chose it: "BMxBN" and "/splits" where it splits."""
+    t = choose_tile(M, N, K, numeric(str(dt)[6:]), torch.cuda.get_device_properties(0).multi_processor_count)
+    return "%dx%d%s" % (t.BM, t.BN, "/%d" % t.splits if t.splits > 1 else "")
+
+
+def fuzz(cases, dtypes, majors, seed=0):
+    """Check matmul on `cases` random shapes (M of 1-64, 65-400 or 401-3000; N and K up to 12288) against
+    cuBLAS, outputs poisoned with NaN, each call twice; print the tiles the rule chose, counted. Raises on a
+    miss."""
+    rng = random.Random(seed)
+    hits = collections.Counter()
+    for i in range(cases):
+        M = rng.choice((rng.randint(1, 64), rng.randint(65, 400), rng.randint(401, 3000)))
+        N, K = rng.randint(1, 12288), rng.choice((rng.randint(1, 1024), rng.randint(1025, 12288)))
+        dt, am, bm = rng.choice(dtypes), rng.choice(majors), rng.choice(majors)
+        a = oriented(torch.randn(M, K, device="cuda").to(dt), am)
+        b = oriented(torch.randn(K, N, device="cuda").to(dt), bm)
+        c, ref = torch.empty(M, N, device="cuda"), cublas_baseline(a, b)[1]()
+        for call in ("first", "again"):
+            check(lambda: matmul(a, b, out=c), c, ref, "fuzz %d: matmul %dx%dx%d %s %s/%s, %s call" % (
+                i, M, N, K, str(dt)[6:], am, bm, call))
+        tile = tile_of(M, N, K, dt)
+        hits[tile.split("/")[0] + (" split-K" if "/" in tile else "")] += 1
+    print("fuzz: %d cases PASS (outputs poisoned with NaN, each call twice); tiles: %s" % (
+        cases, ", ".join("%s %d" % kv for kv in sorted(hits.items()))), flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", nargs="*", default=None, help="MxNxK ...")
+    ap.add_argument("--quick", action="store_true", help="QUICK's shapes, fp16 row-major, no Triton (< 4 minutes)")
+    ap.add_argument("--fuzz", type=int, default=None, help="random shapes checked first (default 24 quick, else 64)")
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
-    sizes = [tuple(int(x) for x in s.split("x")) for s in args.sizes] if args.sizes else SIZES
-    lines = ["| M x N x K | dtype | A, B | matmul / cuBLAS | Triton / cuBLAS | cuBLAS TFLOP/s | matmul rel. err |",
-             "|---|---|---|---|---|---|---|"]
+    sizes = [tuple(int(x) for x in s.split("x")) for s in args.sizes] if args.sizes else QUICK if args.quick else SIZES
+    dtypes = (torch.float16,) if args.quick else (torch.float16, torch.bfloat16)
+    pairs = [("row", "row")] if args.quick else [(a, b) for a in ("row", "col") for b in ("row", "col")]
     torch.manual_seed(0)
+    fuzz(24 if args.fuzz is None and args.quick else 64 if args.fuzz is None else args.fuzz, dtypes, ("row", "col"))
+    lines = ["| M x N x K | dtype | A, B | tile | matmul / cuBLAS | Triton / cuBLAS | cuBLAS TFLOP/s | matmul GB/s | "
+             "cuBLAS GB/s | matmul rel. err |", "|---|---|---|---|---|---|---|---|---|---|"]
     raw = []
     for (M, N, K) in sizes:
-        for dt in (torch.float16, torch.bfloat16):
+        for dt in dtypes:
             a0 = torch.randn(M, K, device="cuda").to(dt)
             b0 = torch.randn(K, N, device="cuda").to(dt)
             c = torch.empty(M, N, device="cuda")
-            for am in ("row", "col"):
-                for bm in ("row", "col"):
-                    a = a0 if am == "row" else a0.T.contiguous().T
-                    b = b0 if bm == "row" else b0.T.contiguous().T
-                    ref = cublas_baseline(a, b)[1]()
-                    err = check(lambda: matmul(a, b, out=c), c, ref, "matmul %dx%dx%d %s" % (M, N, K, dt))
+            for am, bm in pairs:
+                a, b = oriented(a0, am), oriented(b0, bm)
+                ref = cublas_baseline(a, b)[1]()
+                err = check(lambda: matmul(a, b, out=c), c, ref, "matmul %dx%dx%d %s" % (M, N, K, dt))
+                calls = {"cuBLAS": cublas_baseline(a, b, out=c)[1], "matmul": lambda: matmul(a, b, out=c)}
+                if not args.quick:
                     triton_mm(a, b, c)              # autotuned here, outside the timing
-                    calls = {"cuBLAS": cublas_baseline(a, b, out=c)[1],
-                             "matmul": lambda: matmul(a, b, out=c), "Triton": lambda: triton_mm(a, b, c)}
-                    t = time_rounds(calls, args.rounds, args.reps)
-                    ratio = {name: statistics.median(cu / x for cu, x in zip(t["cuBLAS"], t[name])) for name in t}
-                    cell = dict(M=M, N=N, K=K, dtype=str(dt)[6:], A=am, B=bm, ms=t, err=err)
-                    raw.append(cell)
-                    line = "| %dx%dx%d | %s | %s, %s | %.2f | %.2f | %.0f | %.1e |" % (
-                        M, N, K, str(dt)[6:], am, bm, ratio["matmul"], ratio["Triton"],
-                        2e-9 * M * N * K / statistics.median(t["cuBLAS"]), err)
-                    print(line, flush=True)
-                    lines.append(line)
+                    calls["Triton"] = lambda: triton_mm(a, b, c)
+                t = time_rounds(calls, args.rounds, args.reps)
+                ratio = {name: statistics.median(cu / x for cu, x in zip(t["cuBLAS"], t[name])) for name in t}
+                gb = (M * K + K * N) * a.element_size() + M * N * 4          # A, B read once, C written once
+                rate = {name: "%.0f" % (gb / 1e6 / statistics.median(t[name])) if M <= 64 else "" for name in t}
+                cell = dict(M=M, N=N, K=K, dtype=str(dt)[6:], A=am, B=bm, tile=tile_of(M, N, K, dt), ms=t, err=err)
+                raw.append(cell)
+                line = "| %dx%dx%d | %s | %s, %s | %s | %.2f | %s | %.0f | %s | %s | %.1e |" % (
+                    M, N, K, str(dt)[6:], am, bm, cell["tile"], ratio["matmul"],
+                    "%.2f" % ratio["Triton"] if "Triton" in ratio else "-",
+                    2e-9 * M * N * K / statistics.median(t["cuBLAS"]), rate["matmul"], rate["cuBLAS"], err)
+                print(line, flush=True)
+                lines.append(line)
     head = "%s, %s, torch %s, triton %s, GPU time of back-to-back calls (median of %d)" % (
         time.strftime("%Y-%m-%d"), torch.cuda.get_device_name(), torch.__version__, triton.__version__, args.reps)
-    head += ", median ratio of %d interleaved rounds" % args.rounds
+    head += ", median ratio of %d interleaved rounds" % args.rounds + (", --quick" if args.quick else "")
     print("\n" + head + "\n\n" + "\n".join(lines))
     if args.out:
         os.makedirs(args.out, exist_ok=True)

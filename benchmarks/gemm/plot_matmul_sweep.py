@@ -28,7 +28,7 @@ def plot(cells, path, title):
         ax.axis("off")
     for ax, size in zip(axes.flat, sizes):
         here = [c for c in cells if (c["M"], c["N"], c["K"]) == size]
-        for j, name in enumerate(("matmul", "Triton")):
+        for j, name in enumerate(n for n in ("matmul", "Triton") if n in here[0]["ms"]):
             r = [statistics.median(cu / x for cu, x in zip(c["ms"]["cuBLAS"], c["ms"][name])) for c in here]
             ax.bar([i + 0.4 * j for i in range(len(here))], r, width=0.4, label=name)
         ax.axhline(1.0, color="k", lw=0.8)

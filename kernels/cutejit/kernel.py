@@ -135,16 +135,24 @@ def thread_idx():
     return t.memo("tid", lambda: _hoisted(t, "tid", "cuda.threadIdx.x"))
 
 
-def block_idx():
-    """blockIdx.x, a run-time value."""
+def block_idx(dim="x"):
+    """blockIdx.x (or .y, .z), a run-time value."""
     t = current()
-    return t.memo("bid", lambda: _hoisted(t, "bid", "cuda.blockIdx.x"))
+    name = "bid" if dim == "x" else "bid_" + dim
+    return t.memo(name, lambda: _hoisted(t, name, "cuda.blockIdx." + _dim(dim)))
 
 
-def grid_dim():
-    """gridDim.x, a run-time value (the number of blocks: a persistent kernel's stride over tiles)."""
+def grid_dim(dim="x"):
+    """gridDim.x (or .y, .z), a run-time value (the number of blocks: a persistent kernel's stride over tiles)."""
     t = current()
-    return t.memo("nbid", lambda: _hoisted(t, "nbid", "cuda.gridDim.x"))
+    name = "nbid" if dim == "x" else "nbid_" + dim
+    return t.memo(name, lambda: _hoisted(t, name, "cuda.gridDim." + _dim(dim)))
+
+
+def _dim(dim):
+    if dim not in ("x", "y", "z"):
+        raise ValueError("cutejit: a grid dimension is 'x', 'y' or 'z', got %r" % (dim,))
+    return dim
 
 
 def _hoisted(t, name, text):

@@ -29,13 +29,16 @@ class HopperGemm:
     """One step of the ladder, built for one configuration (see LADDER); M, N, K multiples of the tile."""
 
     def __init__(self, BN=256, stages=4, consumers=2, regs=None, group=1, persistent=False, tma_store=False,
-                 cp_async=False, pingpong=False, BM=None, dtype="float16", majors=("K", "K")):
+                 cp_async=False, pingpong=False, BM=None, dtype="float16", majors=("K", "K"), split_k=False):
         if cp_async and (persistent or tma_store or regs or pingpong):
             raise ValueError("HopperGemm: cp_async=True is step 1 (every thread loads, no TMA): it takes BN, "
                              "stages, consumers and dtype only")
         if tuple(majors) != ("K", "K") and (cp_async or pingpong):
             raise ValueError("HopperGemm: MN-major operands are an option of steps 2-5 (the TMA kernels), got %r"
                              % (majors,))
+        if split_k and (cp_async or pingpong or not tma_store):
+            raise ValueError("HopperGemm: split_k=True is an option of the TMA-store kernel (step 5's body): it "
+                             "needs tma_store=True, not cp_async or pingpong")
         if pingpong and (tma_store or consumers != 2):
             raise ValueError("HopperGemm: pingpong=True is step 6 (two consumers, st.global epilogue): it takes BM, "
                              "BN, stages, regs, group and dtype")
@@ -48,9 +51,9 @@ class HopperGemm:
             self.kernel = pingpong_.make(BM or 64, BN, stages, regs or (40, 232), group, dtype)
         else:
             self.kernel = warp_specialized.make(BN, stages, consumers, regs, group, persistent, tma_store, dtype,
-                                                tuple(majors))
+                                                tuple(majors), split_k)
         self.BM, self.BN = self.kernel.tile[0], self.kernel.tile[1]
-        self.cp_async, self.tma_store = cp_async, tma_store
+        self.cp_async, self.tma_store, self.split_k = cp_async, tma_store, split_k
         self._maps = {}
 
     def _map(self, x, spec):
@@ -61,14 +64,26 @@ class HopperGemm:
             self._maps[key] = encode_tensor_map(x, spec)
         return self._maps[key]
 
-    def __call__(self, a, bt, c, stream=0):
-        self.prepare(a, bt, c, stream)()
+    def __call__(self, a, bt, c, stream=0, splits=1):
+        self.prepare(a, bt, c, stream, splits)()
 
-    def prepare(self, a, bt, c, stream=0):
+    def prepare(self, a, bt, c, stream=0, splits=1):
         """A zero-argument callable that computes C = A @ Bt.T on these arrays and stream (the tensor maps
-        encoded and the launch prepared once)."""
+        encoded and the launch prepared once). A split_k kernel computes `splits` partial products instead,
+        each over a run of K, into c: a workspace of `splits` slices of M rounded up to BM rows (slice s holds
+        rows s * Mp ... s * Mp + M - 1), to be added up after (kernels.lib.wgmma)."""
         M, K = a.shape
         N = bt.shape[0]
+        grid = None
+        if self.split_k:
+            self.check_splits(K, splits)
+            c_rows, c = c, c[:M]        # the kernel's C; its tensor map spans every slice
+            grid = (self.kernel.grid(a, bt, c), splits)     # (persistent blocks, splits)
+            if c_rows.shape != (splits * -(-M // self.BM) * self.BM, N):
+                raise ValueError("HopperGemm: a split-K workspace for %d splits of %s is (%d, %d), got %s" % (
+                    splits, (M, N, K), splits * -(-M // self.BM) * self.BM, N, c_rows.shape))
+        elif splits != 1:
+            raise ValueError("HopperGemm: splits=%d needs a kernel built with split_k=True" % splits)
         if bt.shape[1] != K or c.shape != (M, N):
             raise ValueError("HopperGemm: A %s, Bt %s, C %s do not make a GEMM" % (a.shape, bt.shape, c.shape))
         if self.tma_store:      # TMA loads fill outside the matrices with zeros, TMA stores clip: any shape
@@ -87,8 +102,17 @@ class HopperGemm:
         ma, mb = self._map(a, o.tmA), self._map(bt, o.tmB)
         if self.kernel.config.get("pingpong"):
             return self.kernel.prepare(a, bt, c, ma, mb, stream=stream)
-        mc = self._map(c, o.tmC) if self.tma_store else ma
-        return self.kernel.prepare(a, bt, c, ma, mb, mc, stream=stream)
+        mc = self._map(c_rows if self.split_k else c, o.tmC) if self.tma_store else ma
+        return self.kernel.prepare(a, bt, c, ma, mb, mc, grid=grid, stream=stream)
+
+    def check_splits(self, K, splits):
+        """A ValueError unless each of `splits` runs of ceil(k_tiles / splits) k-tiles (the kernel's split)
+        holds at least one: a split without one would store accumulators it never wrote."""
+        k_tiles = -(-K // self.kernel.tile[2])
+        per_split = -(-k_tiles // max(splits, 1))
+        if not 1 <= splits <= k_tiles or (splits - 1) * per_split >= k_tiles:
+            raise ValueError("HopperGemm: %d splits of %d k-tiles (K = %d) leave a split without one (ceil(%d / %d) "
+                             "= %d a split)" % (splits, k_tiles, K, k_tiles, splits, per_split))
 
     def sass_counts(self):
         """Counts of HGMMA / UTMALDG / local-memory instructions in the compiled SASS (needs nvdisasm)."""

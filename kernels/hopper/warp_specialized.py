@@ -11,17 +11,20 @@ The same body is four steps of the ladder, by its arguments:
   * the tile scheduler: one tile per block, or persistent (a block per SM walking tiles gridDim.x apart,
     the producer loading the next tile's stages while the consumers finish this one);
   * `regs`: setmaxnreg gives the producer's registers to the consumers (40 / 232 a thread);
-  * `tma_store`: C leaves through shared memory and TMA stores (epilogue_tma) instead of st.global.
+  * `tma_store`: C leaves through shared memory and TMA stores (epilogue_tma) instead of st.global;
+  * `split_k` (with tma_store): block row y of a grid of gridDim.y rows computes the y-th of gridDim.y
+    equal runs of k-tiles and stores its partial C in the y-th slice of a float32 workspace of gridDim.y
+    slices, each of whole tiles of rows: a second pass adds the slices (kernels.lib.wgmma).
 """
 
 from cutelite import Layout, _, logical_divide, make_tiled_mma, size
 from cutelite.gmma import make_gmma_atom
 
 from ..cutejit import (
-    NamedBarrier, PipelineState, PipelineTmaAsync, PipelineTmaStore, TileScheduler, copy, else_, fence_proxy_async,
-    gemm, if_, kernel, local_tile, make_identity_tensor, make_producer_start_state, make_smem_tensor,
-    prefetch_tensor_map, range_, setmaxnreg, thread_idx, tma_load, warpgroup_arrive, warpgroup_commit,
-    warpgroup_wait,
+    NamedBarrier, PipelineState, PipelineTmaAsync, PipelineTmaStore, TileScheduler, block_idx, copy, else_,
+    fence_proxy_async, gemm, grid_dim, if_, kernel, local_tile, make_identity_tensor, make_producer_start_state,
+    make_smem_tensor, min_, prefetch_tensor_map, range_, setmaxnreg, thread_idx, tma_load, warpgroup_arrive,
+    warpgroup_commit, warpgroup_wait,
 )
 from ..cutejit.tensor import RTensor
 from ..cutejit.tiled import wrap
@@ -32,7 +35,7 @@ __all__ = ["gemm_warp_specialized", "produce", "epilogue_tma", "make"]
 
 @kernel
 def gemm_warp_specialized(mA, mB, mC, tmA, tmB, tmC, mma, sA_layout, sB_layout, sC_layout, regs, group,
-                          persistent, tma_store_c):
+                          persistent, tma_store_c, split_k):
     tid = thread_idx()
     BM, BN, BK, stages = size(sA_layout, 0), size(sB_layout, 0), size(sA_layout, 1), size(sA_layout, 2)
     consumers = size(mma.thr_layout_vmnk) // 128
@@ -41,6 +44,12 @@ def gemm_warp_specialized(mA, mB, mC, tmA, tmB, tmC, mma, sA_layout, sB_layout, 
     pipe = PipelineTmaAsync(stages, tmA.spec.bytes + tmB.spec.bytes, consumers)
     sched = TileScheduler((mC.shape[0] + BM - 1) // BM, (mC.shape[1] + BN - 1) // BN, group, persistent)
     k_tiles = (mA.shape[1] + BK - 1) // BK
+    k_first = split_rows = None
+    if split_k:                                          # this block row's run of k-tiles, and C's slice
+        per_split = (k_tiles + grid_dim("y") - 1) // grid_dim("y")
+        k_first = block_idx("y") * per_split
+        k_tiles = min_(per_split, k_tiles - k_first)     # the host makes every run non-empty
+        split_rows = block_idx("y") * sched.tiles_m * (BM // size(sC_layout, 0))   # in 64-row boxes
     cA = local_tile(make_identity_tensor(mA.shape), (BM, BK), (_, _))   # (BM, BK, m, k): coordinates
     cB = local_tile(make_identity_tensor(mB.shape), (BN, BK), (_, _))
     pipe.init()
@@ -48,7 +57,7 @@ def gemm_warp_specialized(mA, mB, mC, tmA, tmB, tmC, mma, sA_layout, sB_layout, 
         if regs:
             setmaxnreg(regs[0], grow=False)
         with if_(tid < 1):
-            produce(pipe, sched, k_tiles, tmA, cA, sA, tmB, cB, sB)   # one thread loads every k-tile
+            produce(pipe, sched, k_tiles, tmA, cA, sA, tmB, cB, sB, k_first)   # one thread loads every k-tile
     with else_():                                        # warpgroups 1..: the consumers
         if regs:
             setmaxnreg(regs[1], grow=True)
@@ -78,31 +87,34 @@ def gemm_warp_specialized(mA, mB, mC, tmA, tmB, tmC, mma, sA_layout, sB_layout, 
             pipe.consumer_release(release)               # the tile's last stage
             release.advance()
             if tma_store_c:
-                epilogue_tma(tmC, mC, acc, store, m, n, BM, BN, consumers)
+                epilogue_tma(tmC, mC, acc, store, m, n, BM, BN, consumers, split_rows)
             else:
                 copy(acc, thr_mma.partition_C(gC))       # accumulators -> C
         if tma_store_c:
             store.producer_tail()                        # every store done before the block ends
 
 
-def produce(pipe, sched, k_tiles, tmA, cA, sA, tmB, cB, sB):
+def produce(pipe, sched, k_tiles, tmA, cA, sA, tmB, cB, sB, k_first=None):
     """The producer's thread: for every k-tile of the block's tiles, in order, acquire a stage (wait until it
-    is empty, announce its bytes), then TMA-load A's and B's k-tile into it."""
+    is empty, announce its bytes), then TMA-load A's and B's k-tile into it. k_first: the first of the
+    block's k_tiles (split-K), else 0."""
     prefetch_tensor_map(tmA)
     prefetch_tensor_map(tmB)
     state = make_producer_start_state(pipe.stages)
     for m, n in sched.tiles():
         for kt in range_(k_tiles):
             pipe.producer_acquire(state)                 # the stage is empty; announce its bytes
-            tma_load(tmA, cA[_, _, m, kt], sA[_, _, state.index], *pipe.producer_barrier(state))
-            tma_load(tmB, cB[_, _, n, kt], sB[_, _, state.index], *pipe.producer_barrier(state))
+            k = kt if k_first is None else kt + k_first
+            tma_load(tmA, cA[_, _, m, k], sA[_, _, state.index], *pipe.producer_barrier(state))
+            tma_load(tmB, cB[_, _, n, k], sB[_, _, state.index], *pipe.producer_barrier(state))
             state.advance()
 
 
-def epilogue_tma(tmC, mC, acc, store, m, n, BM, BN, consumers):
+def epilogue_tma(tmC, mC, acc, store, m, n, BM, BN, consumers, split_rows=None):
     """C leaves a consumer warpgroup in 64 x 32 boxes: its threads write a box into its next staging buffer
     (st.shared), fence them for the async proxy, and one thread issues the box's TMA store; the store
-    pipeline hands out a buffer once the store that last read it is done reading."""
+    pipeline hands out a buffer once the store that last read it is done reading. split_rows: the first
+    box row of this block's slice of a split-K workspace (else C's row 0)."""
     tid = thread_idx()
     c = (tid - 128) // 128                               # this consumer warpgroup
     rows, cols = size(store.buffers.layout, 0), size(store.buffers.layout, 1)
@@ -112,22 +124,28 @@ def epilogue_tma(tmC, mC, acc, store, m, n, BM, BN, consumers):
     per_box = cols // 2                                  # accumulator values of a thread in one box
     boxes = RTensor(logical_divide(acc.layout, Layout(per_box)), acc.regs, "float32", 32)   # (values, box)
     cC = local_tile(make_identity_tensor(mC.shape), (rows, cols), (_, _))
+    row = m * (BM // rows) + c if split_rows is None else m * (BM // rows) + c + split_rows
     for b in range(BN // cols):
         buf = store.producer_acquire()                   # the store from this buffer has read it
         barrier.sync(c)
         copy(boxes[_, b], thr_box.partition_C(buf))
         fence_proxy_async()                              # the writes, before the TMA reads them
         barrier.sync(c)
-        store.producer_commit(tmC, buf, cC[_, _, m * (BM // rows) + c, n * (BN // cols) + b])
+        store.producer_commit(tmC, buf, cC[_, _, row, n * (BN // cols) + b])
 
 
 def make(BN=256, stages=4, consumers=2, regs=None, group=1, persistent=False, tma_store=False, dtype="float16",
-         majors=("K", "K")):
+         majors=("K", "K"), split_k=False):
     """Steps 2-5 for one configuration: a cutejit Kernel launched as kernel.launch(A, Bt, C, mapA, mapB,
     mapC) (the tensor maps from encode_tensor_map and the objects' TensorMaps; mapC only read with
-    tma_store). majors: which mode of A (M, K) and of Bt (N, K) is contiguous ("K" or "MN")."""
+    tma_store). majors: which mode of A (M, K) and of Bt (N, K) is contiguous ("K" or "MN"). split_k (with
+    tma_store): launched on a grid of (blocks, splits), mapC describing the workspace (see the module)."""
+    if split_k and not tma_store:
+        raise ValueError("warp_specialized.make: split_k=True stores partial C through the TMA: it needs "
+                         "tma_store=True")
     o = hopper.objects(64 * consumers, BN, stages, consumers, dtype, majors=majors)
     k = gemm_warp_specialized.build(*hopper.operand_matrices(o), o.tmA, o.tmB, o.tmC, o.mma, o.sA, o.sB,
-                                    o.sC, regs, group, persistent, tma_store, threads=128 * (1 + consumers),
+                                    o.sC, regs, group, persistent, tma_store, split_k, threads=128 * (1 + consumers),
                                     max_registers=65536 // (128 * (1 + consumers)) // 8 * 8 if regs else None)
-    return hopper.finish(k, o, regs=regs, group=group, persistent=persistent, tma_store=tma_store)
+    return hopper.finish(k, o, regs=regs, group=group, persistent=persistent, tma_store=tma_store,
+                         **(dict(split_k=True) if split_k else {}))

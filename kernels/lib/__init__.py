@@ -9,7 +9,9 @@
     simt.py, mma_sync.py, wgmma.py
                   the kernel families, each with can_implement(a, b, c) -> (bool, reason) and
                   prepare(a, b, c, stream) -> a launchable call that returns C
-    staging.py    the copies around a kernel (pad, crop, widen to f32), within CUDA's grid limits
+    shapes.py     the rule for a problem's tile and split of K (choose_tile), from its shape and the SM count
+    staging.py    the copies around a kernel (pad, crop, widen to f32, add split-K slices), within CUDA's
+                  grid limits
 
 Import after kernels.setup().
 """

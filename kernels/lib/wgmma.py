@@ -6,6 +6,14 @@ a 16-byte-aligned address (Operand.tma_readable); any other operand is copied fi
 128-byte rows, in the same order (a pass over that operand, on every call: 0.04 ms for 4000 x 2500 halves;
 128-byte rows ran faster than 16-byte ones, benchmarks/gemm/RESULTS.md). The TMA fills the tile edges with
 zeros and clips the stores: any M, N, K.
+
+The tile and the split of K come from the shape and the SM count (shapes.choose_tile): step 5's 128 x 256
+tiles where they fill the GPU, 128 x 128 or 64-row tiles (one consumer warpgroup) where they fill it better,
+and split-K where even those leave most SMs idle. Split-K is parallel: each split stores its float32 partial
+C through the TMA into its own slice of a workspace, and a second pass (staging.sum_slices) adds the slices
+in order into C. Not atomics: the sum is the same on every call (float32 atomic adds land in any order),
+the kernel needs no zeroed C first, and the pass writes C with any strides; the cost, the workspace written
+and read once, is bounded by the rule.
 """
 
 import numpy as np
@@ -20,8 +28,9 @@ from ..hopper import gemm as hopper_gemm
 from ..numeric import storage
 from ..runtime import device_info, in_simulator
 from . import staging
+from .shapes import Tile, choose_tile
 
-__all__ = ["Wgmma", "WGMMA", "tma_view"]
+__all__ = ["Wgmma", "WGMMA", "tma_view", "config_for"]
 
 
 class Wgmma:
@@ -44,9 +53,9 @@ class Wgmma:
                 "the simulator" if device.simulator else device.name)
         return True, ""
 
-    def gemm(self, dtype, majors):
-        """The HopperGemm for these operands, in the configuration matmul runs, built once."""
-        config = hopper_gemm.MATMUL_CONFIG
+    def gemm(self, dtype, majors, tile=Tile(128, 256, 1)):
+        """The HopperGemm for these operands and tile (config_for), built once."""
+        config = config_for(tile)
         key = (dtype, majors, tuple(sorted(config.items())))
         if key not in self._gemms:
             self._gemms[key] = HopperGemm(dtype=dtype.name, majors=majors, **config)
@@ -64,6 +73,15 @@ class Wgmma:
             # than that (0.66 -> 0.84 of cuBLAS); small products, bound by latency, skip the copy's launch
             copy_a, copy_b = M <= N, M > N          # the smaller of A (M, K) and B (K, N)
         (av, fill_a), (btv, fill_b) = tma_view(a, copy_a, stream), tma_view(bt, copy_b, stream)
+        tile = choose_tile(M, N, K, a.dtype, cuda.get_current_device().MULTIPROCESSOR_COUNT)
+        gemm = self.gemm(a.dtype, (a.major or Major.K, bt.major or Major.K), tile)
+        before = [f for f in (fill_a, fill_b) if f is not None]
+        if tile.splits > 1:             # partial products into a workspace, then added into C
+            result = staging.output(c, M, N)
+            cv = rows_of_128_bytes(tile.splits * staging.ceil_to(M, tile.BM), N, Float32, Major.K)
+            run = gemm.prepare(av, btv, cv, stream, tile.splits)
+            after = [staging.sum_slices(cv, tile.splits, result, stream)]
+            return staging.prepared(before, run, after, result, keep=(av, btv, cv))
         if c is not None and c.on_device and c.major == Major.K and c.tma_readable and not c.overlaps(a, b):
             cv, after, result = c.array, [], c.array
         else:
@@ -71,9 +89,19 @@ class Wgmma:
             fresh = c is None or not c.on_device
             cv = result if fresh and (N * 4) % 16 == 0 else rows_of_128_bytes(M, N, Float32, Major.K)
             after = [] if cv is result else [staging.crop(cv, result, stream)]
-        run = self.gemm(a.dtype, (a.major or Major.K, bt.major or Major.K)).prepare(av, btv, cv, stream)
-        before = [f for f in (fill_a, fill_b) if f is not None]
+        run = gemm.prepare(av, btv, cv, stream)
         return staging.prepared(before, run, after, result, keep=(av, btv, cv))
+
+
+def config_for(tile: Tile) -> dict:
+    """The HopperGemm configuration of a Tile: step 5's (kernels.hopper.MATMUL_CONFIG, 128 x 256) with the
+    tile's columns and a consumer warpgroup per 64 rows, and split_k where the tile splits K. One consumer
+    (256 threads) has 255 registers a thread without setmaxnreg, and a 40-register producer spilled there
+    (ptxas, 64 x 128 split-K): regs=None."""
+    config = dict(hopper_gemm.MATMUL_CONFIG, BN=tile.BN, consumers=tile.BM // 64)
+    if tile.BM == 64:
+        config["regs"] = None
+    return dict(config, split_k=True) if tile.splits > 1 else config
 
 
 def rows_of_128_bytes(rows, cols, dtype, major):

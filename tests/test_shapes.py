@@ -1,0 +1,136 @@
+"""matmul's choice of tile and split of K (kernels.lib.shapes) and the Hopper kernels it picks, in Numba's
+simulator: the rule's post-conditions and worked cases (derived by hand from the rule's text, on an H100's
+132 SMs), and each new kernel configuration replayed: the kernel runs with stand-ins that record its TMA
+loads and stores, NumPy computes each stored box from the k-tiles the kernel loaded for it, and the real
+second pass (staging.sum_slices) adds the split-K slices; the result must be A @ B."""
+
+import threading
+from collections import defaultdict
+
+import numpy as np
+import pytest
+
+from cutelite.numeric import BFloat16, Float16
+from kernels.lib.shapes import MAX_SPLITS, MIN_K_TILES, Tile, choose_tile
+
+pytestmark = pytest.mark.numba("simulator")
+H100 = 132
+
+
+@pytest.mark.parametrize("shape,want", [
+    ((4096, 4096, 4096), Tile(128, 256, 1)),    # 512 tiles of 128 x 256: 3.9 waves, 97 % busy: step 5's tile
+    ((8192, 8192, 8192), Tile(128, 256, 1)),
+    ((2048, 2048, 2048), Tile(128, 256, 1)),    # 128 tiles: 97 % busy; 128 x 128's 256 no better
+    ((3072, 3072, 3072), Tile(128, 128, 1)),    # 288 tiles: 3 waves, 73 % busy; 576 of 128 x 128: 87 %
+    ((128, 11008, 4096), Tile(128, 128, 1)),    # 43 tiles leave 89 SMs idle; 86 tiles of 128 x 128
+    ((16, 4096, 4096), Tile(64, 128, 4)),       # 32 tiles of 64 x 128; 132 // 32 = 4 splits of 16 k-tiles
+    ((1, 4096, 11008), Tile(64, 128, 4)),       # 172 k-tiles in 4 runs of 43
+    ((1024, 1024, 1024), Tile(128, 128, 1)),    # 64 tiles, but 2 splits' partials (16 MB) outweigh A and B (4 MB)
+    ((256, 256, 256), Tile(128, 128, 1)),       # 4 k-tiles: too few to split
+])
+def test_worked_cases(shape, want):
+    assert choose_tile(*shape, Float16, H100) == want
+
+
+@pytest.mark.parametrize("n_sm", [132, 114, 78, 40])
+def test_rule_post_conditions(n_sm):
+    """Over many shapes: 64-row tiles exactly where M <= 64; splits only where the tiles fill at most half the
+    SMs (and then in 128-wide tiles), never more blocks than SMs, each split at least MIN_K_TILES k-tiles and
+    none empty; the partial sums at most half the operands' bytes."""
+    sizes = [1, 16, 64, 65, 128, 200, 777, 1024, 1333, 4096, 11008]
+    for M in sizes:
+        for N in sizes:
+            for K in (64, 256, 2049, 4096, 16384):
+                t = choose_tile(M, N, K, BFloat16, n_sm)
+                assert t.BM == (64 if M <= 64 else 128) and t.BN in (128, 256)
+                tiles = -(-M // t.BM) * -(-N // t.BN)
+                k_tiles = -(-K // 64)
+                per = -(-k_tiles // t.splits)
+                assert 1 <= t.splits <= MAX_SPLITS and (t.splits - 1) * per < k_tiles, (M, N, K, t)
+                if t.splits > 1:
+                    assert 2 * tiles <= n_sm and tiles * t.splits <= n_sm and t.BN == 128, (M, N, K, t)
+                    assert per >= MIN_K_TILES, (M, N, K, t)
+                    partials = 2 * t.splits * -(-M // t.BM) * t.BM * N * 4
+                    assert partials <= (M + N) * K * 2 / 2, (M, N, K, t)
+
+
+def test_wider_tiles_where_they_fill_as_well():
+    """A grid that fills the GPU as well with 128 x 256 tiles keeps them (the faster tile alone); N of one
+    128-wide tile never takes a 256-wide one."""
+    for M, N in ((4096, 4096), (8192, 8192), (4096, 14336), (2048, 2048)):
+        assert choose_tile(M, N, 4096, Float16, H100).BN == 256
+    for M in (16, 1000, 5000):
+        assert choose_tile(M, 128, 4096, Float16, H100).BN == 128
+
+
+# ---- each configuration replayed -----------------------------------------------------------------------------
+class _Replay:
+    """Stand-ins for wgmma and the TMA: wgmma does nothing, a load or store records (block, map, c0, c1)."""
+
+    def __init__(self):
+        self.loads, self.stores, self.lock = defaultdict(list), defaultdict(list), threading.Lock()
+
+    def _block(self):
+        b = threading.current_thread().blockIdx
+        return b.x, b.y
+
+    def overrides(self):
+        def load(dst, off, tmap, bars, i, c0, c1):
+            with self.lock:
+                self.loads[self._block()].append((int(tmap[0]), int(c0), int(c1)))
+
+        def store(tmap, src, idx, c0, c1):
+            with self.lock:
+                self.stores[self._block()].append((int(c0), int(c1)))
+        return {"tma_load_2d": load, "tma_store_2d": store, "wgmma": lambda acc, *a: acc,
+                "tma_prefetch_desc": lambda *a: None, "mbarrier_try_wait": lambda *a: 1}
+
+
+def _replayed(BM, BN, splits, M, N, K, blocks):
+    """C from a replay of the kernel of a BM x BN tile (split_k where splits > 1) on a grid of (blocks,
+    splits): each stored 64 x 32 box computed in NumPy from the k-tiles its block loaded for its tile, the
+    slices then added by staging.sum_slices."""
+    from kernels.hopper import objects as hopper_objects, warp_specialized
+    from kernels.lib import staging
+    from kernels.lib.wgmma import config_for
+    rng = np.random.default_rng(BM + BN + splits)
+    A = rng.integers(-3, 4, (M, K)).astype(np.float64)
+    Bt = rng.integers(-3, 4, (N, K)).astype(np.float64)
+    o = hopper_objects.objects(BM, BN, 4, BM // 64)
+    rec = _Replay()
+    k = warp_specialized.gemm_warp_specialized.build(
+        *hopper_objects.operand_matrices(o), o.tmA, o.tmB, o.tmC, o.mma, o.sA, o.sB, o.sC,
+        config_for(Tile(BM, BN, splits))["regs"], 16, True, True, splits > 1, threads=128 * (1 + BM // 64),
+        overrides=rec.overrides())
+    Mp = -(-M // BM) * BM if splits > 1 else M
+    ws = np.full((splits * Mp, N), np.nan, np.float32)
+    maps = [np.full(16, i, np.uint64) for i in (1, 2, 3)]
+    k.launch(np.zeros((M, K), np.uint16), np.zeros((N, K), np.uint16), ws[:M], *maps, grid=(blocks, splits))
+    stored = set()
+    for (bx, by), loads in rec.loads.items():
+        assert [m for m, _, _ in loads] == [1, 2] * (len(loads) // 2)     # A's k-tile, then B's, each use
+        ks = defaultdict(list)                                           # (tile row, tile col) -> k's loaded
+        for (_, ka, ra), (_, kb, cb) in zip(loads[::2], loads[1::2]):
+            assert ka == kb and ra % BM == 0 and cb % BN == 0
+            ks[ra // BM, cb // BN].append(ka)
+        for col, row in rec.stores[(bx, by)]:
+            r = row - by * Mp
+            assert 0 <= r < Mp and (row, col) not in stored
+            stored.add((row, col))
+            kk = np.concatenate([np.arange(k0, min(k0 + 64, K)) for k0 in ks[r // BM, col // BN]])
+            box = A[r:r + 64][:, kk] @ Bt[col:col + 32][:, kk].T
+            ws[row:row + box.shape[0], col:col + box.shape[1]] = box[:max(0, ws.shape[0] - row)]
+    C = np.full((M, N), np.nan, np.float32)
+    staging.sum_slices(ws, splits, C)()
+    return C, A @ Bt.T
+
+
+@pytest.mark.parametrize("BM,BN,splits,shape,blocks", [
+    (64, 128, 3, (100, 200, 640), 2),     # 4 tiles, 10 k-tiles in runs of 4, 4, 2; 2 tiles a block
+    (128, 128, 2, (130, 130, 320), 3),    # 4 tiles on 3 persistent blocks, 5 k-tiles in runs of 3, 2
+    (64, 256, 1, (64, 300, 192), 2),      # 64 x 256, no split
+    (128, 128, 1, (200, 150, 128), 4),    # 128 x 128, no split
+])
+def test_new_configurations_compute_a_times_b(BM, BN, splits, shape, blocks):
+    C, want = _replayed(BM, BN, splits, *shape, blocks)
+    np.testing.assert_array_equal(C, want)     # small integers: every sum exact in float32
