@@ -235,8 +235,8 @@ def fa3_forward(mLSE, tmQ, tmK, tmV, tmO, S_q, S_k, H, group, mma_s, mma_o, sQ_l
                                                                                   if slot[v] == r])))
             # O *= the correction of its row (O's C layout has S's rows: same atom shape along M)
             for name in acc_o.names:
-                t.emit("%s = (%s,)" % (name, ", ".join("%s[%d] * %s" % (name, v, new[slot_o[v]][1])
-                                                       for v in range(acc_o.per_atom))))
+                t.emit("%s = %s" % (name, _tuple(["%s[%d] * %s" % (name, v, new[slot_o[v]][1])
+                                                  for v in range(acc_o.per_atom)])))
             # P, rounded to 16 bits, as the RS atom's A fragment: register k holds A values 2k and 2k + 1
             tOrP = thr_o.partition_fragment_A(cS0, dtype=dtype)
             for k in range(len(tOrP.regs)):
@@ -263,6 +263,12 @@ def _shift(c, n, mode):
     origin = [list(o) for o in c.origin]
     origin[mode].append(n)
     return GTensor(c.matrix, c.layout, c.dyn, origin, c.mem)
+
+
+def _tuple(items):
+    """A tuple display of `items`, in pieces of 16 joined by + (CPython writes a longer display as a list
+    turned into a tuple, which Numba's CUDA front end refuses)."""
+    return " + ".join("(%s,)" % ", ".join(items[i:i + 16]) for i in range(0, len(items), 16))
 
 
 def _max_tree(vals):
