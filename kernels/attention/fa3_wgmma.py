@@ -22,6 +22,8 @@ into the next head: the TMA zero-fills rows past S, and the masks drop those key
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from cutelite import _, Layout, dyn, make_identity_tensor as identity_layout, make_tiled_mma, make_tma_atom, size
 from cutelite.gmma import Layout_K_SW128_Atom, Layout_MN_SW128_Atom, make_gmma_atom, tile_to_smem
 from cutelite.numeric import BFloat16, Float16, Float32, numeric
@@ -49,7 +51,6 @@ class Int:
         return Sym(name, True)
 
     def check(self, a, what):
-        import numpy as np
         if isinstance(a, bool) or not isinstance(a, (int, np.integer)):
             raise TypeError("%s: an int, got %r" % (what, a))
 
@@ -105,16 +106,13 @@ def p_as_a(tiled_s, tiled_o, BN):
 
 
 # ---- the kernel --------------------------------------------------------------------------------------------
-_NEG_INF = None
+_NEG_INF = np.float32(-np.inf)
 
 
 def _f32(t, x):
     """A float32 constant of the generated code (-inf by name)."""
-    import numpy as np
-    global _NEG_INF
     t.use("float32", np.float32)
     if x == -math.inf:
-        _NEG_INF = np.float32(-np.inf) if _NEG_INF is None else _NEG_INF
         return t.use("NEG_INF", _NEG_INF)
     return "float32(%r)" % float(x)
 
@@ -407,3 +405,63 @@ def make(D=128, dtype="float16", causal=False, scale=None, BM=128, BN=128, stage
     k.config = dict(D=D, dtype=dtype, causal=causal, scale=scale, BM=BM, BN=BN, stages=stages, regs=regs,
                     threads=threads, smem=k.smem_bytes)
     return k
+
+
+# ---- the host side ----------------------------------------------------------------------------------------
+class _View:
+    """A device array seen with its modes permuted (no copy): what encode_tensor_map reads of it."""
+
+    def __init__(self, x, perm, dtype):
+        from ..numeric import storage
+        face = x.__cuda_array_interface__
+        item = np.dtype(storage(dtype)).itemsize
+        strides = face.get("strides") or tuple(int(np.prod(face["shape"][i + 1:])) * item
+                                               for i in range(len(face["shape"])))
+        self.shape = tuple(face["shape"][i] for i in perm)
+        self.strides = tuple(strides[i] for i in perm)
+        self.dtype = np.dtype(storage(dtype))
+        self.__cuda_array_interface__ = {"data": face["data"], "shape": self.shape, "strides": self.strides,
+                                         "typestr": self.dtype.str, "version": 3}
+
+
+_BUILT = {}
+
+
+def prepare(q, k, v, out, lse, causal=False, scale=None, layout="BSHD"):
+    """A zero-argument launcher of the kernel on CUDA arrays q (B, S_q, H, D), k and v (B, S_k, H_kv, D) (or,
+    with layout="BHSD", (B, H, S, D)), writing out (like q) and lse ((B, H, S_q) float32, contiguous). The
+    tensor maps are encoded here, once; call the result to launch on the default stream."""
+    from numba import cuda
+    from ..cutejit import encode_tensor_map
+    dtype = {"float16": "float16", "bfloat16": "bfloat16"}.get(str(getattr(q, "dtype", "")).replace("torch.", ""))
+    if dtype is None:
+        raise TypeError("fa3 prepare: q must hold float16 or bfloat16, got %s" % getattr(q, "dtype", q))
+    bshd = (0, 1, 2, 3) if layout == "BSHD" else (0, 2, 1, 3)     # mode order -> (B, S, H, D)
+    B, S_q, H, D = (q.shape[i] for i in bshd)
+    S_k, H_kv = k.shape[bshd[1]], k.shape[bshd[2]]
+    if H % H_kv:
+        raise ValueError("fa3 prepare: H = %d query heads is not a multiple of H_kv = %d" % (H, H_kv))
+    key = (D, dtype, bool(causal), scale)
+    if key not in _BUILT:
+        _BUILT[key] = make(D=D, dtype=dtype, causal=bool(causal), scale=scale)
+    kern = _BUILT[key]
+    o = kern.objects
+    s_d_h_b = tuple(bshd[i] for i in (1, 3, 2, 0))                   # the maps' modes (S, D, H, B)
+    d_s_h_b = tuple(bshd[i] for i in (3, 1, 2, 0))
+    maps = [encode_tensor_map(_View(x, perm, dtype), spec) for x, perm, spec in
+            ((q, s_d_h_b, o.tmQ), (k, s_d_h_b, o.tmK), (v, d_s_h_b, o.tmV), (out, s_d_h_b, o.tmO))]
+    lse2 = cuda.as_cuda_array(lse).reshape(B * H, S_q)
+    grid = -(-S_q // o.BM) * B * H
+    return kern.prepare(lse2, *maps, S_q, S_k, H, H // H_kv, grid=grid)
+
+
+def attention(q, k, v, causal=False, scale=None, layout="BSHD"):
+    """(O, LSE) of forward attention on the Hopper kernel, for PyTorch CUDA tensors (benchmarks/attention/bench.py
+    --kernel kernels.attention.fa3_wgmma:attention)."""
+    import torch
+    bshd = (0, 1, 2, 3) if layout == "BSHD" else (0, 2, 1, 3)
+    B, S_q, H = (q.shape[i] for i in bshd[:3])
+    out = torch.empty_like(q)
+    lse = torch.empty((B, H, S_q), dtype=torch.float32, device=q.device)
+    prepare(q, k, v, out, lse, causal, scale, layout)()
+    return out, lse
