@@ -37,13 +37,15 @@ class TensorMap:
     def __init__(self, atom):
         if not isinstance(atom, TMA_Atom):
             raise TypeError("cutejit: TensorMap takes a TMA atom (cutelite.make_tma_atom), got %r" % (atom,))
-        if atom.multicast != 1 or len(atom.box) != 2 or rank(atom.gmem_layout) != 2:
-            raise ValueError("cutejit: TensorMap: %r is a %d-D box of a rank-%d matrix, multicast %d; the kernels "
-                             "copy 2-D boxes of matrices to one block" % (atom, len(atom.box), rank(atom.gmem_layout),
-                                                                           atom.multicast))
+        r = rank(atom.gmem_layout)
+        if atom.multicast != 1 or r not in (2, 4) or len(atom.box) != r or any(b != 1 for b in atom.box[2:]):
+            raise ValueError("cutejit: TensorMap: %r is a %d-D box %s of a rank-%d tensor, multicast %d; the kernels "
+                             "copy 2-D boxes of matrices (rank 2, or rank 4 with a box of one in modes 2 and 3) to "
+                             "one block" % (atom, len(atom.box), atom.box, r, atom.multicast))
         self.atom, self.dtype = atom, numeric(atom.value_type).name
         strides = atom.gmem_layout.stride
         self.inner = next(m for m in (0, 1) if strides[m] == 1)      # the matrix mode a box's rows run along
+        self.outer = r - 2                                           # run-time coordinates past the matrix's two
         self.bytes = atom.transaction_bytes                          # what a tile's loads deliver (expect_tx)
         self.boxes = _boxes(atom)
 
@@ -88,9 +90,12 @@ def _intrinsic(name):
     return current().use(name, getattr(instructions, name))
 
 
-def _check(tma, coord, smem, what):
+def _check(tma, coord, smem, what, outer=()):
     if not isinstance(tma, TmaTensor):
         raise TypeError("cutejit: %s: expected a TensorMap argument, got %r" % (what, tma))
+    if len(outer) != tma.spec.outer:
+        raise ValueError("cutejit: %s: %r takes %d coordinates past the box's matrix, got %d" % (
+            what, tma.spec, tma.spec.outer, len(outer)))
     if not isinstance(coord, GTensor) or coord.mem or coord.layout is None:
         raise TypeError("cutejit: %s: the box is named by a tile of an identity tensor (its coordinates), got %r"
                         % (what, coord))
@@ -102,22 +107,24 @@ def _check(tma, coord, smem, what):
     origin, start, inner = coord.coord(0), smem.start(), tma.spec.inner
     for (dr, dc), off in tma.spec.boxes:        # each box: its matrix coordinates innermost first, its smem start
         c = (origin[0] + dr, origin[1] + dc)
-        yield src(start + off), src(c[inner]), src(c[1 - inner])
+        yield (src(start + off), src(c[inner]), src(c[1 - inner])) + tuple(src(x) for x in outer)
 
 
-def tma_load(tma, coord, smem, barrier, index):
+def tma_load(tma, coord, smem, barrier, index, *outer):
     """Load the tile whose first element has the coordinates of `coord` (an identity tile) into `smem`, one
-    TMA instruction a box, completing their bytes on mbarrier barrier[index]."""
-    fn = _intrinsic("tma_load_2d")
-    for dst, c0, c1 in _check(tma, coord, smem, "tma_load"):
-        current().emit("%s(%s, %s, %s, %s, %s, %s, %s)" % (fn, smem.mem, dst, tma.name, barrier, src(index), c0, c1))
+    TMA instruction a box, completing their bytes on mbarrier barrier[index]. A rank-4 map also takes the
+    `outer` coordinates of modes 2 and 3 (attention's head and batch)."""
+    fn = _intrinsic("tma_load_%dd" % (2 + tma.spec.outer) if isinstance(tma, TmaTensor) else "tma_load_2d")
+    for dst, *c in _check(tma, coord, smem, "tma_load", outer):
+        current().emit("%s(%s, %s, %s, %s, %s, %s)" % (fn, smem.mem, dst, tma.name, barrier, src(index), ", ".join(c)))
 
 
-def tma_store(tma, smem, coord):
-    """Store the tile in `smem` to the matrix at the coordinates of `coord` (out-of-bounds parts clipped)."""
-    fn = _intrinsic("tma_store_2d")
-    for start, c0, c1 in _check(tma, coord, smem, "tma_store"):
-        current().emit("%s(%s, %s, %s, %s, %s)" % (fn, tma.name, smem.mem, start, c0, c1))
+def tma_store(tma, smem, coord, *outer):
+    """Store the tile in `smem` to the matrix at the coordinates of `coord` (out-of-bounds parts clipped); a
+    rank-4 map also takes the `outer` coordinates of modes 2 and 3."""
+    fn = _intrinsic("tma_store_%dd" % (2 + tma.spec.outer) if isinstance(tma, TmaTensor) else "tma_store_2d")
+    for start, *c in _check(tma, coord, smem, "tma_store", outer):
+        current().emit("%s(%s, %s, %s, %s)" % (fn, tma.name, smem.mem, start, ", ".join(c)))
 
 
 def tma_store_commit():

@@ -17,7 +17,7 @@ the partition's mode-0 layout, its other modes steps of the start address in 16-
 the run-time address. The address is the unswizzled one: wgmma applies the swizzle itself.
 """
 
-from cutelite import Swizzle, rank, size, slice_and_offset
+from cutelite import Swizzle, _, rank, size, slice_and_offset
 from cutelite.gmma import GMMA_Atom, GmmaSmemLayout
 from cutelite.numeric import numeric
 
@@ -176,11 +176,15 @@ def warpgroup_wait(n, acc):
 
 def gemm_gmma(atom, A, B, C, accumulate=True):
     """C (+)= A @ B with one wgmma per (k, m, n): A, B descriptor fragments (1, MMA_M|N, MMA_K), C the
-    accumulator. accumulate: whether the first k-block adds to C (a run-time condition, or a bool); the
+    accumulator; an RS atom's A is a register fragment (MMA, MMA_M, MMA_K) of 16-bit values instead. accumulate: whether the first k-block adds to C (a run-time condition, or a bool); the
     later k-blocks always do."""
     if not isinstance(atom, GMMA_Atom):
         raise TypeError("cutejit: gemm_gmma takes a GMMA atom, got %r" % (atom,))
-    for x, what in ((A, "A"), (B, "B")):
+    rs = atom.source == "RS"
+    if rs and (not isinstance(A, RTensor) or A.bits != 16 or rank(A.layout) != 3):
+        raise TypeError("cutejit: gemm with %s: A must be a register fragment (MMA, MMA_M, MMA_K) of 16-bit values "
+                        "(partition_fragment_A), got %r" % (atom.name, A))
+    for x, what in ((B, "B"),) if rs else ((A, "A"), (B, "B")):
         if not isinstance(x, DescTensor) or rank(x.layout) != 3:
             raise TypeError("cutejit: gemm with %s: %s must be a descriptor fragment (1, MMA_%s, MMA_K), got %r"
                             % (atom.name, what, "M" if what == "A" else "N", x))
@@ -190,9 +194,12 @@ def gemm_gmma(atom, A, B, C, accumulate=True):
     if size(B.layout, 2) != K or size(C.layout, 1) != MM or size(C.layout, 2) != NN:
         raise ValueError("cutejit: gemm: fragments do not match: A %s, B %s, C %s" % (A.layout, B.layout, C.layout))
     t = current()
-    fn = _intrinsic("wgmma")
+    fn = _intrinsic("wgmma_rs" if rs else "wgmma")
     types_ = ".".join(atom.ptx.split(".")[-3:])
-    trans = int(atom.major_a == "MN") | int(atom.major_b == "MN") << 1
+    trans = int(atom.major_b == "MN") if rs else int(atom.major_a == "MN") | int(atom.major_b == "MN") << 1
+    values = size(atom.LayoutA_TV, 1)
+    a = (lambda m, k: "(%s,)" % ", ".join(A[(_, m, k)].words(0, values))) if rs else \
+        (lambda m, k: src(A.value((0, m, k))))
     first = accumulate if is_sym(accumulate) else bool(accumulate)
     scale = t.let(first, "acc_in") if is_sym(first) else int(first)
     for k in range(K):
@@ -200,5 +207,5 @@ def gemm_gmma(atom, A, B, C, accumulate=True):
             for n in range(NN):
                 acc = C.names[m + MM * n]
                 t.emit("%s = %s(%s, %s, %s, %s, %r, %d)" % (
-                    acc, fn, acc, src(A.value((0, m, k))), src(B.value((0, n, k))),
+                    acc, fn, acc, a(m, k), src(B.value((0, n, k))),
                     src(scale) if k == 0 else "1", types_, trans))

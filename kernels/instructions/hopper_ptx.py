@@ -45,8 +45,10 @@ PTX = {
     "mbarrier_arrive_expect_tx": "mbarrier.arrive.expect_tx.shared::cta.b64",
     "mbarrier_try_wait": "mbarrier.try_wait.parity.shared::cta.b64",
     "tma_load_2d": "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
+    "tma_load_4d": "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
     "tma_prefetch_desc": "fence.proxy.tensormap::generic.acquire.sys; prefetch.tensormap",
     "tma_store_2d": "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group",
+    "tma_store_4d": "cp.async.bulk.tensor.4d.global.shared::cta.bulk_group",
     "tma_store_commit": "cp.async.bulk.commit_group",
     "tma_store_wait_read": "cp.async.bulk.wait_group.read",
     "tma_store_wait": "cp.async.bulk.wait_group",
@@ -177,6 +179,44 @@ def wgmma(typingctx, acc, desc_a, desc_b, scale_d, types_, trans):
         return context.make_tuple(builder, sig.return_type, _unpack(builder, out, k))
     return sig, codegen
 
+@intrinsic
+def wgmma_rs(typingctx, acc, a, desc_b, scale_d, types_, trans_b):
+    """acc = wgmma.mma_async.sync.aligned.m64n{N}k16.{types} acc, {a0, a1, a2, a3}, desc_b, scale_d != 0, 1, 1,
+    trans_b: A from registers (`a`, a tuple of four uint32, two 16-bit values each, in the order of the RS
+    atom's A layout), B from shared memory. N = 2 * len(acc); `types_` and `trans_b` literals as for wgmma
+    (trans_b: 1 reads B MN-major). A's registers must not change until the wgmma is waited for."""
+    if not (isinstance(acc, types.UniTuple) and acc.dtype == types.float32):
+        raise TypingError("wgmma_rs: acc must be a tuple of float32 (from wgmma_zero), got %s" % acc)
+    if not (isinstance(a, types.UniTuple) and len(a) == 4 and isinstance(a.dtype, types.Integer)):
+        raise TypingError("wgmma_rs: a must be a tuple of four 32-bit registers, got %s" % a)
+    if not isinstance(types_, types.StringLiteral) or types_.literal_value not in ("f32.f16.f16",
+                                                                                   "f32.bf16.bf16"):
+        raise TypingError("wgmma_rs: types must be the literal 'f32.f16.f16' or 'f32.bf16.bf16', got %s" % types_)
+    if not isinstance(trans_b, types.IntegerLiteral):
+        raise TypingError("wgmma_rs: trans_b must be a literal int, got %s" % trans_b)
+    k = len(acc)
+    n = 2 * k
+    if n % 8 or not 8 <= n <= 256:
+        raise TypingError("wgmma_rs: an accumulator of %d floats is not a 64xNx16 tile" % k)
+    regs = ",".join("$%d" % i for i in range(k))
+    text = ("{ .reg .pred p; setp.ne.b32 p, $%d, 0; %s.m64n%dk16.%s {%s}, {$%d, $%d, $%d, $%d}, $%d, "
+            "p, 1, 1, %d; }" % (k + 5, PTX["wgmma"], n, types_.literal_value, regs, k, k + 1, k + 2, k + 3, k + 4,
+                                trans_b.literal_value & 1))
+    cons = ",".join(["=f"] * k + ["r"] * 4 + ["l", "r"] + [str(i) for i in range(k)] + ["~{memory}"])
+    sig = acc(acc, a, desc_b, scale_d, types_, trans_b)
+
+    def codegen(context, builder, sig, args):
+        _check_sm90a("wgmma.mma_async")
+        vals = [builder.extract_value(args[0], i) for i in range(k)]
+        regs_a = [context.cast(builder, builder.extract_value(args[1], i), sig.args[1].dtype, types.uint32)
+                  for i in range(4)]
+        db = context.cast(builder, args[2], sig.args[2], types.uint64)
+        sd = context.cast(builder, args[3], sig.args[3], types.uint32)
+        out = _asm(builder, ir.LiteralStructType([_f32] * k), [_i32] * 4 + [_i64, _i32] + [_f32] * k, text, cons,
+                   regs_a + [db, sd] + vals)
+        return context.make_tuple(builder, sig.return_type, _unpack(builder, out, k))
+    return sig, codegen
+
 # ---- mbarrier -------------------------------------------------------------------------------------
 def _bar_op(name, operands, nargs):
     """An intrinsic (bar array, index, *u32 args) -> None on the mbarrier at bar[index]: PTX[name] operands."""
@@ -256,6 +296,27 @@ def tma_load_2d(typingctx, dst, dst_idx, tmap, bar, bar_idx, c0, c1):
     return sig, codegen
 
 @intrinsic
+def tma_load_4d(typingctx, dst, dst_idx, tmap, bar, bar_idx, c0, c1, c2, c3):
+    """cp.async.bulk.tensor.4d: tma_load_2d for a rank-4 tensor map, the box at coordinates (c0 innermost, c1,
+    c2, c3): a tile of one (head, batch) of attention's (S, D, H, B) tensors."""
+    _check_array("tma_load_4d", dst, dst_idx)
+    _check_array("tma_load_4d", bar, bar_idx)
+    if not isinstance(tmap, types.Array):
+        raise TypingError("tma_load_4d: tmap must be the tensor map's device array, got %s" % tmap)
+    sig = types.void(dst, dst_idx, tmap, bar, bar_idx, c0, c1, c2, c3)
+    text = "%s [$0], [$1, {$2, $3, $4, $5}], [$6];" % PTX["tma_load_4d"]
+
+    def codegen(context, builder, sig, args):
+        _check_sm90a("cp.async.bulk.tensor")
+        d = _shared_u32(context, builder, sig.args[0], args[0], args[1], sig.args[1])
+        t = _generic_u64(context, builder, sig.args[2], args[2])
+        b = _shared_u32(context, builder, sig.args[3], args[3], args[4], sig.args[4])
+        cs = [context.cast(builder, args[i], sig.args[i], types.int32) for i in range(5, 9)]
+        _asm(builder, ir.VoidType(), [_i32, _i64] + [_i32] * 5, text, "r,l,r,r,r,r,r,~{memory}", [d, t] + cs + [b])
+        return context.get_dummy_value()
+    return sig, codegen
+
+@intrinsic
 def tma_prefetch_desc(typingctx, tmap):
     """Make a tensor map in global memory (written by the host) ready for this thread's TMA copies: order the
     generic-proxy writes that made it before the tensormap-proxy reads (fence.proxy.tensormap; the host
@@ -291,6 +352,23 @@ def tma_store_2d(typingctx, tmap, src, src_idx, c0, c1):
         _asm(builder, ir.VoidType(), [_i64, _i32, _i32, _i32], text, "l,r,r,r,~{memory}", [t, x, y, s])
         return context.get_dummy_value()
     return types.void(tmap, src, src_idx, c0, c1), codegen
+
+@intrinsic
+def tma_store_4d(typingctx, tmap, src, src_idx, c0, c1, c2, c3):
+    """tma_store_2d for a rank-4 tensor map: shared src[src_idx:] -> the box at (c0 innermost, c1, c2, c3)."""
+    _check_array("tma_store_4d", src, src_idx)
+    if not isinstance(tmap, types.Array):
+        raise TypingError("tma_store_4d: tmap must be the tensor map's device array, got %s" % tmap)
+    text = "%s [$0, {$1, $2, $3, $4}], [$5];" % PTX["tma_store_4d"]
+
+    def codegen(context, builder, sig, args):
+        _check_sm90a("cp.async.bulk.tensor (store)")
+        t = _generic_u64(context, builder, sig.args[0], args[0])
+        s = _shared_u32(context, builder, sig.args[1], args[1], args[2], sig.args[2])
+        cs = [context.cast(builder, args[i], sig.args[i], types.int32) for i in range(3, 7)]
+        _asm(builder, ir.VoidType(), [_i64] + [_i32] * 5, text, "l,r,r,r,r,r,~{memory}", [t] + cs + [s])
+        return context.get_dummy_value()
+    return types.void(tmap, src, src_idx, c0, c1, c2, c3), codegen
 
 tma_store_commit = _void("tma_store_commit")
 

@@ -84,6 +84,9 @@ def _refuse(name):
     return twin
 
 wgmma = _refuse("wgmma.mma_async")
+wgmma_rs = _refuse("wgmma.mma_async (A from registers)")
 tma_load_2d = _refuse("cp.async.bulk.tensor")
 tma_prefetch_desc = _refuse("prefetch.tensormap")
 tma_store_2d = _refuse("cp.async.bulk.tensor (store)")
+tma_load_4d = _refuse("cp.async.bulk.tensor.4d")
+tma_store_4d = _refuse("cp.async.bulk.tensor.4d (store)")

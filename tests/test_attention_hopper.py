@@ -1,0 +1,124 @@
+"""The FlashAttention-3-style Hopper kernel (kernels.attention.fa3_wgmma) without a GPU:
+
+- what it reads off the layouts: the rows of a GMMA accumulator and the lanes that share them (the PTX ISA's
+  wgmma D fragment: lanes 4g..4g+3 of a warp hold rows g and g + 8 of its 16; the xors 1 and 2), and P's C
+  values as the RS atom's A values (the PTX ISA's A fragment for registers: the same rows and columns);
+- its protocol, recorded in Numba's simulator with stand-ins for the mbarrier, TMA and wgmma instructions and
+  replayed on cutelite's mbarrier model: Q once, then K and V on two pipelines, every wait passing.
+The numbers themselves need the GPU (wgmma and the TMA have no simulator twin): kernels.attention.check_hopper.
+"""
+
+import threading
+
+import numpy as np
+import pytest
+
+import kernels
+
+kernels.setup(verbose=False, simulator=True)
+
+from cutelite import make_tiled_mma, pipeline as P  # noqa: E402
+from kernels.attention import fa3_wgmma as F  # noqa: E402
+
+pytestmark = pytest.mark.numba("simulator")
+
+
+def test_accumulator_rows_are_the_ptx_fragment():
+    """PTX ISA, wgmma D fragment (m64nNk16, f32): thread t of the warpgroup holds rows 16 (t // 32) + (t % 32) // 4
+    and that + 8; value 4i + j (j < 4) is column 8i + 2 (t % 4) + j % 2 of the row of j // 2."""
+    o = F.objects(D=64, BN=128)
+    slot, masks = F.acc_rows(make_tiled_mma(o.mma_s.atom), (64, 128))
+    assert masks == (1, 2)
+    assert slot == [(v % 4) // 2 for v in range(64)]
+    a_of_c = F.p_as_a(make_tiled_mma(o.mma_s.atom), make_tiled_mma(o.mma_o.atom), 128)
+    # A value (v0, v1, v2) of k-block kb is C value (v0, v1, 2 kb + v2): 8 values a k-block, 4 registers
+    assert a_of_c == [v0 + 2 * v1 + 4 * (2 * kb + v2) for kb in range(8) for v2 in range(2) for v1 in range(2)
+                      for v0 in range(2)]
+
+
+class _Recorder:
+    def __init__(self):
+        self.events, self.lock = [], threading.Lock()
+
+    def log(self, *e):
+        tid = threading.current_thread().threadIdx.x
+        with self.lock:
+            self.events.append((tid,) + e)
+
+    def overrides(self):
+        def try_wait(bars, i, parity):
+            self.log("wait", int(i), int(parity))
+            return 1
+
+        def tma(dst, off, tmap, bars, i, *c):
+            self.log("tma", int(i), tuple(int(x) for x in c))
+
+        def wgmma(acc, a, db, scale, types, trans):
+            self.log("wgmma", int(bool(scale)))
+            return acc
+
+        noop = lambda *a: None  # noqa: E731
+        return {"mbarrier_try_wait": try_wait, "tma_load_4d": tma, "wgmma": wgmma, "wgmma_rs": wgmma,
+                "mbarrier_arrive_expect_tx": lambda bars, i, n: self.log("expect_tx", int(i), int(n)),
+                "mbarrier_arrive": lambda bars, i: self.log("arrive", int(i)),
+                "wgmma_wait": lambda acc, n: acc, "wgmma_commit": noop, "wgmma_fence": lambda acc: acc,
+                "tma_prefetch_desc": noop, "mbarrier_init": noop, "tma_store_4d": noop, "tma_store_commit": noop,
+                "tma_store_wait": noop, "exp2_approx": lambda x: np.float32(np.exp2(np.float32(x))),
+                "st_global_v1_f32": noop, "st_shared_v1_b32": noop}
+
+
+@pytest.mark.parametrize("causal,S_q,S_k", [(False, 80, 80), (True, 80, 200)])
+def test_protocol_replays_on_the_pipeline_model(causal, S_q, S_k):
+    """One block (a 64-row tile, one consumer warpgroup): the producer loads Q once, then K and V tile j for
+    every key tile the tile sees (causal, bottom-right: ceil((S_q + S_k - S_q) / BN) = all of S_k's 2 tiles of 128
+    here; the last key tile past S_k is zero-filled), and the recorded waits and arrivals run to the end on
+    cutelite's MBarriers."""
+    rec = _Recorder()
+    k = F.make(D=64, causal=causal, BM=64, BN=128, stages=2, overrides=rec.overrides())
+    n = -(-S_k // 128)
+    lse = np.zeros((1, S_q), np.float32)
+    tm = np.zeros(16, np.uint64)
+    k.launch(lse, tm, tm, tm, tm, S_q, S_k, 1, 1, grid=1)
+    ev = rec.events
+    producer = [e[1:] for e in ev if e[0] == 0]
+    loads = [e for e in producer if e[0] == "tma"]
+    m_tiles = -(-S_q // 64)
+    assert loads[0][2] == (0, (m_tiles - 1) * 64, 0, 0)                  # Q: the last query tile (longest first)
+    assert [e[2] for e in loads[1:]] == [(0, j * 128, 0, 0) for j in range(n) for _ in range(2)]
+    consumer = [e[1:] for e in ev if e[0] == 128]
+    # per key tile: S = Q K^T in 4 k-blocks (the first overwrites), then O += P V in 8 (the very first overwrites)
+    assert [e[1] for e in consumer if e[0] == "wgmma"] == sum(([0, 1, 1, 1] + [int(j > 0)] + [1] * 7
+                                                               for j in range(n)), [])
+    # replay: full barriers take 1 arrival and the bytes, empty ones one arrival per consumer warp (4)
+    bar0 = min(e[1] for e in producer if e[0] == "expect_tx")
+    nbars = 1 + 1 + 2 * 2 + 2 * 2
+    bars = {}
+    q_full, k_full, v_full = bar0, bar0 + 2, bar0 + 6      # each pipeline: its full barriers, then its empty ones
+    assert {e[1] for e in producer if e[0] == "expect_tx"} <= {q_full, k_full, k_full + 1, v_full, v_full + 1}
+    for full, stages in ((q_full, 1), (k_full, 2), (v_full, 2)):
+        for s in range(stages):
+            bars[full + s] = P.MBarrier("full", 1)
+            bars[full + stages + s] = P.MBarrier("empty", P.empty_arrivals(1))
+    assert len(bars) == nbars
+    roles = {t: [e[1:] for e in ev if e[0] == t and e[1] in ("wait", "expect_tx", "tma", "arrive")]
+             for t in [0] + list(range(128, 256, 32))}
+    nbytes = {q_full: k.objects.tmQ.bytes, k_full: k.objects.tmK.bytes, k_full + 1: k.objects.tmK.bytes,
+              v_full: k.objects.tmV.bytes, v_full + 1: k.objects.tmV.bytes}
+    at = {r: 0 for r in roles}
+    moved = True
+    while moved:
+        moved = False
+        for r, prog in roles.items():
+            while at[r] < len(prog):
+                e = prog[at[r]]
+                if e[0] == "wait" and not bars[e[1]].try_wait(e[2]):
+                    break
+                if e[0] == "expect_tx":
+                    bars[e[1]].arrive(expect_tx=e[2])
+                elif e[0] == "tma":
+                    bars[e[1]].complete_tx(nbytes[e[1]])
+                elif e[0] == "arrive":
+                    bars[e[1]].arrive()
+                at[r] += 1
+                moved = True
+    assert {r: prog[at[r]] for r, prog in roles.items() if at[r] < len(prog)} == {}

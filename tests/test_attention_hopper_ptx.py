@@ -1,0 +1,26 @@
+"""The Hopper attention kernel assembled offline: numba's PTX for sm_90a through `ptxas -arch=sm_90a`, under the
+register cap of its 384 threads (setmaxnreg then moves registers to the consumers): no spills, setmaxnreg
+honoured, the wgmma pipeline not serialized (no C7515) although O is rescaled in registers between its wgmmas.
+Slow (minutes a configuration on a busy 2-core machine); numba out of the simulator."""
+import pytest
+from numba.cuda import types as T
+
+from test_hopper_ptx import _compile, _ptxas, needs_ptxas
+
+pytestmark = pytest.mark.numba("cuda")
+
+
+@needs_ptxas
+@pytest.mark.parametrize("D,causal,dtype", [(128, True, "float16"), (64, False, "bfloat16")])
+def test_attention_assembles_without_spills_or_serialized_wgmma(D, causal, dtype):
+    from kernels.attention import fa3_wgmma
+    k = fa3_wgmma.make(D=D, causal=causal, dtype=dtype)
+    ptx = _compile(k.function, (T.float32[:, ::1],) + (T.uint64[::1],) * 4 + (T.int64,) * 4)
+    BN = k.config["BN"]
+    assert ptx.count("wgmma.mma_async") == D // 16 + BN // 16        # S: D / 16 k-blocks; P V: BN / 16
+    assert ptx.count("cp.async.bulk.tensor.4d") == 3 * (D // 64) + D // 64   # Q, K, V and O: a box per 64 columns
+    rc, err = _ptxas(ptx, ["-maxrregcount=%d" % (65536 // k.threads // 8 * 8)])
+    assert rc == 0, err
+    assert "C7515" not in err and "serialized" not in err, err
+    assert "C7508" not in err, err
+    assert "0 bytes spill stores" in err, err
