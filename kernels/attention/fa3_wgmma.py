@@ -34,7 +34,7 @@ from ..cutejit import (
     prefetch_tensor_map, range_, setmaxnreg, thread_idx, tma_load, tma_store, tma_store_commit, tma_store_wait,
     warpgroup_arrive, warpgroup_commit, warpgroup_wait,
 )
-from ..cutejit.expr import src
+from ..expr import src
 from ..cutejit.trace import current
 
 __all__ = ["Int", "acc_rows", "p_as_a", "fa3_forward", "objects", "make", "DTYPES", "HEAD_DIMS"]
