@@ -89,7 +89,7 @@ def speed():
             flops = 4 * B * H * S * S * D / (2 if causal else 1)
             out = torch.empty_like(q)
             lse = torch.empty((B, H, S), device="cuda")
-                go = prepare(q, k, v, out, lse, causal)
+            go = prepare(q, k, v, out, lse, causal)
             tf = {"fa3_wgmma": flops / gpu_time_ms(go) / 1e9}
             for name, backend in (("cudnn", SDPBackend.CUDNN_ATTENTION), ("flash", SDPBackend.FLASH_ATTENTION)):
                 try:
