@@ -37,6 +37,7 @@ MIN_SM = {
     **_mma_min_sm(),
     "ldmatrix": (7, 5),
     "cp.async": (8, 0),
+    "cvt.rn.bf16x2.f32": (8, 0),   # two floats to a bf16 pair (the f16 pair converts on sm_75)
     "ld.global.v4": (2, 0),
     "st.global.v4": (2, 0),
     # Hopper: kernels.instructions.hopper_ptx compiles them for the arch-specific target sm_90a only

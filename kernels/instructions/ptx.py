@@ -351,6 +351,34 @@ def unpack_half2(typingctx, r):
     return types.UniTuple(types.float32, 2)(r), codegen
 
 
+# ---- fast math on float32 registers ---------------------------------------------------------------------
+@intrinsic
+def exp2_approx(typingctx, x):
+    """ex2.approx.ftz.f32: 2**x in one MUFU instruction (about 2 ulp; subnormals flushed to zero). The
+    online softmax computes every exponential with it, folding log2(e) into the scale."""
+    if not isinstance(x, types.Float):
+        raise TypingError("exp2_approx: expected a float, got %s" % x)
+
+    def codegen(context, builder, sig, args):
+        v = context.cast(builder, args[0], sig.args[0], types.float32)
+        return _asm(builder, _f32, [_f32], "ex2.approx.ftz.f32 $0, $1;", "=f,f", [v])
+    return types.float32(x), codegen
+
+
+@intrinsic
+def pack_bf16x2(typingctx, lo, hi):
+    """Two floats rounded to nearest bf16 -> one b32 register, `lo` in the low half (cvt.rn.bf16x2.f32, which
+    takes the high half first)."""
+    if not (isinstance(lo, types.Float) and isinstance(hi, types.Float)):
+        raise TypingError("pack_bf16x2: expected two floats, got %s, %s" % (lo, hi))
+
+    def codegen(context, builder, sig, args):
+        check_target("cvt.rn.bf16x2.f32")
+        a, b = (context.cast(builder, v, t, types.float32) for v, t in zip(args, sig.args))
+        return _asm(builder, _i32, [_f32, _f32], "cvt.rn.bf16x2.f32 $0, $1, $2;", "=r,f,f", [b, a])
+    return types.uint32(lo, hi), codegen
+
+
 # ---- warp shuffles (numba's own take only signed ints and floats; these take any 8- to 64-bit scalar) ----
 def _make_shfl(name, mode, clamp):
     """shfl.sync.<mode>.b32, applied to each 32-bit half of the value (so 64-bit values work too)."""

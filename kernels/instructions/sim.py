@@ -318,6 +318,18 @@ def unpack_half2(r):
     return np.float32(lo), np.float32(hi)
 
 
+# ---- fast math on float32 registers ---------------------------------------------------------------------
+def exp2_approx(x):
+    """Simulator twin of ex2.approx.ftz.f32: 2**x in float32."""
+    return np.float32(np.exp2(np.float32(x)))
+
+
+def pack_bf16x2(lo, hi):
+    """Simulator twin of cvt.rn.bf16x2.f32: two floats rounded to bf16, `lo` in the low half."""
+    check_target("cvt.rn.bf16x2.f32")
+    return np.uint32(_encode([lo, hi], "bf16")[0])
+
+
 # ---- warp shuffles (the simulator has none) ------------------------------------------------------------
 def _shfl(name, source):
     def op(args):
