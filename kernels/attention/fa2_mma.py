@@ -197,13 +197,18 @@ def normalize(rows_O, tOrO, row_max, row_sum, scale, tOcO, mLSE_row, S_q):
             t.emit("%s(%s, %s, %s)" % (st, mLSE_row.matrix.name, src(mLSE_row[i].offset(0)), lse.text))
 
 
+def default_arch():
+    """"sm80" (m16n8k16, cp.async) where the current GPU (or profile) has them, else "sm75" (a T4's)."""
+    from ..runtime import supports
+    return "sm80" if supports("cp.async") else "sm75"
+
+
 def make(BM=128, BN=64, warps=8, D=64, dtype="float16", causal=False, scale=None, arch=None):
     """The kernel for one configuration: a cutejit Kernel with .launch(Q, K, V, O, LSE) (Q, O (B, S_q, H, D),
     K, V (B, S_k, H_kv, D) of `dtype` (or its bits as uint16), LSE (B, H, S_q) float32), .source, .config.
     scale defaults to 1/sqrt(D); arch "sm80" (m16n8k16, cp.async) or "sm75" (a T4's m16n8k8), by default
     what the current GPU (or profile) has."""
-    from ..runtime import supports
-    arch = arch or ("sm80" if supports("cp.async") else "sm75")
+    arch = arch or default_arch()
     if (arch, dtype) not in ATOMS:
         raise ValueError("fa2_mma.make: no %s mma for %s; known: %s" % (arch, dtype, sorted(ATOMS)))
     if BM % (16 * warps):

@@ -182,10 +182,7 @@ class AccRows:
         self.masks = self._masks(tiled, ident)
 
     def _masks(self, tiled, ident):
-        held = []
-        for t in range(self.threads):
-            p = tiled.get_slice(t).partition_C(ident)
-            held.append(frozenset(p(i)[0] for i in range(size(p.layout))))
+        held = [frozenset(r for r, _ in coords) for coords in _thread_coords(tiled, "C", ident)]
         groups = set()
         for t in range(self.threads):
             mates = [u for u in range(self.threads) if held[u] & held[t]]
@@ -256,6 +253,26 @@ def convert(acc, dtype):
     return out
 
 
+def _thread_coords(tiled, operand, ident):
+    """For every thread, the (m, n) (or (m, k)) coordinate of each value of its partition of the identity
+    tensor `ident`: thread 0's partition's layout (the same for every thread) plus each thread's origin."""
+    part = lambda t: getattr(tiled.get_slice(t), "partition_" + operand)(ident)     # noqa: E731
+    layout = part(0).layout
+    rel = [tuple(int(x) for x in _as_pair(layout(i))) for i in range(size(layout))]
+    out = []
+    for t in range(size(tiled.thr_layout_vmnk)):
+        m0, n0 = (int(x) for x in part(t)(0))
+        out.append([(m0 + m, n0 + n) for m, n in rel])
+    return out
+
+
+def _as_pair(v):
+    """A coordinate layout's value (0, a ScaledBasis or an arithmetic tuple) as (m, n)."""
+    if isinstance(v, ScaledBasis):
+        return tuple(int(v.value) if v.modes[0] == k else 0 for k in range(2))
+    return (0, 0) if not isinstance(v, tuple) and int(v) == 0 else tuple(v)
+
+
 def retile_C_as_A(tiled_mma, frag, tile):
     """frag, a fragment laid out as partition_fragment_C of an (M, N) `tile`, seen as partition_fragment_A of the
     same tile read as (M, K): each A value is the register of the C value at the same (m, n) coordinate. The
@@ -269,10 +286,9 @@ def retile_C_as_A(tiled_mma, frag, tile):
         raise ValueError("cutejit: retile_C_as_A: %r is not the C fragment of a %s tile (%s)" % (frag, tile, c_frag))
     n = size(a_frag)
     table = None
-    for t in range(size(tiled.thr_layout_vmnk)):
-        pa, pc = tiled.get_slice(t).partition_A(ident), tiled.get_slice(t).partition_C(ident)
-        where_c = {pc(j): c_frag(j) for j in range(n)}
-        mine = [where_c.get(pa(i)) for i in range(n)]
+    for t, (ca, cc) in enumerate(zip(_thread_coords(tiled, "A", ident), _thread_coords(tiled, "C", ident))):
+        where_c = {c: c_frag(j) for j, c in enumerate(cc)}
+        mine = [where_c.get(c) for c in ca]
         if None in mine:
             raise ValueError("cutejit: retile_C_as_A: thread %d needs as A values it does not hold as C" % t)
         if table is None:

@@ -404,7 +404,8 @@ def _per_matrix_mode(x, tiler):
 
 
 def local_tile(x, tiler, coord):
-    """The tile of the whole matrix x (a kernel argument or identity tensor) at `coord`: CuTe's local_tile.
+    """The tile of the whole matrix x (a kernel argument, one with modes sliced away at run-time indices, as
+    mQ[b, _, h, _], or an identity tensor) at `coord`: CuTe's local_tile.
     tiler gives the tile's extent per mode; coord per mode an index (int or run-time) or _ to keep every
     tile (a run-time mode). Result: the tile's modes (static), then the kept modes."""
     if not isinstance(x, GTensor) or x.layout is not None:
@@ -418,10 +419,10 @@ def local_tile(x, tiler, coord):
         x.matrix.tiled_by(_per_matrix_mode(x, tiler))
     origin = [list(o) for o in x.origin]
     dyn = []
-    for m, ((extent, step), t, c) in enumerate(zip(x.dyn, tiler, coord)):
+    for (extent, step), t, c in zip(x.dyn, tiler, coord):
         if _free(c):
             dyn.append(((extent + (t - 1)) // t, tuple(t * s for s in step)))
         else:
-            origin[m].append(c * t)
+            origin[step.index(1)].append(c * t)
     layout = Layout(tuple(tiler), tuple(ScaledBasis(1, (m,)) for m in _matrix_modes(x)))   # coordinates of the matrix
     return x._with(layout=layout, dyn=dyn, origin=origin)
