@@ -100,29 +100,33 @@ def fa2_fwd(mQ, mK, mV, mO, mLSE, mma, g2s_Q, g2s_KV, s2r_Q, s2r_K, s2r_V, sQ_la
             cp_async_wait(0)
         syncthreads()
 
+    def gemm_k(s2r, tXs, tXr, A, B, C):                     # C += A B, B's k-blocks read just before their mma
+        per = size(B.layout, 2) // size(tXr.layout, 2)      # mma k-blocks per ldmatrix: 2 for a T4's k8
+        for kb in range(size(tXr.layout, 2)):
+            copy(s2r, tXs[_, _, kb], tXr[_, _, kb])
+            for j in range(per * kb, per * (kb + 1)):
+                gemm(mma, A[_, _, j], B[_, _, j], C)
+
     n_tiles = gK.shape[2]
     n_end = min_(n_tiles, (min_(S_q, (m + 1) * BM) + S_k - S_q + BN - 1) // BN) if causal else n_tiles
     issue(g2s_Q, tQgQ, tQsQ, tQcQ, S_q, rQ)
     with if_(0 < n_end):
         issue(g2s_KV, tKgK[_, _, _, 0], tKsK, tKcK[_, _, _, 0], S_k, rKV)
     land((rQ, tQsQ), (rKV, tKsK))
-    copy(s2r_Q, tXsQ, tXrQ)                                  # Q into registers, once
+    for kb in range(size(tXrQ.layout, 2)):                  # Q into registers, once
+        copy(s2r_Q, tXsQ[_, _, kb], tXrQ[_, _, kb])
     for n in range_(n_end):
         tSrS = thr_mma.partition_fragment_C(cS[_, _, 0])    # S = Q K^T of this key tile, float32
         fill(tSrS, 0.0)
         issue(g2s_KV, tVgV[_, _, _, n], tVsV, tKcK[_, _, _, n], S_k, rKV)
-        for kb in range(size(tSrK.layout, 2)):
-            copy(s2r_K, tXsK[_, _, kb], tXrK[_, _, kb])
-            gemm(mma, tSrQ[_, _, kb], tSrK[_, _, kb], tSrS)
+        gemm_k(s2r_K, tXsK, tXrK, tSrQ, tSrK, tSrS)
         land((rKV, tVsV))                                    # V is in; everyone is done with sK
         with if_(n + 1 < n_end):
             issue(g2s_KV, tKgK[_, _, _, n + 1], tKsK, tKcK[_, _, _, n + 1], S_k, rKV)
         mask(tSrS, thr_mma.partition_C(cS[_, _, n]), (n + 1) * BN, m * BM, S_q, S_k, causal)
         softmax_rescale_O(rows_S, rows_O, tSrS, tOrO, row_max, row_sum, scale * LOG2E)
         tOrP = retile_C_as_A(mma, convert(tSrS, mQ.dtype), (BM, BN))      # P, as P V's A operand
-        for kb in range(size(tOrVt.layout, 2)):
-            copy(s2r_V, tXsV[_, _, kb], tXrV[_, _, kb])
-            gemm(mma, tOrP[_, _, kb], tOrVt[_, _, kb], tOrO)
+        gemm_k(s2r_V, tXsV, tXrV, tOrP, tOrVt, tOrO)
         with if_(n + 1 < n_end):
             land((rKV, tKsK))                                # K's next tile is in; everyone is done with sV
     tOcO = thr_mma.partition_C(cQ)
