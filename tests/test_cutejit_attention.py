@@ -137,7 +137,7 @@ def reference(q, k, v, causal, scale):
     p = np.exp(s - top)
     total = p.sum(-1, keepdims=True)
     o = np.einsum("bhqk,bkhd->bqhd", p / np.where(total == 0, 1, total), v)
-    lse = np.where(total[..., 0] == 0, -np.inf, np.log(total[..., 0]) + top[..., 0])
+    lse = np.where(total[..., 0] == 0, -np.inf, np.log(np.where(total[..., 0] == 0, 1, total[..., 0])) + top[..., 0])
     return o, lse
 
 
@@ -191,7 +191,7 @@ def t4(monkeypatch):
     kernels.setup(verbose=False)
 
 
-@pytest.mark.parametrize("S_q, S_k, causal", [(40, 50, True), (24, 64, False)])
+@pytest.mark.parametrize("S_q, S_k, causal", [(70, 30, True), (24, 64, False)])   # a CTA whose rows see no key
 def test_fa2_mma_on_a_t4(t4, S_q, S_k, causal):
     """Under the sm_75 profile the kernel is built for a T4 (m16n8k8, tiles through registers) and the
     simulator's twins refuse any sm_80 instruction."""

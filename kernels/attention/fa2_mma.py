@@ -28,8 +28,6 @@ from ..cutejit import (
     make_fragment_like, make_identity_tensor, make_smem_tensor, min_, range_, syncthreads, thread_idx,
 )
 from ..cutejit.accumulator import AccRows, bind, convert, exp2, log, retile_C_as_A, row_reduce, store, val, where
-from ..cutejit.expr import src
-from ..cutejit.trace import current
 
 BEST = dict(BM=128, BN=64, warps=8)
 LOG2E = 1.0 / math.log(2.0)
@@ -110,8 +108,7 @@ def fa2_fwd(mQ, mK, mV, mO, mLSE, mma, g2s_Q, g2s_KV, s2r_Q, s2r_K, s2r_V, sQ_la
     n_tiles = gK.shape[2]
     n_end = min_(n_tiles, (min_(S_q, (m + 1) * BM) + S_k - S_q + BN - 1) // BN) if causal else n_tiles
     issue(g2s_Q, tQgQ, tQsQ, tQcQ, S_q, rQ)
-    with if_(0 < n_end):
-        issue(g2s_KV, tKgK[_, _, _, 0], tKsK, tKcK[_, _, _, 0], S_k, rKV)
+    issue(g2s_KV, tKgK[_, _, _, 0], tKsK, tKcK[_, _, _, 0], S_k, rKV)
     land((rQ, tQsQ), (rKV, tKsK))
     for kb in range(size(tXrQ.layout, 2)):                  # Q into registers, once
         copy(s2r_Q, tXsQ[_, _, kb], tXrQ[_, _, kb])
@@ -184,11 +181,8 @@ def softmax_rescale_O(rows_S, rows_O, tSrS, tOrO, row_max, row_sum, scale_log2):
 def normalize(rows_O, tOrO, row_max, row_sum, scale, tOcO, mLSE_row, S_q):
     """O divided by the row sum (summed over the lanes of the row now), and the row's LSE = max scale + ln(sum)
     stored by the row's first lane (LSE -inf and O 0 for a row that saw no key)."""
-    from .. import instructions
     O = rows_O.view(tOrO)
     total = row_reduce(row_sum, "sum", rows_O.masks)
-    t = current()
-    st = t.use("st_global_v1_f32", instructions.st_global_v1_f32)
     lane_bits = sum(rows_O.masks)
     for r in range(size(O.layout, 0)):
         l = val(total[r])
@@ -197,8 +191,7 @@ def normalize(rows_O, tOrO, row_max, row_sum, scale, tOcO, mLSE_row, S_q):
             store(O[r, c], val(O[r, c]) * inv)
         i = tOcO.coord(rows_O.layout(r, 0))[0]
         with if_(((thread_idx() & lane_bits) < 1) & (i < S_q)):
-            lse = where(l == 0.0, -math.inf, val(row_max[r]) * scale + log(l))
-            t.emit("%s(%s, %s, %s)" % (st, mLSE_row.matrix.name, src(mLSE_row[i].offset(0)), lse.text))
+            store(mLSE_row[i], where(l == 0.0, -math.inf, val(row_max[r]) * scale + log(l)))
 
 
 def default_arch():

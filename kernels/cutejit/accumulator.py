@@ -23,10 +23,11 @@ from cutelite.layout import flatten
 
 from .expr import src
 from .registers import element_type, make_fragment
-from .tensor import RTensor
+from .tensor import GTensor, RTensor
 from .trace import current
 
-__all__ = ["F", "val", "store", "bind", "exp2", "log", "fmax", "where", "AccRows", "row_reduce", "convert", "retile_C_as_A"]
+__all__ = ["F", "val", "store", "bind", "exp2", "log", "fmax", "where", "AccRows", "row_reduce", "convert",
+           "retile_C_as_A"]
 
 
 # ---- float32 expressions ----------------------------------------------------------------------------------
@@ -101,7 +102,14 @@ def val(x):
 
 
 def store(x, value):
-    """x = value, for a one-element float32 fragment."""
+    """x = value, for a one-element float32 fragment, or one float32 element of global memory (a matrix
+    argument sliced to one element at run-time indices: mLSE[b, h, i])."""
+    if isinstance(x, GTensor) and x.mem and x.dtype == "float32" and x.layout is None and not x.dyn:
+        from .. import instructions
+        t = current()
+        st = t.use("st_global_v1_f32", instructions.st_global_v1_f32)
+        t.emit("%s(%s, %s, %s)" % (st, x.matrix.name, src(x.offset(0)), _f(value).text))
+        return
     current().emit("%s = %s" % (_scalar(x, "store"), _f(value).text))
 
 
@@ -212,8 +220,8 @@ class AccRows:
 
 
 def row_reduce(x, op, masks, init=None, across=True):
-    """Per row of x (ROW, COL) float32 (or (ROW,): one value a row): op ("max" or "sum") over its values, then, if `across`, over the lanes
-    that the xor `masks` join (AccRows.masks). init: a (ROW,) fragment folded in first. Returns a new (ROW,)
+    """Per row of x (ROW, COL) float32 (or (ROW,): one value a row): op ("max" or "sum") over its values, then,
+    if `across`, over the lanes that the xor `masks` join (AccRows.masks). init: a (ROW,) fragment folded in first. Returns a new (ROW,)
     float32 fragment."""
     if op not in ("max", "sum"):
         raise ValueError("cutejit: row_reduce: op must be 'max' or 'sum', got %r" % (op,))
