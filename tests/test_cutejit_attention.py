@@ -203,3 +203,15 @@ def test_fa2_mma_on_a_t4(t4, S_q, S_k, causal):
     k = _kernel("float16", causal, "sm75")
     assert "cp_async" not in k.source and "m16n8k8" in k.source and "m16n8k16" not in k.source
     _run(S_q, S_k, 2, 1, "float16", causal, "sm75")
+
+
+def test_fa2_mma_refuses_what_it_was_not_built_for():
+    from kernels.attention import fa2_mma
+    k = _kernel("float16", False, "sm80")
+    q = np.zeros((1, 8, 2, 64), np.uint16)
+    with pytest.raises(TypeError, match="fa2_fwd: launch: mQ holds float32"):
+        k.launch(q.astype(np.float32), q, q, q, np.zeros((1, 2, 8), np.float32))
+    with pytest.raises(ValueError, match="mK: the kernel was built for K-major"):
+        k.launch(q, np.asfortranarray(q), q, q, np.zeros((1, 2, 8), np.float32))
+    with pytest.raises(ValueError, match="no sm75 mma for bfloat16"):
+        fa2_mma.make(BM=32, BN=32, warps=2, dtype="bfloat16", arch="sm75")

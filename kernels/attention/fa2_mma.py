@@ -173,7 +173,7 @@ def softmax_rescale_O(rows_S, rows_O, tSrS, tOrO, row_max, row_sum, scale_log2):
         for c in range(size(O.layout, 1)):
             store(O[r, c], val(O[r, c]) * alpha)
         store(row_sum[r], val(row_sum[r]) * alpha)
-    tile_sum = row_reduce(S, "sum", (), across=False)           # this thread's part; lanes are summed at the end
+    tile_sum = row_reduce(S, "sum", ())         # this thread's part: the lanes of a row are summed at the end
     for r in range(size(S.layout, 0)):
         store(row_sum[r], val(row_sum[r]) + val(tile_sum[r]))
 

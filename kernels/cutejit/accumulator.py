@@ -165,8 +165,9 @@ class AccRows:
     layout: (ROW, COL) -> register index of the fragment: row r of the view is the r-th row (in increasing
             order) the thread holds, column c its c-th value there.
     masks:  the xor masks that reach, from a lane, every other lane holding the same rows (a butterfly).
-    A TypeError or ValueError where the layout has no such rows: a value counted twice, rows shared by lanes
-    that do not form an xor group, or rows shared across warps (a reduction through shared memory).
+    A ValueError where the layout has no such rows: a mode that mixes rows and columns, lanes that share some
+    rows but not all, lanes of a row that no butterfly joins, or rows shared across warps (a reduction
+    through shared memory, which this does not do).
     """
 
     def __init__(self, tiled_mma, tile):
@@ -181,7 +182,7 @@ class AccRows:
             if s == 1:
                 continue
             if not isinstance(c, ScaledBasis) or len(c.modes) != 1:
-                raise ValueError("AccRows: a mode of %d values of %s maps to %s, not to one mode of the tile"
+                raise ValueError("cutejit: AccRows: a mode of %d values of %s maps to %s, not to one mode of the tile"
                                  % (s, coords, c))
             (rows if c.modes[0] == 0 else cols).append((int(c.value), s, f))
         self.layout = make_layout(_layout([(s, f) for _, s, f in sorted(rows)]),
@@ -195,20 +196,23 @@ class AccRows:
         for t in range(self.threads):
             mates = [u for u in range(self.threads) if held[u] & held[t]]
             if any(held[u] != held[t] for u in mates):
-                raise ValueError("AccRows: threads %s hold overlapping but different rows of %s" % (mates, self.tile))
+                raise ValueError("cutejit: AccRows: threads %s hold overlapping but different rows of %s"
+                                 % (mates, self.tile))
             if any(u // 32 != t // 32 for u in mates):
-                raise ValueError("AccRows: rows of thread %d are shared with threads %s of other warps" % (t, mates))
+                raise ValueError("cutejit: AccRows: rows of thread %d are shared with threads %s of other warps"
+                                 % (t, mates))
             groups.add(frozenset(t ^ u for u in mates))
         if len(groups) != 1:
-            raise ValueError("AccRows: the lanes sharing a row differ from thread to thread: %s" % sorted(map(sorted,
-                                                                                                      groups)))
+            raise ValueError("cutejit: AccRows: the lanes sharing a row differ from thread to thread: %s"
+                             % sorted(map(sorted, groups)))
         xors = next(iter(groups))
         masks = tuple(sorted(m for m in xors if m & (m - 1) == 0 and m))
         span = {0}
         for m in masks:
             span |= {x ^ m for x in span}
         if span != set(xors):
-            raise ValueError("AccRows: lanes joined by xors %s are not reached by a butterfly" % sorted(xors))
+            raise ValueError("cutejit: AccRows: lanes joined by xors %s are not reached by a butterfly"
+                             % sorted(xors))
         return masks
 
     def view(self, acc):
@@ -219,10 +223,10 @@ class AccRows:
         return RTensor(self.layout, acc.regs, acc.dtype, acc.bits, acc.base)
 
 
-def row_reduce(x, op, masks, init=None, across=True):
-    """Per row of x (ROW, COL) float32 (or (ROW,): one value a row): op ("max" or "sum") over its values, then,
-    if `across`, over the lanes that the xor `masks` join (AccRows.masks). init: a (ROW,) fragment folded in first. Returns a new (ROW,)
-    float32 fragment."""
+def row_reduce(x, op, masks, init=None):
+    """Per row of x (ROW, COL) float32 (or (ROW,): one value a row): op ("max" or "sum") over its values, then
+    over the lanes that the xor `masks` join (AccRows.masks; () for this thread's part alone), one shfl.bfly a
+    mask. init: a (ROW,) fragment folded in first. Returns a new (ROW,) float32 fragment."""
     if op not in ("max", "sum"):
         raise ValueError("cutejit: row_reduce: op must be 'max' or 'sum', got %r" % (op,))
     from .. import instructions
@@ -237,7 +241,7 @@ def row_reduce(x, op, masks, init=None, across=True):
         for c in range(0 if init is not None else 1, ncol):
             acc = comb(acc, val(at(r, c)))
         store(out[r], acc)
-        for m in masks if across else ():
+        for m in masks:
             store(out[r], comb(val(out[r]), F("%s(0xFFFFFFFF, %s, %d)" % (shfl, _scalar(out[r], "row_reduce"), m))))
     return out
 
