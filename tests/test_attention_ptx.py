@@ -14,17 +14,17 @@ pytestmark = pytest.mark.numba("cuda")
 needs_ptxas = pytest.mark.skipif(PTXAS is None, reason="ptxas not found")
 
 SIG = (T.uint16[:, :, :, :],) * 4 + (T.float32[:, :, :],)
-# (arch, dtype, D, BM, warps): what the PTX must and must not contain
+# per arch: what the PTX must and must not contain
 CONFIGS = {"sm75": (("mma.sync.aligned.m16n8k8", "ldmatrix.sync.aligned", "ex2.approx.ftz.f32", "shfl.sync.bfly"),
                     ("cp.async", "m16n8k16")),
            "sm80": (("mma.sync.aligned.m16n8k16", "cp.async.cg.shared.global", "ex2.approx.ftz.f32",
                      "shfl.sync.bfly"), ())}
 
 
-def build(arch, dtype="float16", D=64, causal=True, BM=64, warps=4):
-    """(PTX, ptxas -v's report) of one configuration."""
+def build(arch, dtype="float16", D=64, causal=True, **tiles):
+    """(PTX, ptxas -v's report) of one configuration (tiles: BM, BN, warps; fa2_mma.BEST[arch] by default)."""
     from kernels.attention import fa2_mma
-    k = fa2_mma.make(BM=BM, BN=64, warps=warps, D=D, dtype=dtype, causal=causal, arch=arch)
+    k = fa2_mma.make(D=D, dtype=dtype, causal=causal, arch=arch, **tiles)
     ptx = compile_kernel_ptx(k.numba, SIG, (7, 5) if arch == "sm75" else (8, 0))
     rc, err = assemble(ptx, "sm_75" if arch == "sm75" else "sm_80", flags=("-v",))
     assert rc == 0, err
@@ -51,9 +51,9 @@ def test_fa2_mma_assembles_without_spills(toolchain, arch, dtype):  # noqa: F811
 if __name__ == "__main__":
     import kernels
     kernels.setup(simulator=False, verbose=False)
-    print("%-6s %-9s %4s %4s %6s %10s %12s" % ("arch", "dtype", "D", "BM", "warps", "registers", "spill bytes"))
-    for arch, dtype, D, BM, warps in [("sm75", "float16", 64, 64, 4), ("sm75", "float16", 128, 64, 4),
-                                      ("sm80", "float16", 64, 64, 4), ("sm80", "float16", 128, 64, 4),
-                                      ("sm80", "float16", 128, 128, 8), ("sm80", "bfloat16", 128, 128, 8)]:
-        regs, spill = usage(build(arch, dtype, D, True, BM, warps)[1])
-        print("%-6s %-9s %4d %4d %6d %10d %12d" % (arch, dtype, D, BM, warps, regs, spill))
+    print("%-6s %-9s %4s %4s %4s %6s %10s %12s" % ("arch", "dtype", "D", "BM", "BN", "warps", "registers",
+                                                  "spill bytes"))
+    for arch, D, BM, BN, warps in [("sm75", 64, 64, 32, 4), ("sm75", 128, 64, 32, 4), ("sm75", 128, 64, 64, 4),
+                                   ("sm80", 64, 128, 64, 8), ("sm80", 128, 128, 64, 8), ("sm80", 128, 64, 64, 4)]:
+        regs, spill = usage(build(arch, "float16", D, True, BM=BM, BN=BN, warps=warps)[1])
+        print("%-6s %-9s %4d %4d %4d %6d %10d %12d" % (arch, "float16", D, BM, BN, warps, regs, spill))

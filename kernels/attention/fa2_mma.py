@@ -29,7 +29,9 @@ from ..cutejit import (
 )
 from ..cutejit.accumulator import AccRows, bind, convert, exp2, log, retile_C_as_A, row_reduce, store, val, where
 
-BEST = dict(BM=128, BN=64, warps=8)
+# the tiles make() takes by default: 8 warps of 16 rows where registers allow (sm_80+: 209 registers at D = 128),
+# 4 warps and 32-key tiles on a T4 (tiles staged in registers; tests/test_attention_ptx.py prints the counts)
+BEST = {"sm80": dict(BM=128, BN=64, warps=8), "sm75": dict(BM=64, BN=32, warps=4)}
 LOG2E = 1.0 / math.log(2.0)
 
 
@@ -200,12 +202,15 @@ def default_arch():
     return "sm80" if supports("cp.async") else "sm75"
 
 
-def make(BM=128, BN=64, warps=8, D=64, dtype="float16", causal=False, scale=None, arch=None):
+def make(D=64, dtype="float16", causal=False, scale=None, arch=None, BM=None, BN=None, warps=None):
     """The kernel for one configuration: a cutejit Kernel with .launch(Q, K, V, O, LSE) (Q, O (B, S_q, H, D),
     K, V (B, S_k, H_kv, D) of `dtype` (or its bits as uint16), LSE (B, H, S_q) float32), .source, .config.
     scale defaults to 1/sqrt(D); arch "sm80" (m16n8k16, cp.async) or "sm75" (a T4's m16n8k8), by default
-    what the current GPU (or profile) has."""
+    what the current GPU (or profile) has; BM, BN, warps default to BEST[arch]."""
     arch = arch or default_arch()
+    if arch not in BEST:
+        raise ValueError("fa2_mma.make: arch must be one of %s, got %r" % (sorted(BEST), arch))
+    BM, BN, warps = (BEST[arch][k] if v is None else v for k, v in (("BM", BM), ("BN", BN), ("warps", warps)))
     if (arch, dtype) not in ATOMS:
         raise ValueError("fa2_mma.make: no %s mma for %s; known: %s" % (arch, dtype, sorted(ATOMS)))
     if BM % (16 * warps):
