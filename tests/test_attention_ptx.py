@@ -1,7 +1,7 @@
 """kernels.attention.fa2_mma as real PTX, offline: the T4 path assembles with `ptxas -arch=sm_75` (m16n8k8, no
 cp.async), the sm_80 path (m16n8k16, cp.async; bf16 through cvt.rn.bf16x2) with -arch=sm_80; at D = 64 neither
-spills to local memory. `python tests/test_attention_ptx.py` prints the registers and spills of each
-configuration, D = 128 included."""
+spills to local memory, and nothing is computed in float64. `python tests/test_attention_ptx.py` prints the
+registers and spills of each configuration, D = 128 included."""
 
 import re
 
@@ -45,6 +45,7 @@ def test_fa2_mma_assembles_without_spills(toolchain, arch, dtype):  # noqa: F811
     assert all(s in ptx for s in must), [s for s in must if s not in ptx]
     assert not any(s in ptx for s in must_not), [s for s in must_not if s in ptx]
     assert ("cvt.rn.bf16x2.f32" in ptx) == (dtype == "bfloat16")
+    assert not re.search(r"\.f64\b", ptx), "float64 arithmetic: a constant not made float32"
     assert "ld.local" not in ptx and usage(err)[1] == 0, err
 
 

@@ -142,24 +142,26 @@ def reference(q, k, v, causal, scale):
 
 
 @functools.lru_cache(maxsize=None)
-def _kernel(dtype, causal, arch):
+def _kernel(dtype, causal, arch, BM=32):
+    """2 warps of BM / 2 rows each (BM = 64: two m16 atoms a warp)."""
     from kernels.attention import fa2_mma
-    return fa2_mma.make(BM=32, BN=32, warps=2, D=64, dtype=dtype, causal=causal, arch=arch)
+    return fa2_mma.make(BM=BM, BN=32, warps=2, D=64, dtype=dtype, causal=causal, arch=arch)
 
 
-def _run(S_q, S_k, H, H_kv, dtype, causal, arch, heads_first=False, seed=0):
+def _run(S_q, S_k, H, H_kv, dtype, causal, arch, heads_first=False, BM=32, seed=0):
     """One launch against the reference; heads_first: Q, K, V as (B, S, H, D) views of (B, H, S, D) arrays."""
     from kernels.numeric import decode, encode
     rng = np.random.default_rng(seed)
     q = rng.standard_normal((1, S_q, H, 64))
     k, v = (rng.standard_normal((1, S_k, H_kv, 64)) for _ in range(2))
     bits = [encode(x.astype(np.float32), dtype) for x in (q, k, v)]
-    if heads_first:
-        bits = [np.ascontiguousarray(b.transpose(0, 2, 1, 3)).transpose(0, 2, 1, 3) for b in bits]
-    q, k, v = (decode(b, dtype).astype(np.float64) for b in bits)
+    if heads_first:               # device arrays: the simulator copies only contiguous host arrays
+        from numba import cuda
+        bits = [cuda.to_device(np.ascontiguousarray(b.transpose(0, 2, 1, 3))).transpose((0, 2, 1, 3)) for b in bits]
+    q, k, v = (decode(np.asarray(b.copy_to_host() if heads_first else b), dtype).astype(np.float64) for b in bits)
     o = encode(np.full((1, S_q, H, 64), np.nan, np.float32), dtype)
     lse = np.full((1, H, S_q), np.nan, np.float32)
-    _kernel(dtype, causal, arch).launch(*bits, o, lse)
+    _kernel(dtype, causal, arch, BM).launch(*bits, o, lse)
     want_o, want_lse = reference(q, k, v, causal, 1 / 8)
     got = decode(o, dtype).astype(np.float64)
     assert not np.isnan(got).any() and not np.isnan(lse).any(), "outputs never written"
@@ -170,14 +172,14 @@ def _run(S_q, S_k, H, H_kv, dtype, causal, arch, heads_first=False, seed=0):
     assert np.max(np.abs(lse[finite] - want_lse[finite]), initial=0) < 1e-4
 
 
-@pytest.mark.parametrize("S_q, S_k, H, H_kv, dtype, causal, heads_first", [
-    (40, 70, 2, 2, "float16", False, False),     # edges in both, two key tiles
-    (70, 40, 2, 1, "float16", True, False),      # S_q > S_k: the first rows see no key; GQA
-    (33, 80, 2, 2, "bfloat16", True, False),     # S_q < S_k: the diagonal starts 47 keys in
-    (1, 17, 2, 1, "bfloat16", False, True),      # (B, H, S, D) arrays
+@pytest.mark.parametrize("S_q, S_k, H, H_kv, dtype, causal, heads_first, BM", [
+    (40, 70, 2, 2, "float16", False, False, 32),     # edges in both, two key tiles
+    (70, 40, 2, 1, "float16", True, False, 32),      # S_q > S_k: the first rows see no key; GQA
+    (33, 80, 2, 2, "bfloat16", True, False, 64),     # S_q < S_k: the diagonal starts 47 keys in; 32 rows a warp
+    (9, 17, 4, 2, "bfloat16", False, True, 32),      # (B, H, S, D) arrays
 ])
-def test_fa2_mma_matches_numpy(S_q, S_k, H, H_kv, dtype, causal, heads_first):
-    _run(S_q, S_k, H, H_kv, dtype, causal, "sm80", heads_first)
+def test_fa2_mma_matches_numpy(S_q, S_k, H, H_kv, dtype, causal, heads_first, BM):
+    _run(S_q, S_k, H, H_kv, dtype, causal, "sm80", heads_first, BM)
 
 
 @pytest.fixture
