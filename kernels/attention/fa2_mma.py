@@ -2,7 +2,7 @@
 log-sum-exp of every row, for Q (B, S_q, H, D), K and V (B, S_k, H_kv, D) with D contiguous (a (B, H, S, D)
 array is passed as its transposed view), H a multiple of H_kv (grouped-query heads share a K/V head).
 
-A CTA owns BM rows of Q for one (batch, head), its warps 16 rows each, and walks the keys BN at a time. Its Q
+A CTA owns BM rows of Q for one (batch, head), BM / warps rows a warp, and walks the keys BN at a time. Its Q
 tile is read once into registers (the A operand of every S = Q K^T); each K and V tile comes through shared
 memory (cp.async on sm_80+; on a T4, 16-byte loads into registers stored after the math), K's copy overlapping
 the softmax and P V, V's the Q K^T. Between the two GEMMs the online softmax keeps, per row, the running max m
@@ -191,7 +191,7 @@ def normalize(rows_O, tOrO, row_max, row_sum, scale, tOcO, mLSE_row, S_q):
         inv = bind(where(l == 0.0, 0.0, 1.0 / l), "inv")
         for c in range(size(O.layout, 1)):
             store(O[r, c], val(O[r, c]) * inv)
-        i = tOcO.coord(rows_O.layout(r, 0))[0]
+        i = tOcO.coord(rows_O.layout(r, 0))[0]                  # the fragment is compact: index = position
         with if_(((thread_idx() & lane_bits) < 1) & (i < S_q)):
             store(mLSE_row[i], where(l == 0.0, -math.inf, val(row_max[r]) * scale + log(l)))
 
