@@ -42,19 +42,21 @@ class Matrix:
     "float32", ...), with unit stride along its cols (major=Major.K: row-major, an (MN, K) operand K-major)
     or its rows (Major.MN); None: both strides read at run time.
     transposed=True: the kernel sees the transpose of the array it is given (modes reversed, no copy),
-    as CuTe sees B (K, N) as (N, K)."""
+    as CuTe sees B (K, N) as (N, K).
+    rank: the number of modes (attention's (B, S, H, D) tensors have 4); Major.K says the last has unit stride."""
 
-    rank = 2
-
-    def __init__(self, dtype, major=Major.K, transposed=False):
+    def __init__(self, dtype, major=Major.K, transposed=False, rank=2):
         if major is not None and major not in tuple(Major):
             raise ValueError("cutejit: Matrix: major must be 'K', 'MN' or None, got %r" % (major,))
-        self.dtype, self.transposed = element_type(dtype, "Matrix").name, transposed
+        if not isinstance(rank, int) or isinstance(rank, bool) or rank < 1:
+            raise ValueError("cutejit: Matrix: rank must be a positive int, got %r" % (rank,))
+        self.dtype, self.transposed, self.rank = element_type(dtype, "Matrix").name, transposed, rank
         self.major = None if major is None else Major(major)
-        self.unit = {Major.K: 1, Major.MN: 0, None: None}[self.major]     # the mode of unit stride
+        self.unit = {Major.K: rank - 1, Major.MN: 0, None: None}[self.major]     # the mode of unit stride
 
     def __repr__(self):
-        return "Matrix(%r, major=%s%s)" % (self.dtype, self.major, ", transposed=True" if self.transposed else "")
+        return "Matrix(%r, major=%s%s%s)" % (self.dtype, self.major, ", transposed=True" if self.transposed else "",
+                                             ", rank=%d" % self.rank if self.rank != 2 else "")
 
 
 class _MatrixArg:

@@ -19,7 +19,7 @@ once and every static coordinate that follows is a constant away from it.
 
 import itertools
 
-from cutelite import Layout, ScaledBasis, get, make_identity_layout, rank, size, slice_and_offset
+from cutelite import Layout, ScaledBasis, get, rank, size, slice_and_offset
 from cutelite.layout import Underscore
 
 from ..expr import is_sym, src
@@ -229,6 +229,12 @@ class STensor(_Base):
             raise ValueError("cutejit: slicing %r with a run-time index: offset %d is not a multiple of %d, the "
                              "period of %s, so it cannot be added after the swizzle" % (self, bad[0], P, self.swizzle))
 
+    def compose(self, layout):
+        """The same shared memory seen through `layout` (CuTe's make_tensor(s.data(), composition(s.layout(),
+        layout))): V's (BN, D) tile read as (D, BN), say."""
+        from cutelite import composition
+        return STensor(self.mem, self.dtype, composition(self.layout, layout), self.swizzle, self.terms, self.outer)
+
     def start(self):
         """The offset of element 0 as a run-time value, for an instruction that takes a whole tile's start
         (a TMA box, a wgmma descriptor): its run-time terms must commute with the swizzle."""
@@ -341,8 +347,22 @@ def make_identity_tensor(shape):
     return GTensor(_Shape(shape), None, list(zip(shape, unit)), [[] for _ in range(n)], mem=False)
 
 
+def _matrix_modes(x):
+    """Which mode of its matrix each of x's modes is (x may have sliced some away: mQ[b, _, h, _])."""
+    return [step.index(1) for _, step in x.dyn]
+
+
+def _per_matrix_mode(x, tiler):
+    """A tiler of x's modes as one of its matrix's modes (1 in the modes sliced away)."""
+    full = [1] * x.nroot
+    for m, t in zip(_matrix_modes(x), tiler):
+        full[m] = t
+    return tuple(full)
+
+
 def local_tile(x, tiler, coord):
-    """The tile of the whole matrix x (a kernel argument or identity tensor) at `coord`: CuTe's local_tile.
+    """The tile of the whole matrix x (a kernel argument, one with modes sliced away at run-time indices, as
+    mQ[b, _, h, _], or an identity tensor) at `coord`: CuTe's local_tile.
     tiler gives the tile's extent per mode; coord per mode an index (int or run-time) or _ to keep every
     tile (a run-time mode). Result: the tile's modes (static), then the kept modes."""
     if not isinstance(x, GTensor) or x.layout is not None:
@@ -352,13 +372,14 @@ def local_tile(x, tiler, coord):
     if len(tiler) != n or len(coord) != n:
         raise ValueError("cutejit: local_tile of a rank-%d matrix needs %d tile extents and coordinates, got %r, %r"
                          % (n, n, tiler, coord))
-    if x.mem:
-        x.matrix.tiled_by(tiler)          # what the kernel assumes of the matrix, asked at launch
+    if x.mem:                             # what the kernel assumes of the matrix, asked at launch
+        x.matrix.tiled_by(_per_matrix_mode(x, tiler))
     origin = [list(o) for o in x.origin]
     dyn = []
-    for m, ((extent, step), t, c) in enumerate(zip(x.dyn, tiler, coord)):
+    for (extent, step), t, c in zip(x.dyn, tiler, coord):
         if _free(c):
             dyn.append(((extent + (t - 1)) // t, tuple(t * s for s in step)))
         else:
-            origin[m].append(c * t)
-    return x._with(layout=make_identity_layout(tuple(tiler)), dyn=dyn, origin=origin)
+            origin[step.index(1)].append(c * t)
+    layout = Layout(tuple(tiler), tuple(ScaledBasis(1, (m,)) for m in _matrix_modes(x)))   # coordinates of the matrix
+    return x._with(layout=layout, dyn=dyn, origin=origin)

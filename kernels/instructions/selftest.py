@@ -29,8 +29,8 @@ from ..capability import supports
 from ..layout_codegen import layout_fn, layout_pyfunc
 from . import (
     SMEM_ALIGN, cp_async_ca_4, cp_async_ca_8, cp_async_ca_16, cp_async_cg_16, cp_async_commit, cp_async_wait,
-    ld_global_v4_b32, ld_global_v4_f32, ldmatrix_for, mma_for, pack_half2, shfl_down_sync, shfl_sync,
-    shfl_up_sync, shfl_xor_sync, st_global_v4_b32, st_global_v4_f32, unpack_half2,
+    exp2_approx, ld_global_v4_b32, ld_global_v4_f32, ldmatrix_for, mma_for, pack_bf16x2, pack_half2,
+    shfl_down_sync, shfl_sync, shfl_up_sync, shfl_xor_sync, st_global_v4_b32, st_global_v4_f32, unpack_half2,
 )
 from .atoms import LDSM_PTX, mma_need, mma_registers, supported
 from ..numeric import as_b32, decode, encode, storage
@@ -268,6 +268,27 @@ def run_vector_copy(rng):
              check_bits("pack + shfl", packed, want_packed[lane ^ 1]),
              check("shfl 64-bit/float", wide, want_wide, 0.0)]
     return Result(name, all(r.ok for r in parts), max(r.max_err for r in parts),
+                  "; ".join(r.name + ": " + r.note for r in parts if r.note))
+
+
+# ---- the online softmax's fast math: ex2.approx and the bf16 pair of two floats --------------------------
+@cuda.jit
+def k_fast_math(x, powers, pairs):
+    """Per thread i: powers[i] = 2**x[i] (ex2.approx.ftz.f32); pairs[i] = x[2i], x[2i + 1] rounded to bf16, the
+    first in the low half (cvt.rn.bf16x2.f32)."""
+    i = cuda.threadIdx.x
+    powers[i] = exp2_approx(x[i])
+    pairs[i] = pack_bf16x2(x[2 * i], x[2 * i + 1])
+
+
+@selftest("ex2.approx, cvt.rn.bf16x2", "cvt.rn.bf16x2.f32")
+def run_fast_math(rng):
+    x = rng.uniform(-20, 20, 64).astype(f32)
+    powers, pairs = np.full(32, np.nan, f32), np.full(32, 0xFFFFFFFF, u32)
+    k_fast_math[1, 32](x, powers, pairs)
+    parts = [check("ex2.approx (ratio to 2**x)", powers / np.exp2(x[:32].astype(np.float64)), np.ones(32), 1e-6),
+             check_bits("cvt.rn.bf16x2", pairs, as_b32(encode(x, "bfloat16")))]
+    return Result("ex2.approx, cvt.rn.bf16x2", all(r.ok for r in parts), max(r.max_err for r in parts),
                   "; ".join(r.name + ": " + r.note for r in parts if r.note))
 
 

@@ -119,14 +119,19 @@ def _ndarray(a):
 
 
 def _bytes(a, name):
-    """The array's memory as flat bytes, in memory order (C- or Fortran-contiguous arrays)."""
+    """The array's memory as flat bytes from its first element on, in memory order (C- or Fortran-contiguous
+    arrays, or any view with non-negative strides: a (B, S, H, D) view of a (B, H, S, D) array)."""
     nd = _ndarray(a)
     if nd.flags.c_contiguous:
         flat = nd.reshape(-1)
     elif nd.flags.f_contiguous:
         flat = nd.T.reshape(-1)
+    elif min(nd.strides) >= 0 and nd.size:
+        extent = sum((n - 1) * st for n, st in zip(nd.shape, nd.strides)) + nd.itemsize
+        flat = np.lib.stride_tricks.as_strided(nd, shape=(extent // nd.itemsize,), strides=(nd.itemsize,))
     else:
-        raise ValueError("%s: the array must be contiguous (offsets count from its first element)" % name)
+        raise ValueError("%s: the array must be contiguous or strided forward (offsets count from its first "
+                         "element)" % name)
     return flat.view(np.uint8), nd.dtype.itemsize
 
 
