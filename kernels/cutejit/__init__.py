@@ -34,7 +34,7 @@ from .kernel import (  # noqa: F401
     named_barrier_sync, named_barrier_arrive,
 )
 from .pipeline import PipelineState, PipelineTmaAsync  # noqa: F401
-from .scheduler import TileScheduler  # noqa: F401
+from .scheduler import TileScheduler, WorkTile  # noqa: F401
 from .tma import (  # noqa: F401
     TensorMap, encode_tensor_map, prefetch_tensor_map, tma_load, tma_store, tma_store_commit, tma_store_wait,
 )

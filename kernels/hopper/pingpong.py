@@ -39,7 +39,8 @@ def gemm_pingpong(mA, mB, mC, tmA, tmB, mma, sA_layout, sB_layout, regs, group):
             prefetch_tensor_map(tmA)
             prefetch_tensor_map(tmB)
             state = PipelineState(stages)
-            for m, n in sched.tiles():
+            for tile in sched.tiles():
+                m, n = tile.coords
                 for kt in range_(k_tiles):
                     pipe.producer_acquire(state)
                     tma_load(tmA, cA[_, _, m, kt], sA[_, _, state.index], *pipe.producer_barrier(state))
@@ -54,8 +55,9 @@ def gemm_pingpong(mA, mB, mC, tmA, tmB, mma, sA_layout, sB_layout, regs, group):
         state, release = PipelineState(stages), PipelineState(stages)
         state.advance(c * k_tiles)                       # consumer 1 starts at the block's second tile
         release.advance(c * k_tiles)
-        for m, n in sched.tiles(first=c, step=2):
-            with if_(sched.tile >= grid_dim()):          # tile j >= 1: the other consumer has issued j - 1
+        for tile in sched.tiles(first=c, step=2):
+            m, n = tile.coords
+            with if_(tile.index >= grid_dim()):          # tile j >= 1: the other consumer has issued j - 1
                 named_barrier_sync(1 + c, 256, ids=(1, 2))
             gC = local_tile(mC, (BM, BN), (m, n))
             acc = thr_mma.partition_fragment_C(gC)       # BM / 64 accumulators of 64 x BN
@@ -69,7 +71,7 @@ def gemm_pingpong(mA, mB, mC, tmA, tmB, mma, sA_layout, sB_layout, regs, group):
                     pipe.consumer_release(release)
                     release.advance()
                 state.advance()
-            with if_(sched.tile + grid_dim() < sched.count()):   # the other consumer may start tile j + 1
+            with if_(tile.index + grid_dim() < sched.count()):   # the other consumer may start tile j + 1
                 named_barrier_arrive(2 - c, 256, ids=(1, 2))
             warpgroup_wait(0, acc)
             pipe.consumer_release(release)

@@ -51,7 +51,8 @@ def gemm_warp_specialized(mA, mB, mC, tmA, tmB, tmC, mma, sA_layout, sB_layout, 
             prefetch_tensor_map(tmA)
             prefetch_tensor_map(tmB)
             state = PipelineState(stages)
-            for m, n in sched.tiles():
+            for tile in sched.tiles():
+                m, n = tile.coords
                 for kt in range_(k_tiles):
                     pipe.producer_acquire(state)         # the stage is empty; announce its bytes
                     tma_load(tmA, cA[_, _, m, kt], sA[_, _, state.index], *pipe.producer_barrier(state))
@@ -67,7 +68,8 @@ def gemm_warp_specialized(mA, mB, mC, tmA, tmB, tmC, mma, sA_layout, sB_layout, 
         tCrA = thr_mma.partition_fragment_A(sA)          # (1, MMA_M, MMA_K, stages): descriptors
         tCrB = thr_mma.partition_fragment_B(sB)
         state, release = PipelineState(stages), PipelineState(stages)
-        for m, n in sched.tiles():
+        for tile in sched.tiles():
+            m, n = tile.coords
             gC = local_tile(mC, (BM, BN), (m, n))
             acc = thr_mma.partition_fragment_C(gC)       # this warpgroup's 64 x BN accumulators
             for kt in range_(k_tiles):
