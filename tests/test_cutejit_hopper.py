@@ -7,7 +7,7 @@
   consumers wait, issue, wait_group 1 and release, in exactly the order and with exactly the parities of
   cutelite.pipeline's model (PTX's mbarrier phases), and the recording runs to the end on its MBarriers;
 - the epilogue's store buffers, the consumers' turns and the named barriers' registry, on the code they write;
-- the tile scheduler's grouped raster, the TensorMap's box and bytes, and misuse refused by name.
+- the TensorMap's box and bytes, and misuse refused by name (the tile scheduler: tests/test_tile_scheduler.py).
 """
 
 import re
@@ -232,28 +232,6 @@ def test_model_and_kernel_wait_on_the_same_phases(recorded):
         assert [e[1:] for e in roles[tid] if e[0] == "wait"] == want
     flipped = {**roles, 0: [e[:2] + (e[2] ^ 1,) if e[0] == "wait" else e for e in roles[0]]}
     assert _replay(flipped, o, bar0, stages)[0] == (bar0 + stages, 0)
-
-
-def test_scheduler_grouped_raster_covers_every_tile_once():
-    """Grouped raster: tiles walk `group` row-tiles down a column before moving right; each tile once."""
-    from kernels.cutejit import TileScheduler
-    from kernels.cutejit.trace import Trace, recording
-    from kernels.expr import Sym
-    for tm, tn, g in ((7, 5, 3), (8, 4, 16), (4, 4, 1)):
-        t = Trace("x", [], 32)
-        with recording(t):
-            bm, bn = TileScheduler(Sym("TM", True), Sym("TN", True), g).coords(Sym("tile"))
-        seen = []
-        for tile in range(tm * tn):
-            env = {"TM": tm, "TN": tn, "tile": tile, "min": min}
-            for line in t.pre + t.body:
-                name, expr = line.strip().split(" = ", 1)
-                env[name] = eval(expr, env)
-            seen.append((eval(bm.src, env), eval(bn.src, env)))
-        assert sorted(seen) == [(m, n) for m in range(tm) for n in range(tn)]
-        for tile in range(1, tm * tn):    # inside a group, the next tile is one row down or the next column
-            (m0, n0), (m1, n1) = seen[tile - 1], seen[tile]
-            assert (n1 == n0 and m1 == m0 + 1) or (m1 // g * g == m1 and (n1 == n0 + 1 or n1 == 0))
 
 
 def test_tensor_maps_are_encoded_from_the_tma_atoms(monkeypatch):

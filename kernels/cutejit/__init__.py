@@ -37,7 +37,7 @@ from .barrier import NamedBarrier, named_barrier_arrive, named_barrier_sync  # n
 from .pipeline import (  # noqa: F401
     PipelineOrder, PipelineState, PipelineTmaAsync, PipelineTmaStore, make_producer_start_state,
 )
-from .scheduler import TileScheduler  # noqa: F401
+from .scheduler import TileScheduler, WorkTile  # noqa: F401
 from .tma import (  # noqa: F401
     TensorMap, encode_tensor_map, prefetch_tensor_map, tma_load, tma_store, tma_store_commit, tma_store_wait,
 )

@@ -21,7 +21,7 @@ import numpy as np
 from cutelite import Layout, ScaledBasis, make_identity_tensor, make_layout, rank, size
 from cutelite.layout import flatten
 
-from .expr import src
+from ..expr import src
 from .registers import element_type, make_fragment
 from .tensor import GTensor, RTensor
 from .trace import current

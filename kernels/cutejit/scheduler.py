@@ -1,19 +1,33 @@
 """Which output tiles a block computes: CuTe's tile scheduler, as one piece.
 
     sched = TileScheduler(tiles_m, tiles_n, group=16, persistent=True)
-    for bm, bn in sched.tiles():        # a run-time loop over this block's tiles
+    for tile in sched.tiles():          # a run-time loop over this block's work tiles
+        m, n = tile.coords
         ...
+    m, n = TileScheduler(tiles_m, tiles_n, group=8).initial_work().coords   # one tile a block
 
 Tiles are numbered in a grouped raster: `group` row-tiles at a time, walked column by column, so the
 blocks running together share B's column-tiles (and A's row-tiles) while they sit in L2. A block computes
 tile blockIdx.x; a persistent block (gridDim.x = the number of SMs) computes tiles blockIdx.x,
 blockIdx.x + gridDim.x, ..., so its producer can load the next tile while its consumers finish this one.
+The scheduler hands each tile over as a value, a WorkTile (the CuTe DSL's WorkTileInfo).
 """
 
 from .kernel import block_idx, grid_dim, min_, range_
 from .trace import current
 
-__all__ = ["TileScheduler"]
+__all__ = ["TileScheduler", "WorkTile"]
+
+
+class WorkTile:
+    """A tile a block computes, as run-time values: its number in the grouped raster (`index`) and its
+    coordinates among the output tiles (`coords`, (m, n)). Not a tuple: `for m, n in sched.tiles()`
+    fails rather than binding the number and the coordinates."""
+
+    __slots__ = ("index", "coords")
+
+    def __init__(self, index, coords):
+        self.index, self.coords = index, coords
 
 
 class TileScheduler:
@@ -27,27 +41,32 @@ class TileScheduler:
     def count(self):
         return self.tiles_m * self.tiles_n
 
-    def coords(self, tile):
-        """(bm, bn) of tile number `tile` in the grouped raster."""
+    def coords(self, index):
+        """(m, n) of tile number `index` in the grouped raster."""
         t = current()
         per_group = self.group * self.tiles_n
-        first = t.let((tile // per_group) * self.group, "first")
+        first = t.let((index // per_group) * self.group, "first")
         rows = t.let(min_(self.tiles_m - first, self.group), "rows")
-        within = t.let(tile % per_group, "within")
+        within = t.let(index % per_group, "within")
         return t.let(first + within % rows, "bm"), t.let(within // rows, "bn")
 
+    def work(self, index):
+        """The WorkTile of tile number `index`."""
+        return WorkTile(index, self.coords(index))
+
+    def initial_work(self):
+        """This block's first work tile, tile blockIdx.x (a block that is not persistent has no other)."""
+        return self.work(block_idx())
+
     def tiles(self, first=0, step=1):
-        """This block's tiles, as (bm, bn) run-time values inside a run-time loop (one pass unless
-        persistent): its tiles first, first + step, ... in the order the block walks them (blockIdx.x +
-        j * gridDim.x). `self.tile` is the tile's number while the loop runs (ping-pong consumers take every
-        other tile: first = 0 or 1, step = 2)."""
-        if self.persistent:
-            grid = grid_dim()
-            for tile in range_(self.count(), block_idx() + first * grid, step * grid):
-                self.tile = tile
-                yield self.coords(tile)
-        else:
+        """This block's work tiles, as WorkTiles inside a run-time loop (one pass unless persistent): its
+        tiles first, first + step, ... in the order the block walks them (blockIdx.x + j * gridDim.x).
+        Ping-pong consumers take every other tile: first = 0 or 1, step = 2."""
+        if not self.persistent:
             if (first, step) != (0, 1):
                 raise ValueError("cutejit: TileScheduler: a block that is not persistent has one tile")
-            self.tile = block_idx()
-            yield self.coords(block_idx())
+            yield self.initial_work()
+            return
+        grid = grid_dim()
+        for index in range_(self.count(), block_idx() + first * grid, step * grid):
+            yield self.work(index)

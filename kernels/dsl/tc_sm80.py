@@ -20,7 +20,7 @@ THREADS = 32 * WARPS[0] * WARPS[1]
 
 @cute.jit
 def raster(bid, num_m, num_n, group: cutlass.Constexpr = 8):
-    """CTA bid -> its tile (m, n), `group` tile rows at a time, column by column (tensorcore.raster)."""
+    """CTA bid -> its tile (m, n), `group` tile rows at a time, column by column (TileScheduler.coords)."""
     per_group = group * num_n
     first_m = (bid // per_group) * group
     rows = cutlass.min(num_m - first_m, group)

@@ -8,7 +8,7 @@ as in tc_sm80_prefetch (one ldmatrix.x4 holds two k8 blocks of the mma). Every i
 from cutelite import _, size
 
 from ..cutejit import (
-    assign, block_idx, copy, fill, gemm, if_, kernel, local_tile, make_fragment_like,
+    TileScheduler, assign, copy, fill, gemm, if_, kernel, local_tile, make_fragment_like,
     make_smem_tensor, range_, syncthreads, thread_idx, var,
 )
 from . import tensorcore
@@ -18,9 +18,10 @@ BEST = dict(BM=128, BN=128, BK=32, warps=(2, 2), min_blocks=2)
 
 @kernel
 def gemm_tc_sm75(mA, mB, mC, mma, g2r_A, g2r_B, s2r_A, s2r_B, sA_layout, sB_layout, edges):
-    tid, bid = thread_idx(), block_idx()
+    tid = thread_idx()
     BM, BN, BK = size(sA_layout, 0), size(sB_layout, 0), size(sA_layout, 1)
-    m, n = tensorcore.raster(bid, (mC.shape[0] + BM - 1) // BM, (mC.shape[1] + BN - 1) // BN)
+    sched = TileScheduler((mC.shape[0] + BM - 1) // BM, (mC.shape[1] + BN - 1) // BN, group=8)
+    m, n = sched.initial_work().coords                    # this CTA's tile, in grouped raster order
     gA = local_tile(mA, (BM, BK), (m, _))                 # (BM, BK, k)
     gB = local_tile(mB, (BN, BK), (n, _))
     gC = local_tile(mC, (BM, BN), (m, n))

@@ -12,7 +12,7 @@ the tile (their unit-stride extents must still be multiples of 8 elements: 16-by
 from cutelite import _, size
 
 from ..cutejit import (
-    assign, block_idx, copy, cp_async_fence, cp_async_wait, fill, gemm, if_, kernel, local_tile,
+    TileScheduler, assign, copy, cp_async_fence, cp_async_wait, fill, gemm, if_, kernel, local_tile,
     make_smem_tensor, range_, syncthreads, thread_idx, var,
 )
 from . import tensorcore
@@ -22,9 +22,10 @@ BEST = dict(BM=128, BN=128, BK=32, stages=4, warps=(2, 2), min_blocks=2)
 
 @kernel
 def gemm_tc_sm80(mA, mB, mC, mma, g2s_A, g2s_B, s2r_A, s2r_B, sA_layout, sB_layout, stages, edges):
-    tid, bid = thread_idx(), block_idx()
+    tid = thread_idx()
     BM, BN, BK = size(sA_layout, 0), size(sB_layout, 0), size(sA_layout, 1)
-    m, n = tensorcore.raster(bid, (mC.shape[0] + BM - 1) // BM, (mC.shape[1] + BN - 1) // BN)
+    sched = TileScheduler((mC.shape[0] + BM - 1) // BM, (mC.shape[1] + BN - 1) // BN, group=8)
+    m, n = sched.initial_work().coords                    # this CTA's tile, in grouped raster order
     gA = local_tile(mA, (BM, BK), (m, _))                 # (BM, BK, k)
     gB = local_tile(mB, (BN, BK), (n, _))                 # (BN, BK, k)
     gC = local_tile(mC, (BM, BN), (m, n))                 # (BM, BN)

@@ -3,16 +3,16 @@
 The CuTe objects every tensor-core step is built from (the TiledMMA, the TiledCopys, the swizzled shared
 layouts: `objects`, `swizzle_atom`, `g2s_copy`) are cutelite's, made with cutelite alone
 (cutelite.tensorcore), so that chapter 7's explorer reads the very objects the kernels are compiled from.
-Here: the kernels' Matrix arguments, the CTA raster, the edge predicates and the step's kernel wrapper.
+Here: the kernels' Matrix arguments, the edge predicates and the step's kernel wrapper.
 """
 
 from cutelite import Major, _, rank
 from cutelite.tensorcore import ATOMS, TensorCore, g2s_copy, objects, swizzle_atom
 
-from ..cutejit import Matrix, elem_less, local_tile, make_identity_tensor, min_
+from ..cutejit import Matrix, elem_less, local_tile, make_identity_tensor
 
-__all__ = ["TensorCore", "objects", "swizzle_atom", "g2s_copy", "ATOMS", "operand_matrices", "raster",
-           "edge_guard", "finish"]
+__all__ = ["TensorCore", "objects", "swizzle_atom", "g2s_copy", "ATOMS", "operand_matrices", "edge_guard",
+           "finish"]
 
 
 def operand_matrices(o):
@@ -20,15 +20,6 @@ def operand_matrices(o):
     transposed, no copy), each with o.majors' mode contiguous; C (M, N) float32 row-major."""
     a, b = o.majors
     return Matrix(o.dtype, a), Matrix(o.dtype, b, transposed=True), Matrix("float32", Major.K)
-
-
-def raster(bid, num_m, num_n, group=8):
-    """CTA `bid` -> its tile (m, n), walking `group` tile rows at a time, column by column inside the group,
-    so that the CTAs running together share tiles of A and B in L2 (run-time values)."""
-    per_group = group * num_n
-    first_m = (bid // per_group) * group
-    rows = min_(num_m - first_m, group)
-    return first_m + (bid % per_group) % rows, (bid % per_group) // rows
 
 
 def edge_guard(partition, mX, tile, coord):

@@ -47,8 +47,9 @@ def gemm_pingpong(mA, mB, mC, tmA, tmB, mma, sA_layout, sB_layout, regs, group):
         order = PipelineOrder(2, c, 128)                 # the consumers' main loops take turns
         state, release = PipelineState(stages), PipelineState(stages)
         order.first_turn(k_tiles, state, release)        # consumer 1 starts at the block's second tile
-        for m, n in sched.tiles(first=c, step=2):
-            with if_(sched.tile >= grid_dim()):          # tile j >= 1: the other consumer has issued j - 1
+        for tile in sched.tiles(first=c, step=2):
+            m, n = tile.coords
+            with if_(tile.index >= grid_dim()):          # tile j >= 1: the other consumer has issued j - 1
                 order.wait()
             gC = local_tile(mC, (BM, BN), (m, n))
             acc = thr_mma.partition_fragment_C(gC)       # BM / 64 accumulators of 64 x BN
@@ -62,7 +63,7 @@ def gemm_pingpong(mA, mB, mC, tmA, tmB, mma, sA_layout, sB_layout, regs, group):
                     pipe.consumer_release(release)
                     release.advance()
                 state.advance()
-            with if_(sched.tile + grid_dim() < sched.count()):   # the other consumer may start tile j + 1
+            with if_(tile.index + grid_dim() < sched.count()):   # the other consumer may start tile j + 1
                 order.arrive()
             warpgroup_wait(0, acc)
             pipe.consumer_release(release)

@@ -70,7 +70,8 @@ def gemm_warp_specialized(mA, mB, mC, tmA, tmB, tmC, mma, sA_layout, sB_layout, 
         tCrA = thr_mma.partition_fragment_A(sA)          # (1, MMA_M, MMA_K, stages): descriptors
         tCrB = thr_mma.partition_fragment_B(sB)
         state, release = PipelineState(stages), PipelineState(stages)
-        for m, n in sched.tiles():
+        for tile in sched.tiles():
+            m, n = tile.coords
             gC = local_tile(mC, (BM, BN), (m, n))
             acc = thr_mma.partition_fragment_C(gC)       # this warpgroup's 64 x BN accumulators
             for kt in range_(k_tiles):
@@ -101,7 +102,8 @@ def produce(pipe, sched, k_tiles, tmA, cA, sA, tmB, cB, sB, k_first=None):
     prefetch_tensor_map(tmA)
     prefetch_tensor_map(tmB)
     state = make_producer_start_state(pipe.stages)
-    for m, n in sched.tiles():
+    for tile in sched.tiles():
+        m, n = tile.coords
         for kt in range_(k_tiles):
             pipe.producer_acquire(state)                 # the stage is empty; announce its bytes
             k = kt if k_first is None else kt + k_first

@@ -24,7 +24,7 @@ def gemm_wgmma_cp_async(mA, mB, mC, mma, g2s, sA_layout, sB_layout):
     tid = thread_idx()
     BM, BN, BK, stages = size(sA_layout, 0), size(sB_layout, 0), size(sA_layout, 1), size(sA_layout, 2)
     sched = TileScheduler((mC.shape[0] + BM - 1) // BM, (mC.shape[1] + BN - 1) // BN, group=8)
-    (m, n), = sched.tiles()
+    m, n = sched.initial_work().coords
     gA = local_tile(mA, (BM, BK), (m, _))                 # (BM, BK, k)
     gB = local_tile(mB, (BN, BK), (n, _))
     gC = local_tile(mC, (BM, BN), (m, n))
