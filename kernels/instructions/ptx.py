@@ -351,6 +351,18 @@ def unpack_half2(typingctx, r):
     return types.UniTuple(types.float32, 2)(r), codegen
 
 
+@intrinsic
+def pack_bf162(typingctx, lo, hi):
+    """Two float32 values rounded to nearest-even bfloat16 -> one b32 register, `lo` in the low half
+    (cvt.rn.bf16x2.f32 takes the high half first; sm_80)."""
+    if not (lo == types.float32 and hi == types.float32):
+        raise TypingError("pack_bf162: expected two float32, got %s, %s" % (lo, hi))
+
+    def codegen(context, builder, sig, args):
+        return _asm(builder, _i32, [_f32, _f32], "cvt.rn.bf16x2.f32 $0, $1, $2;", "=r,f,f", [args[1], args[0]])
+    return types.uint32(lo, hi), codegen
+
+
 # ---- warp shuffles (numba's own take only signed ints and floats; these take any 8- to 64-bit scalar) ----
 def _make_shfl(name, mode, clamp):
     """shfl.sync.<mode>.b32, applied to each 32-bit half of the value (so 64-bit values work too)."""

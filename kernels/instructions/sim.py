@@ -313,6 +313,10 @@ def pack_half2(lo, hi):
     return np.uint32(_encode([lo, hi], "f16")[0])
 
 
+def pack_bf162(lo, hi):
+    return np.uint32(_encode([lo, hi], "bf16")[0])
+
+
 def unpack_half2(r):
     lo, hi = _decode(_regs([r]), "f16")
     return np.float32(lo), np.float32(hi)
