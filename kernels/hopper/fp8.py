@@ -124,11 +124,12 @@ def scale_shapes(M, N, K, scales):
 
 
 def make(BN=128, stages=6, consumers=2, regs=(40, 232), group=16, persistent=True, dtype="float8_e4m3fn",
-         dtype_b=None, out="bfloat16", promote=4, scales="tensor"):
+         dtype_b=None, out="bfloat16", promote=4, scales="tensor", overrides=None):
     """The FP8 kernel for one configuration, launched as kernel.launch(A, Bt, C, SA, SB, mapA, mapB) (SA, SB:
     float32 matrices of the scales, scale_shapes' layouts; the tensor maps from encode_tensor_map and the
     objects' TensorMaps). dtype / dtype_b: A's and B's 8-bit type; out: C's type; promote: the k-tiles
-    (BK = 128) between promotions, 0 for none; scales: "tensor" or "blockwise" (which promotes every k-tile)."""
+    (BK = 128) between promotions, 0 for none; scales: "tensor" or "blockwise" (which promotes every k-tile);
+    overrides: instructions played by a model in the simulator (kernels.instructions.hopper_model)."""
     dtype_b = dtype_b or dtype
     for t in (dtype, dtype_b):
         if numeric(t, "kernels.hopper.fp8").name not in [x.name for x in hopper.FP8]:
@@ -149,6 +150,6 @@ def make(BN=128, stages=6, consumers=2, regs=(40, 232), group=16, persistent=Tru
                 Matrix("float32", Major.MN), Matrix("float32", Major.MN))
     k = gemm_fp8.build(*matrices, o.tmA, o.tmB, o.mma, o.sA, o.sB, regs, group, persistent, promote,
                        scales == "blockwise", threads=128 * (1 + consumers),
-                       max_registers=65536 // (128 * (1 + consumers)) // 8 * 8 if regs else None)
+                       max_registers=65536 // (128 * (1 + consumers)) // 8 * 8 if regs else None, overrides=overrides)
     return hopper.finish(k, o, regs=regs, group=group, persistent=persistent, out=out, promote=promote,
                          scales=scales)
