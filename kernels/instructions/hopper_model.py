@@ -13,7 +13,9 @@ cores. This model plays them, for one launch at a time, as the build's `override
     each 16-byte chunk moved by the 128-byte swizzle (chunk ^= row % 8, on the address), and completes its
     bytes on the mbarrier;
   * an mbarrier is cutelite.pipeline.MBarrier (arrivals, transaction bytes, phases), so waits really wait;
-  * wgmma reads A and B through their descriptors (PTX ISA, "Matrix Descriptor Format": start address, SBO,
+  * wgmma, issued by a warpgroup's 128 threads together, returns to none of them before all have read A and B
+    (a barrier of the 128: the simulator runs its threads apart, and lane 0 of a warp releases the stage for the
+    whole warp). It reads them through their descriptors (PTX ISA, "Matrix Descriptor Format": start address, SBO,
     128-byte swizzle; K-major operands) and each thread computes its own accumulators, in float64 rounded to
     float32, at the places of the PTX ISA's accumulator fragment (thread t of the warpgroup holds rows
     16 (t // 32) + (t % 32) // 4 (+ 8) and columns 2 (t % 4) (+ 1) + 8 j).
@@ -49,14 +51,15 @@ class HopperModel:
     """The state of one simulated launch: the tensor maps, the mbarriers and the shared memory the loads fill."""
 
     def __init__(self):
-        self.maps, self.bars, self.smem = {}, {}, None
+        self.maps, self.bars, self.smem, self.warpgroups = {}, {}, None, {}
         self.lock = threading.Lock()
 
     def tensor_map(self, array, spec):
         """A stand-in tensor map (16 uint64 words, the first naming it) of `array` for `spec` (a cutejit TensorMap)."""
         p = tensor_map_params(spec.atom, shape=tuple(array.shape), strides_bytes=tuple(array.strides))
         key = len(self.maps) + 1
-        self.maps[key] = (np.asarray(array), p, numeric(spec.dtype))
+        t = numeric(spec.dtype)
+        self.maps[key] = (np.asarray(array).view(storage(t)), p, t)      # the elements' bits
         words = np.zeros(16, np.uint64)
         words[0] = key
         return words
@@ -123,6 +126,12 @@ class HopperModel:
         raw = np.ascontiguousarray(self.smem.reshape(-1).view(np.uint8)[byte])
         return decode(raw.view(storage(t)), t).astype(np.float64)
 
+    def _warpgroup(self):
+        me = threading.current_thread()
+        key = (me.blockIdx.x, me.blockIdx.y, me.blockIdx.z, me.threadIdx.x // 128)
+        with self.lock:
+            return self.warpgroups.setdefault(key, threading.Barrier(128))
+
     def wgmma(self, acc, desc_a, desc_b, scale_d, types, trans):
         if trans:
             raise NotImplementedError("HopperModel: wgmma of MN-major operands")
@@ -135,6 +144,7 @@ class HopperModel:
         cols = 8 * (i >> 2) + 2 * (lane % 4) + (i & 1)
         a, b = self._operand(desc_a, 64, k, ta), self._operand(desc_b, n, k, tb)
         d = np.einsum("ik,ik->i", a[rows], b[cols])
+        self._warpgroup().wait()             # every thread of the warpgroup has read the stage
         if scale_d:
             d += np.asarray(acc, np.float64)
         return tuple(np.float32(x) for x in d)
