@@ -134,3 +134,42 @@ def test_refusals_name_the_value():
         fp8.make(out="int8")
     with pytest.raises(ValueError, match="scales must be one of"):
         fp8.scale_shapes(128, 128, 128, "rowwise")
+
+
+# ---- matmul with 8-bit inputs (kernels.lib.fp8) -----------------------------------------------------------
+def test_matmul_fp8_numpy_bits_with_scales():
+    """uint8 bits + fp8_format, per-tensor scales, an MN-major A (a transposing copy), float32 and bf16 out."""
+    from kernels.lib import matmul
+    rng = np.random.default_rng(8)
+    M, N, K = 40, 48, 96
+    a = encode(rng.standard_normal((M, K)), E4M3)
+    b = encode(rng.standard_normal((K, N)), E4M3)
+    want = 0.5 * 3.0 * decode(a, E4M3).astype(np.float64) @ decode(b, E4M3).astype(np.float64)
+    got = matmul(np.asfortranarray(a), b, scale_a=0.5, scale_b=np.float32(3.0), fp8_format="e4m3")
+    assert got.dtype == np.float32 and _rel(got.astype(np.float64), want) < 1e-6
+    out = np.full((M, N), 0x7FFF, np.uint16)                       # bf16 bits, NaN
+    assert matmul(a, b, out=out, scale_a=0.5, scale_b=3.0, fp8_format="e4m3") is out
+    assert (out == _bf16_bits(want.astype(np.float32))).mean() > 0.99    # rounded once from float32
+
+
+def test_matmul_fp8_refusals():
+    from kernels.lib import matmul
+    a8, b8 = np.zeros((8, 16), np.uint8), np.zeros((16, 8), np.uint8)
+    with pytest.raises(ValueError, match="fp8_format must be 'e4m3' or 'e5m2', got 'e3m4'"):
+        matmul(a8, b8, fp8_format="e3m4")
+    with pytest.raises(TypeError, match="A has dtype float16"):
+        matmul(a8.astype(np.float16), b8, fp8_format="e4m3")
+    with pytest.raises(TypeError, match="uint8 with fp8_format"):
+        matmul(a8, b8)
+    with pytest.raises(TypeError, match="scale 8-bit float inputs; A is float16"):
+        matmul(a8.astype(np.float16), b8.astype(np.float16), scale_a=2.0)
+    with pytest.raises(ValueError, match="both be per tensor"):
+        matmul(a8, b8, fp8_format="e4m3", scale_a=np.ones((8, 1), np.float32), scale_b=1.0)
+    with pytest.raises(ValueError, match=r"scale_a must have shape \(8, 1\).*got \(8, 2\)"):
+        matmul(a8, b8, fp8_format="e4m3", scale_a=np.ones((8, 2), np.float32), scale_b=np.ones((1, 1), np.float32))
+    with pytest.raises(ValueError, match=r"scale_b must have shape \(1, 1\).*got \(2, 1\)"):
+        matmul(a8, b8, fp8_format="e4m3", scale_a=np.ones((8, 1), np.float32), scale_b=np.ones((2, 1), np.float32))
+    with pytest.raises(TypeError, match="scale_a must hold float32 scales, got float64"):
+        matmul(a8, b8, fp8_format="e4m3", scale_a=np.ones((8, 1)), scale_b=np.ones((1, 1), np.float32))
+    with pytest.raises(ValueError, match="out must be a float32 or bfloat16 or float16"):
+        matmul(a8, b8, out=np.zeros((8, 8), np.float64), fp8_format="e4m3")
