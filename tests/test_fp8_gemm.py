@@ -58,7 +58,7 @@ def _rel(got, want):
 
 
 @pytest.mark.parametrize("case", [
-    dict(M=100, N=72, K=208, promote=1, out="float32"),                     # edges in M, N and K (rows: 16-byte multiples, TMA)
+    dict(M=100, N=72, K=208, promote=1, out="float32"),                     # edges in M, N, K (16-byte rows: TMA)
     dict(M=64, N=128, K=384, promote=2, out="float32", dtype=E5M2),         # a promotion left over at the end
     dict(M=128, N=64, K=256, promote=0, out="float16"),                     # no promotion, fp16 out
     dict(M=96, N=130, K=144, promote=1, out="bfloat16", scales="blockwise", grid=1),   # blockwise, 2 tiles
@@ -138,18 +138,25 @@ def test_refusals_name_the_value():
 
 # ---- matmul with 8-bit inputs (kernels.lib.fp8) -----------------------------------------------------------
 def test_matmul_fp8_numpy_bits_with_scales():
-    """uint8 bits + fp8_format, per-tensor scales, an MN-major A (a transposing copy), float32 and bf16 out."""
+    """uint8 bits + fp8_format: NumPy arrays, per-tensor scales, an MN-major A (a transposing copy), float32 out;
+    then device arrays, blockwise scales on the device in matmul's orientation (A's (M, K/128), B's (K/128,
+    N/128), row-major: copied into the kernel's MN-major order), a bf16 `out` (uint16 bits)."""
+    from numba import cuda
     from kernels.lib import matmul
     rng = np.random.default_rng(8)
-    M, N, K = 40, 48, 96
+    M, N, K = 40, 48, 160
     a = encode(rng.standard_normal((M, K)), E4M3)
     b = encode(rng.standard_normal((K, N)), E4M3)
-    want = 0.5 * 3.0 * decode(a, E4M3).astype(np.float64) @ decode(b, E4M3).astype(np.float64)
+    A, B = decode(a, E4M3).astype(np.float64), decode(b, E4M3).astype(np.float64)
     got = matmul(np.asfortranarray(a), b, scale_a=0.5, scale_b=np.float32(3.0), fp8_format="e4m3")
-    assert got.dtype == np.float32 and _rel(got.astype(np.float64), want) < 1e-6
-    out = np.full((M, N), 0x7FFF, np.uint16)                       # bf16 bits, NaN
-    assert matmul(a, b, out=out, scale_a=0.5, scale_b=3.0, fp8_format="e4m3") is out
-    assert (out == _bf16_bits(want.astype(np.float32))).mean() > 0.99    # rounded once from float32
+    assert got.dtype == np.float32 and _rel(got.astype(np.float64), 1.5 * A @ B) < 1e-6
+    sa = rng.uniform(0.5, 2, (M, 2)).astype(np.float32)           # per 1 x 128 block of A's rows
+    sb = rng.uniform(0.5, 2, (2, 1)).astype(np.float32)           # per 128 x 128 block of B (K, N)
+    want = (A * np.repeat(sa, 128, 1)[:, :K]) @ (B * np.repeat(sb, 128, 0)[:K])
+    out = cuda.to_device(np.full((M, N), 0x7FFF, np.uint16))      # bf16 bits, NaN
+    da, db = cuda.to_device(a), cuda.to_device(b)
+    assert matmul(da, db, out=out, scale_a=cuda.to_device(sa), scale_b=cuda.to_device(sb), fp8_format="e4m3") is out
+    assert _rel(decode(out.copy_to_host(), "bfloat16").astype(np.float64), want) < 8e-3
 
 
 def test_matmul_fp8_refusals():

@@ -75,7 +75,7 @@ class Fp8:
         from ..cutejit import encode_tensor_map
         (M, K), N = a.shape, b.shape[1]
         out = c.dtype if c is not None else Float32
-        scales, sa, sb = scale_matrices(scale_a, scale_b, M, N, K, stream)
+        scales, (sa, copy_sa), (sb, copy_sb) = scale_matrices(scale_a, scale_b, M, N, K, stream)
         kernel, model = self.kernel(a.dtype, out, scales)
         (av, fill_a), (btv, fill_b) = k_major(a, stream), k_major(b.T, stream)
         if c is not None and c.on_device and c.major == Major.K and c.align >= 16 and c.pitch % 16 == 0 \
@@ -88,7 +88,7 @@ class Fp8:
         encode = model.tensor_map if model else encode_tensor_map
         run = kernel.prepare(av, btv, cv, sa, sb, encode(av, o.tmA), encode(btv, o.tmB), stream=stream,
                              grid=1 if model else None)         # the simulator: one persistent block
-        before = [f for f in (fill_a, fill_b) if f is not None]
+        before = [f for f in (fill_a, fill_b, copy_sa, copy_sb) if f is not None]
         result = c.array if c is not None and c.on_device else cv
         return staging.prepared(before, run, after, result, keep=(av, btv, cv, sa, sb))
 
@@ -104,22 +104,20 @@ def k_major(x, stream=0):
 
 
 def scale_matrices(scale_a, scale_b, M, N, K, stream=0):
-    """("tensor" or "blockwise", A's scales, B's scales) as the kernel reads them: float32 device matrices in
-    the shapes and order of kernels.hopper.fp8.scale_shapes' layouts (cutelite.scales). A ValueError or
-    TypeError naming matmul, the argument and the value for anything else."""
+    """("tensor" or "blockwise", (A's scales, the copy that refreshes them or None), (B's ...)) as the kernel
+    reads them: float32 device matrices in the shapes and order of kernels.hopper.fp8.scale_shapes' layouts
+    (cutelite.scales). A ValueError or TypeError naming matmul, the argument and the value for anything else."""
     kinds = [_kind(s, name) for s, name in ((scale_a, "scale_a"), (scale_b, "scale_b"))]
     scales = "blockwise" if "blockwise" in kinds else "tensor"     # one array of one block is either
     if scales == "blockwise" and "number" in kinds:
-        raise ValueError("matmul: scale_a and scale_b must both be per tensor or both blockwise (arrays), got "
-                         "scale_a %s and scale_b %s" % tuple("a number" if k == "number" else "an array" for k in kinds))
+        raise ValueError("matmul: scale_a and scale_b must both be per tensor or both blockwise (arrays), got scale_a "
+                         "%s and scale_b %s" % tuple("a number" if k == "number" else "an array" for k in kinds))
     layouts = kernel_fp8.scale_shapes(M, N, K, scales)
-    # the (MN blocks, K blocks) matrix of each layout; matmul's B is (K, N), so its scales are given (K blocks, N blocks)
+    # the (MN blocks, K blocks) matrix of each layout; matmul's B is (K, N): its scales come (K blocks, N blocks)
     want = [(lay.shape[0][1], lay.shape[1][1]) for lay in layouts]
     given = [want[0], want[1][::-1]]
-    out = []
-    for s, name, shape, transpose in ((scale_a, "scale_a", given[0], False), (scale_b, "scale_b", given[1], True)):
-        out.append(_scale_matrix(s, name, shape, transpose, stream))
-    return (scales,) + tuple(out)
+    return (scales, _scale_matrix(scale_a, "scale_a", given[0], False, stream),
+            _scale_matrix(scale_b, "scale_b", given[1], True, stream))
 
 
 def _kind(s, name):
@@ -132,11 +130,11 @@ def _kind(s, name):
 
 
 def _scale_matrix(s, name, shape, transpose, stream):
-    """The device float32 matrix the kernel reads for scale `s` given as `shape` (transposed: the kernel's is
-    shape[::-1]), MN-major."""
+    """(The device float32 matrix the kernel reads for scale `s` given as `shape` (transposed: the kernel's is
+    shape[::-1]), MN-major; the copy that refreshes it from a device `s` in another order, or None)."""
     if s is None or not hasattr(s, "shape"):
         value = 1.0 if s is None else float(s)
-        return cuda.to_device(np.full((1, 1), value, np.float32))
+        return cuda.to_device(np.full((1, 1), value, np.float32)), None
     if tuple(s.shape) != shape and not (int(np.prod(s.shape)) == 1 and shape == (1, 1)):
         raise ValueError("matmul: %s must have shape %s for this product (%s), got %s" % (
             name, shape, "one scale" if shape == (1, 1) else "a scale per 128 x 128 block" if transpose
@@ -145,15 +143,14 @@ def _scale_matrix(s, name, shape, transpose, stream):
         raise TypeError("matmul: %s must hold float32 scales, got %s" % (name, s.dtype))
     if not is_device_array(s):
         host = np.asarray(s, np.float32).reshape(shape)
-        return cuda.to_device(np.ascontiguousarray(host).T if transpose else np.asfortranarray(host))
+        return cuda.to_device(np.ascontiguousarray(host).T if transpose else np.asfortranarray(host)), None
     d = device_view(s)
     d = d.reshape(shape) if d.shape != shape else d
     kernel_view = transposed(d) if transpose else d            # (MN blocks, K blocks)
     if kernel_view.shape[0] == 1 or kernel_view.strides[0] == 4:
-        return kernel_view
+        return kernel_view, None
     buf = transposed(cuda.device_array(kernel_view.shape[::-1], np.float32))     # MN-major
-    staging.crop(kernel_view, buf, stream)()
-    return buf
+    return buf, staging.crop(kernel_view, buf, stream)
 
 
 FP8 = Fp8()
