@@ -5,9 +5,10 @@
 The body is chapter 8's (a producer warpgroup's TMA loads on an mbarrier pipeline, wgmma consumers) built
 from the same objects with the 8-bit type: a 128-byte swizzle row is 128 elements, so BK = 128 and each
 stage takes four k32 wgmmas. What FP8 adds is in the consumers:
-  * promotion: the tensor cores add FP8 products into float32 with fewer mantissa bits than float32, so
-    every `promote` k-tiles the wgmma accumulator is added (in full float32, by the CUDA cores) into a
-    second accumulator and the wgmmas start again from zero (`promote=0`: no promotion);
+  * promotion: the tensor cores add FP8 products into float32 with fewer mantissa bits than float32 (about
+    14, DeepSeek-V3's report measured, section 3.3.2), so every `promote` k-tiles the wgmma accumulator is
+    added (in full float32, by the CUDA cores) into a second accumulator and the wgmmas start again from
+    zero (`promote=0`: no promotion; 1: every 128 elements of K, the report's and DeepGEMM's interval);
   * scales, as layouts of cutelite.scales: per tensor (one float each for A and B, applied once in the
     epilogue) or blockwise (A one per 1 x 128 block, B one per 128 x 128 block, as DeepGEMM: a k-tile is
     one block of K, so its products are scaled as they are promoted, every k-tile);
