@@ -78,18 +78,22 @@ class Fp8:
         scales, (sa, copy_sa), (sb, copy_sb) = scale_matrices(scale_a, scale_b, M, N, K, stream)
         kernel, model = self.kernel(a.dtype, out, scales)
         (av, fill_a), (btv, fill_b) = k_major(a, stream), k_major(b.T, stream)
+        # the kernel stores C two elements at a time (an even N, 4- or 8-byte aligned rows): C itself where it
+        # can, else a buffer of whole pairs, cropped into C's place
         if c is not None and c.on_device and c.major == Major.K and c.align >= 16 and c.pitch % 16 == 0 \
-                and not c.overlaps(a, b):
-            cv, after = c.array, []
+                and N % 2 == 0 and not c.overlaps(a, b):
+            cv, result = c.array, c.array
         else:
-            cv = cuda.device_array((M, N), c.array.dtype if c is not None else np.float32)
-            after = [staging.crop(cv, c.array, stream)] if c is not None and c.on_device else []
+            dtype = c.array.dtype if c is not None else np.float32
+            cv = cuda.device_array((M, N + N % 2), dtype)
+            result = c.array if c is not None and c.on_device else cv if N % 2 == 0 else \
+                cuda.device_array((M, N), dtype)
+        after = [] if result is cv else [staging.crop(cv, result, stream)]
         o = kernel.objects
         encode = model.tensor_map if model else encode_tensor_map
         run = kernel.prepare(av, btv, cv, sa, sb, encode(av, o.tmA), encode(btv, o.tmB), stream=stream,
                              grid=1 if model else None)         # the simulator: one persistent block
         before = [f for f in (fill_a, fill_b, copy_sa, copy_sb) if f is not None]
-        result = c.array if c is not None and c.on_device else cv
         return staging.prepared(before, run, after, result, keep=(av, btv, cv, sa, sb))
 
 
