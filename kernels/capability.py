@@ -39,6 +39,7 @@ MIN_SM = {
     "cp.async": (8, 0),
     "ld.global.v4": (2, 0),
     "st.global.v4": (2, 0),
+    "cvt.rn.bf16x2": (8, 0),         # pack_bf162: two float32 rounded into one register of bf16s
     # Hopper: kernels.instructions.hopper_ptx compiles them for the arch-specific target sm_90a only
     "wgmma": (9, 0),
     "setmaxnreg": (9, 0),

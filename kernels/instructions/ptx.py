@@ -359,6 +359,7 @@ def pack_bf162(typingctx, lo, hi):
         raise TypingError("pack_bf162: expected two float32, got %s, %s" % (lo, hi))
 
     def codegen(context, builder, sig, args):
+        check_target("cvt.rn.bf16x2")
         return _asm(builder, _i32, [_f32, _f32], "cvt.rn.bf16x2.f32 $0, $1, $2;", "=r,f,f", [args[1], args[0]])
     return types.uint32(lo, hi), codegen
 

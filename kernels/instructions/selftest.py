@@ -29,7 +29,7 @@ from ..capability import supports
 from ..layout_codegen import layout_fn, layout_pyfunc
 from . import (
     SMEM_ALIGN, cp_async_ca_4, cp_async_ca_8, cp_async_ca_16, cp_async_cg_16, cp_async_commit, cp_async_wait,
-    ld_global_v4_b32, ld_global_v4_f32, ldmatrix_for, mma_for, pack_half2, shfl_down_sync, shfl_sync,
+    ld_global_v4_b32, ld_global_v4_f32, ldmatrix_for, mma_for, pack_bf162, pack_half2, shfl_down_sync, shfl_sync,
     shfl_up_sync, shfl_xor_sync, st_global_v4_b32, st_global_v4_f32, unpack_half2,
 )
 from .atoms import LDSM_PTX, mma_need, mma_registers, supported
@@ -269,6 +269,25 @@ def run_vector_copy(rng):
              check("shfl 64-bit/float", wide, want_wide, 0.0)]
     return Result(name, all(r.ok for r in parts), max(r.max_err for r in parts),
                   "; ".join(r.name + ": " + r.note for r in parts if r.note))
+
+
+@cuda.jit
+def k_pack_bf162(x, out):
+    i = cuda.threadIdx.x
+    out[i] = pack_bf162(x[2 * i], x[2 * i + 1])
+
+
+@selftest("cvt.rn.bf16x2 (pack_bf162)", "cvt.rn.bf16x2")
+def run_pack_bf162(rng):
+    """Pairs of float32 -> bf16 bits rounded to nearest even, the first in the low half; ties included: the
+    want is the bit formula (top 16 bits after adding 0x7FFF plus the kept lowest bit), not kernels.numeric."""
+    x = (rng.standard_normal(64) * 1000).astype(f32)
+    x[:4] = np.array([1 + 2 ** -8, 1 + 3 * 2 ** -8, -(1 + 2 ** -8), 65504.0], f32)      # two ties, up and down
+    out = np.full(32, 0xFFFFFFFF, u32)
+    k_pack_bf162[1, 32](x, out)
+    bits = x.view(u32).astype(np.uint64)
+    want = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(u16)
+    return check_bits("cvt.rn.bf16x2 (pack_bf162)", out, np.ascontiguousarray(want).view("<u4"))
 
 
 # ---- cp.async: a two-stage tile copy ------------------------------------------------------------------

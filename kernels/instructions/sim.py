@@ -314,6 +314,7 @@ def pack_half2(lo, hi):
 
 
 def pack_bf162(lo, hi):
+    check_target("cvt.rn.bf16x2")
     return np.uint32(_encode([lo, hi], "bf16")[0])
 
 
