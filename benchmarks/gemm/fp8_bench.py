@@ -26,7 +26,7 @@ import torch  # noqa: E402
 from numba import cuda  # noqa: E402
 
 from kernels.cutejit import encode_tensor_map  # noqa: E402
-from kernels.harness import check, rel_err, time_rounds  # noqa: E402
+from kernels.harness import check, registers, rel_err, sass_counts, time_rounds  # noqa: E402
 from kernels.hopper import fp8  # noqa: E402
 from kernels.lib import matmul  # noqa: E402
 from kernels.lib.fp8 import CONFIG as FP8_FAMILY_CONFIG, FP8 as FP8_FAMILY, OUT_DTYPES  # noqa: E402
@@ -167,6 +167,12 @@ def main():
         for name, t in ms.items():
             f32 = err.get(name.replace("bf16 out", "f32 out"), float("nan"))
             rows.append((S, name.replace(" (bf16 out)", ""), t, 2.0 * S ** 3 / t / 1e9, base / t, err[name], f32))
+    for key, k in _BUILT.items():        # what ptxas made of each kernel (a report: nvdisasm may be missing)
+        try:
+            print("%s: %d registers, SASS %s" % (", ".join(map(str, key)), registers(k.numba),
+                                                 sass_counts(k.numba, ("HGMMA", "UTMALDG", "LDL", "STL", "BAR"))))
+        except Exception as e:  # noqa: BLE001
+            print("%s: no SASS (%s)" % (key, str(e)[:100]))
     name = cuda.get_current_device().name
     name = name.decode() if isinstance(name, bytes) else name
     print("\nMeasured %s on %s, e4m3, GPU time (best of %d rounds); error: relative (Frobenius) to float64 of the "

@@ -42,7 +42,7 @@ timed on the H100, 0.52-0.60.
     tensors, against 42 us for torch.mm.
 
 How it is built: each argument is described once (kernels.lib.operand.Operand); a kernel family (simt.py,
-mma_sync.py, wgmma.py) answers `can_implement(a, b, c)` -> (bool, reason) and `prepare(a, b, c, stream)` ->
+mma_sync.py, wgmma.py, fp8.py) answers `can_implement(a, b, c)` -> (bool, reason) and `prepare(a, b, c, stream)` ->
 a launchable call that returns C. matmul checks, picks, prepares, launches, and keeps the prepared call of a
 call on device arrays with `out` to launch again.
 """
