@@ -6,9 +6,9 @@ against cuBLAS (torch._scaled_mm) in one process, on the same data.
    with NaN first and compared with a float64 product of the dequantized inputs.
 2. Speed at 4096^3 and 8192^3, e4m3, Gaussian data scaled into range per tensor: cuBLAS (torch._scaled_mm,
    per-tensor scales, bf16 out; also with use_fast_accum, cuBLASLt's FAST_ACCUM mode, which does not promote)
-   against the kernel with promotion every k-tile (128 of K) and every 4, without promotion, and with
-   blockwise scales (1 x 128 / 128 x 128, promotion every k-tile, on the same values quantized blockwise);
-   GPU time (kernels.timing.gpu_time_ms) in interleaved rounds.
+   against the kernel with promotion every k-tile (128 of K) and every 4, without promotion (also with 128 x 256
+   tiles), and with blockwise scales (1 x 128 / 128 x 128, promotion every k-tile, on the same values quantized
+   blockwise); GPU time (kernels.timing.gpu_time_ms) in interleaved rounds.
 3. Accuracy: each one's relative error (Frobenius) against the float64 product of its own dequantized inputs,
    with bf16 out and with float32 out (where the accumulation's precision is not hidden by bf16's rounding).
 
@@ -130,7 +130,7 @@ def speed(S, rng, rounds):
     mn = lambda s: s.T.contiguous().T                                   # noqa: E731  (MN-major)
     runs, refs = {}, {}
     for out in ("bfloat16", "float32"):
-        C = {name: torch.empty((S, S), device="cuda", dtype=OUT[out]) for name in ("p1", "p4", "p0", "bw")}
+        C = {name: torch.empty((S, S), device="cuda", dtype=OUT[out]) for name in ("p1", "p4", "p0", "p0w", "bw")}
         tag = " (%s out)" % ("bf16" if out == "bfloat16" else "f32")
 
         def cublas(fast, out=out):
@@ -143,7 +143,9 @@ def speed(S, rng, rounds):
                  "fp8 no promotion" + tag: (ours(a, bt, C["p0"], sa, sb, promote=0), C["p0"], want),
                  "fp8 blockwise" + tag: (ours(ab, bb, C["bw"], mn(sab), mn(sbb), scales="blockwise"), C["bw"],
                                          want_b)}
-        if out == "float32":          # f32 out shows the accumulation's error; blockwise was timed in bf16
+        if out == "bfloat16":         # 128 x 256 tiles: no room for a second accumulator (2 x 128 registers)
+            named["fp8 BN256 no promotion" + tag] = (ours(a, bt, C["p0w"], sa, sb, BN=256, promote=0), C["p0w"], want)
+        else:                         # f32 out shows the accumulation's error; the others were timed in bf16
             del named["fp8 blockwise" + tag]
         for name, (run, C_, ref) in named.items():
             refs[name] = _error(run, C_, ref, name + " at %d^3" % S)
