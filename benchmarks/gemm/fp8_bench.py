@@ -129,24 +129,24 @@ def speed(S, rng, rounds):
     want_b = dequantize(ab, sab, (1, 128)) @ dequantize(bb, sbb, (128, 128)).T
     mn = lambda s: s.T.contiguous().T                                   # noqa: E731  (MN-major)
     runs, refs = {}, {}
-    for out in ("bfloat16", "float32"):
-        C = {name: torch.empty((S, S), device="cuda", dtype=OUT[out]) for name in ("p1", "p4", "p0", "p0w", "bw")}
+    per_tensor, blockwise = (a, bt, sa, sb, want), (ab, bb, mn(sab), mn(sbb), want_b)
+    mine = [("fp8 promote 1", per_tensor, dict(promote=1), ("bfloat16",)),
+            ("fp8 promote 4", per_tensor, dict(promote=4), ("bfloat16", "float32")),
+            ("fp8 no promotion", per_tensor, dict(promote=0), ("bfloat16", "float32")),
+            ("fp8 BN256 no promotion", per_tensor, dict(BN=256, promote=0), ("bfloat16",)),  # no room for 2 x 128
+            ("fp8 blockwise", blockwise, dict(scales="blockwise"), ("bfloat16",))]
+    for out in ("bfloat16", "float32"):              # f32 out: the accumulation's error, not hidden by bf16's
         tag = " (%s out)" % ("bf16" if out == "bfloat16" else "f32")
 
         def cublas(fast, out=out):
             return lambda: torch._scaled_mm(a, bt.T, scale_a=sa.reshape(()), scale_b=sb.reshape(()),
                                             out_dtype=OUT[out], use_fast_accum=fast)
         named = {"cuBLAS _scaled_mm" + tag: (cublas(False), None, want),
-                 "cuBLAS _scaled_mm fast accum" + tag: (cublas(True), None, want),
-                 "fp8 promote 1" + tag: (ours(a, bt, C["p1"], sa, sb, promote=1), C["p1"], want),
-                 "fp8 promote 4" + tag: (ours(a, bt, C["p4"], sa, sb, promote=4), C["p4"], want),
-                 "fp8 no promotion" + tag: (ours(a, bt, C["p0"], sa, sb, promote=0), C["p0"], want),
-                 "fp8 blockwise" + tag: (ours(ab, bb, C["bw"], mn(sab), mn(sbb), scales="blockwise"), C["bw"],
-                                         want_b)}
-        if out == "bfloat16":         # 128 x 256 tiles: no room for a second accumulator (2 x 128 registers)
-            named["fp8 BN256 no promotion" + tag] = (ours(a, bt, C["p0w"], sa, sb, BN=256, promote=0), C["p0w"], want)
-        else:                         # f32 out shows the accumulation's error; the others were timed in bf16
-            del named["fp8 blockwise" + tag]
+                 "cuBLAS _scaled_mm fast accum" + tag: (cublas(True), None, want)}
+        for label, (x, w, s_x, s_w, ref), config, outs in mine:
+            if out in outs:
+                C = torch.empty((S, S), device="cuda", dtype=OUT[out])
+                named[label + tag] = (ours(x, w, C, s_x, s_w, **config), C, ref)
         for name, (run, C_, ref) in named.items():
             refs[name] = _error(run, C_, ref, name + " at %d^3" % S)
             if out == "bfloat16" and refs[name] == refs[name]:
