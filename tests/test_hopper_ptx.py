@@ -63,6 +63,18 @@ def k_wgmma(a, out):
     H.st_global_v2_f32(out, 2 * cuda.threadIdx.x, (acc[0], acc[1]))
 
 
+def k_wgmma_fp8(a, out):
+    s = cuda.shared.array(4096, T.uint8)
+    acc = H.wgmma_uninit(64)
+    acc = H.wgmma_fence(acc)
+    d = a[0] | ((H.shared_address(s, 0) >> 4) & 0x3FFF)
+    acc = H.wgmma(acc, d, d, 0, "f32.e4m3.e4m3", 0)
+    acc = H.wgmma(acc, d, d, 1, "f32.e5m2.e4m3", 0)
+    H.wgmma_commit()
+    acc = H.wgmma_wait(acc, 0)
+    H.st_global_v2_f32(out, 2 * cuda.threadIdx.x, (acc[0], acc[1]))
+
+
 def k_mbarrier_tma(tm, out):
     s = cuda.shared.array(8192, T.uint16)
     bars = cuda.shared.array(2, T.uint64)
@@ -110,6 +122,9 @@ CASES = {
               ["wgmma.fence.sync.aligned", "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16",
                "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16", "p, 1, 1, 1, 1;",
                "wgmma.commit_group.sync.aligned", "wgmma.wait_group.sync.aligned 0", "st.global.v2.f32"]),
+    "wgmma fp8": (k_wgmma_fp8, (T.int64[::1], T.float32[::1]),
+                  ["wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3",
+                   "wgmma.mma_async.sync.aligned.m64n64k32.f32.e5m2.e4m3", "p, 1, 1;"]),
     "mbarrier+tma": (k_mbarrier_tma, (T.uint64[::1], T.uint16[::1]),
                      ["mbarrier.init.shared::cta.b64", "mbarrier.arrive.expect_tx.shared::cta.b64",
                       "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
@@ -192,6 +207,26 @@ def test_gemm_assembles_without_serialized_wgmma(cfg):
     assert rc == 0, err
     assert "C7515" not in err and "serialized" not in err, err      # wgmma pipeline intact
     assert "C7508" not in err, err                                   # setmaxnreg honoured
+    assert "0 bytes spill stores" in err, err
+
+
+@needs_ptxas
+@pytest.mark.parametrize("cfg", [dict(promote=4, out="bfloat16"), dict(promote=1, scales="blockwise", out="float32")])
+def test_fp8_gemm_assembles_without_serialized_wgmma(cfg):
+    """kernels.hopper.fp8 (A, Bt e4m3 bits, C, the scales, two tensor maps): 4 k32 wgmma a k-tile (BK 128 =
+    4 x 32) and consumer; the promotions' reads of the accumulators keep ptxas's wgmma pipeline (no C7515),
+    no spills under setmaxnreg's cap."""
+    from kernels.hopper import fp8
+    k = fp8.make(**cfg)
+    u8, tmap = T.uint8[:, ::1], T.uint64[::1]
+    c = T.float32[:, ::1] if cfg["out"] == "float32" else T.uint16[:, ::1]
+    ptx = _compile(k.function, (u8, u8, c, T.float32[::1, :], T.float32[::1, :], tmap, tmap))
+    assert ptx.count("wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3") == 4
+    assert ("cvt.rn.bf16x2.f32" in ptx) == (cfg["out"] == "bfloat16")
+    rc, err = _ptxas(ptx, ["-maxrregcount=%d" % ((65536 // k.threads) // 8 * 8)])
+    assert rc == 0, err
+    assert "C7515" not in err and "serialized" not in err, err
+    assert "C7508" not in err, err
     assert "0 bytes spill stores" in err, err
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from cutelite import Layout, Major, dyn, make_tiled_mma, make_tma_atom, size
 from cutelite.gmma import Layout_K_SW128_Atom, Layout_MN_SW128_Atom, make_gmma_atom, tile_to_smem
-from cutelite.numeric import BFloat16, Float16, Float32, numeric
+from cutelite.numeric import BFloat16, Float8E4M3FN, Float8E5M2, Float16, Float32, numeric
 from cutelite.tensorcore import g2s_copy
 
 from ..cutejit import Matrix, TensorMap
@@ -24,6 +24,7 @@ from ..cutejit import Matrix, TensorMap
 __all__ = ["DTYPES", "EPI_BOX", "Hopper", "objects", "operand_matrices", "stage_layouts", "tma_atom", "finish"]
 
 DTYPES = (Float16, BFloat16)                # the steps' A and B; they accumulate in float32
+FP8 = (Float8E4M3FN, Float8E5M2)            # kernels.hopper.fp8's A and B (K-major only)
 EPI_BOX = (64, 1024 // Float32.bits)        # the TMA-store epilogue's box of C: 64 rows of 128 bytes, 32 float32
 
 
@@ -50,8 +51,8 @@ def objects(BM=128, BN=256, stages=4, consumers=2, dtype="float16", pingpong=Fal
     consumers); ping-pong consumers take whole tiles in turn, so the TiledMMA is one warpgroup's and BM is
     64 or 128 (at most 128 fp32 accumulators a thread: BM x BN <= 128 x 128 x 2). `majors`: which mode of A
     (M, K) and of B^T (N, K) is contiguous, "K" or "MN" (wgmma reads either through its descriptors)."""
-    if dtype not in [t.name for t in DTYPES]:
-        raise ValueError("objects: dtype must be one of %s, got %r" % (", ".join(t.name for t in DTYPES), dtype))
+    if dtype not in [t.name for t in DTYPES + FP8]:
+        raise ValueError("objects: dtype must be one of %s, got %r" % (", ".join(t.name for t in DTYPES + FP8), dtype))
     if pingpong and (BM not in (64, 128) or BM * BN > 2 * 128 * 128):
         raise ValueError("objects: a ping-pong tile is 64 or 128 rows with BM x BN <= 32768 (one warpgroup's "
                          "accumulators), got %d x %d" % (BM, BN))
@@ -60,7 +61,8 @@ def objects(BM=128, BN=256, stages=4, consumers=2, dtype="float16", pingpong=Fal
     majors = Major.pair(majors, "objects")
     t = numeric(dtype)
     elem, types = t.cpp, Float32.letters + 2 * t.letters
-    atom = make_gmma_atom("SM90::GMMA::MMA_64x%dx16_%s_SS<GMMA::Major::%s, GMMA::Major::%s>" % ((BN, types) + majors))
+    atom = make_gmma_atom("SM90::GMMA::MMA_64x%dx%d_%s_SS<GMMA::Major::%s, GMMA::Major::%s>"
+                          % ((BN, 256 // t.bits, types) + majors))     # k: 32 bytes of A (16 halves, 32 FP8)
     BK = _stage_k(elem)
     (sA, boxA), (sB, boxB) = (stage_layouts(elem, rows, stages, major) for rows, major in zip((BM, BN), majors))
     tma_a, tma_b = (tma_atom("SM90_TMA_LOAD", elem, box, major) for box, major in zip((boxA, boxB), majors))
@@ -75,7 +77,7 @@ def objects(BM=128, BN=256, stages=4, consumers=2, dtype="float16", pingpong=Fal
 
 
 def _stage_k(elem):
-    """BK, the K of a stage: one 128-byte swizzle row of `elem` elements (64 halves)."""
+    """BK, the K of a stage: one 128-byte swizzle row of `elem` elements (64 halves, 128 FP8)."""
     return 1024 // numeric(elem).bits
 
 

@@ -144,27 +144,43 @@ def wgmma_uninit(typingctx, n):
         return context.make_tuple(builder, sig.return_type, [ir.Constant(_f32, ir.Undefined)] * k)
     return sig, codegen
 
+def _wgmma_shapes():
+    """{"f32.A.B": k} for every float32-accumulating GMMA atom of cutelite.gmma: the input types wgmma takes
+    and its K for them (16 for 16-bit inputs, 32 for 8-bit ones)."""
+    from cutelite.gmma import GMMA_ATOMS
+    parts = (a.ptx.split(".") for a in GMMA_ATOMS.values())
+    return {".".join(p[-3:]): int(p[-4].split("k")[1]) for p in parts if p[-3] == "f32"}
+
+
+WGMMA_K = _wgmma_shapes()
+
+
 @intrinsic
 def wgmma(typingctx, acc, desc_a, desc_b, scale_d, types_, trans):
-    """acc = wgmma.mma_async.sync.aligned.m64n{N}k16.{types} acc, desc_a, desc_b, scale_d != 0, 1, 1,
-    trans_a, trans_b. N = 2 * len(acc); `types_` a literal string "f32.f16.f16" or "f32.bf16.bf16";
-    `trans` a literal int: bit 0 transposes A (MN-major A), bit 1 B. Issue after wgmma_fence; the result
-    is ready after wgmma_commit + wgmma_wait."""
+    """acc = wgmma.mma_async.sync.aligned.m64n{N}k{K}.{types} acc, desc_a, desc_b, scale_d != 0, 1, 1[,
+    trans_a, trans_b]. N = 2 * len(acc); `types_` a literal string of a GMMA atom's types (WGMMA_K: "f32.f16.f16",
+    "f32.bf16.bf16", "f32.e4m3.e5m2", ...), which give K; `trans` a literal int: bit 0 transposes A (MN-major A),
+    bit 1 B, for 16-bit inputs only (PTX ISA: 8-bit wgmma has no transpose operands, both read K-major).
+    Issue after wgmma_fence; the result is ready after wgmma_commit + wgmma_wait."""
     if not (isinstance(acc, types.UniTuple) and acc.dtype == types.float32):
         raise TypingError("wgmma: acc must be a tuple of float32 (from wgmma_zero), got %s" % acc)
-    if not isinstance(types_, types.StringLiteral) or types_.literal_value not in ("f32.f16.f16",
-                                                                                   "f32.bf16.bf16"):
-        raise TypingError("wgmma: types must be the literal 'f32.f16.f16' or 'f32.bf16.bf16', got %s" % types_)
+    if not isinstance(types_, types.StringLiteral) or types_.literal_value not in WGMMA_K:
+        raise TypingError("wgmma: types must be a literal of %s, got %s" % (", ".join(map(repr, WGMMA_K)), types_))
     if not isinstance(trans, types.IntegerLiteral):
         raise TypingError("wgmma: trans must be a literal int, got %s" % trans)
     k = len(acc)
     n = 2 * k
     if n % 8 or not 8 <= n <= 256:
-        raise TypingError("wgmma: an accumulator of %d floats is not a 64xNx16 tile" % k)
+        raise TypingError("wgmma: an accumulator of %d floats is not a 64xNxK tile" % k)
+    kk = WGMMA_K[types_.literal_value]
     ta, tb = trans.literal_value & 1, (trans.literal_value >> 1) & 1
+    if kk != 16 and (ta or tb):
+        raise TypingError("wgmma: %s reads both operands K-major (no transpose), got trans=%d"
+                          % (types_.literal_value, trans.literal_value))
     regs = ",".join("$%d" % i for i in range(k))
-    text = ("{ .reg .pred p; setp.ne.b32 p, $%d, 0; %s.m64n%dk16.%s {%s}, $%d, $%d, "
-            "p, 1, 1, %d, %d; }" % (k + 2, PTX["wgmma"], n, types_.literal_value, regs, k, k + 1, ta, tb))
+    transposes = ", %d, %d" % (ta, tb) if kk == 16 else ""
+    text = ("{ .reg .pred p; setp.ne.b32 p, $%d, 0; %s.m64n%dk%d.%s {%s}, $%d, $%d, "
+            "p, 1, 1%s; }" % (k + 2, PTX["wgmma"], n, kk, types_.literal_value, regs, k, k + 1, transposes))
     cons = ",".join(["=f"] * k + ["l", "l", "r"] + [str(i) for i in range(k)] + ["~{memory}"])
     sig = acc(acc, desc_a, desc_b, scale_d, types_, trans)
 

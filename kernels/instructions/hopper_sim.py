@@ -3,7 +3,8 @@
 The fences, commit/wait (wgmma's and the TMA store's bulk groups) and setmaxnreg are no-ops and mbarrier
 waits succeed at once (a simulated block runs its threads to each barrier together); wgmma and the TMA
 loads and stores raise CapabilityError ("needs sm_90a"): the simulator has no tensor-memory engine to stand
-in for them. Under a profile below sm_90 (kernels.setup(profile="sm_75")) every twin but the named barriers
+in for them. A launch that needs their results passes kernels.instructions.hopper_model's working model of
+TMA loads, mbarriers and wgmma to the kernel's build as overrides. Under a profile below sm_90 (kernels.setup(profile="sm_75")) every twin but the named barriers
 raises CapabilityError when it runs, as the compiler would for that GPU.
 """
 

@@ -6,7 +6,7 @@
     operand.py    Operand: one argument described once (element type, shape, major, pitch, alignment,
                   stream, memory span), read by every check
     matmul.py     the entry: describe, check, pick a kernel family, prepare, launch (and launch again)
-    simt.py, mma_sync.py, wgmma.py
+    simt.py, mma_sync.py, wgmma.py, fp8.py
                   the kernel families, each with can_implement(a, b, c) -> (bool, reason) and
                   prepare(a, b, c, stream) -> a launchable call that returns C
     shapes.py     the rule for a problem's tile and split of K (choose_tile), from its shape and the SM count

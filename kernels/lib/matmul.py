@@ -28,6 +28,11 @@ timed on the H100, 0.52-0.60.
     CuPy, PyTorch: anything with __cuda_array_interface__) are used in place and a Numba device array
     is returned (or `out`, when given). The work is queued on the stream the device arrays name (PyTorch's
     or CuPy's current stream), in order with the caller's own work and without making the host wait.
+  * 8-bit floats (PyTorch's float8_e4m3fn / float8_e5m2, or uint8 arrays of their bits with
+    fp8_format="e4m3" / "e5m2"; kernels.numeric.encode and decode convert NumPy arrays to and from them) with
+    `scale_a`, `scale_b`: C = (scale_a A) @ (scale_b B) through chapter 8's kernel with FP8 wgmma on sm_90
+    (kernels.lib.fp8: per-tensor or blockwise scales; float32 out, or bfloat16 / float16 into such an `out`,
+    a NumPy bfloat16 `out` as uint16 bits).
   * NumPy's semantics where they matter: an `out` that overlaps A or B gets the product as if computed into a
     temporary (it is); an empty K gives zeros; f16 inputs to the SIMT kernel are converted exactly to f32.
   * What a call costs the host besides the GPU's work (benchmarks/gemm/launch_cost.py, matmul_replay.py):
@@ -37,7 +42,7 @@ timed on the H100, 0.52-0.60.
     tensors, against 42 us for torch.mm.
 
 How it is built: each argument is described once (kernels.lib.operand.Operand); a kernel family (simt.py,
-mma_sync.py, wgmma.py) answers `can_implement(a, b, c)` -> (bool, reason) and `prepare(a, b, c, stream)` ->
+mma_sync.py, wgmma.py, fp8.py) answers `can_implement(a, b, c)` -> (bool, reason) and `prepare(a, b, c, stream)` ->
 a launchable call that returns C. matmul checks, picks, prepares, launches, and keeps the prepared call of a
 call on device arrays with `out` to launch again.
 """
@@ -48,11 +53,12 @@ from typing import Any, Callable, Optional
 import numpy as np
 from numba import cuda
 
-from cutelite.numeric import BFloat16, Float16, Float32
+from cutelite.numeric import BFloat16, Float8E4M3FN, Float8E5M2, Float16, Float32
 
 from ..arrays import is_device_array
 from ..capability import CapabilityError
 from . import staging
+from .fp8 import FP8, OUT_DTYPES as FP8_OUT
 from .mma_sync import TC_SM75, TC_SM80
 from .operand import Operand, describe, shared_stream, stream_of
 from .simt import SIMT, SIMT_WARPTILE
@@ -60,42 +66,49 @@ from .wgmma import WGMMA
 
 __all__ = ["matmul", "pick", "FAMILIES", "AUTO", "KERNELS", "INPUTS"]
 
-FAMILIES = {f.name: f for f in (WGMMA, TC_SM80, TC_SM75, SIMT, SIMT_WARPTILE)}
+FAMILIES = {f.name: f for f in (WGMMA, TC_SM80, TC_SM75, SIMT, SIMT_WARPTILE, FP8)}
 AUTO = {Float32: ("simt",),                          # kernel="auto": the first family that can implement it
         Float16: ("hopper", "tc_sm80", "tc_sm75"),
-        BFloat16: ("hopper", "tc_sm80", "simt")}     # sm_75 has no bf16 mma: bf16 -> f32 is exact
+        BFloat16: ("hopper", "tc_sm80", "simt"),     # sm_75 has no bf16 mma: bf16 -> f32 is exact
+        Float8E4M3FN: ("fp8",), Float8E5M2: ("fp8",)}
+FP8_FORMATS = {"e4m3": Float8E4M3FN, "e5m2": Float8E5M2}     # fp8_format: what a uint8 array's bits are
 KERNELS = ("auto",) + tuple(FAMILIES)
 INPUTS = tuple(AUTO)
 Array = Any         # a NumPy array, or a GPU array of Numba, CuPy or PyTorch (__cuda_array_interface__)
 
 
-def matmul(A: Array, B: Array, out: Optional[Array] = None, kernel: str = "auto") -> Array:
+def matmul(A: Array, B: Array, out: Optional[Array] = None, kernel: str = "auto", *, scale_a=None, scale_b=None,
+           fp8_format: Optional[str] = None) -> Array:
     """C = A @ B: A (M, K), B (K, N) -> C (M, N) float32; `out` (if given) is C and is returned, else a new
-    array (NumPy for NumPy inputs, else a Numba device array). See the module docstring."""
-    run = _PREPARED.get(_call_key(A, B, out, kernel)) if _PREPARED else None
+    array (NumPy for NumPy inputs, else a Numba device array). 8-bit float inputs: C = (scale_a A) @ (scale_b B),
+    A and B uint8 bits of `fp8_format` ("e4m3" or "e5m2") or PyTorch float8 tensors. See the module docstring."""
+    scales = (scale_a, scale_b)
+    run = _PREPARED.get(_call_key(A, B, out, kernel, scales)) if _PREPARED else None
     if run is not None:              # the same arrays and stream as a call before: its launch again
         run()
         return out
     with warnings.catch_warnings():  # small grids are small matrices here, not a mistake to warn about
         warnings.filterwarnings("ignore", message=".*GPU under-utilization")
-        return _matmul(A, B, out, kernel)
+        return _matmul(A, B, out, kernel, scales, fp8_format)
 
 
-def _matmul(A, B, out, kernel):
+def _matmul(A, B, out, kernel, scales=(None, None), fp8_format=None):
     if kernel not in KERNELS:
         raise ValueError("matmul: kernel must be one of %s, got %r" % (", ".join(KERNELS), kernel))
-    a, b = describe(A, "A"), describe(B, "B", k=0)                 # describe
+    fp8 = _fp8_format(fp8_format, A, B)
+    a, b = describe(A, "A", dtype=fp8), describe(B, "B", k=0, dtype=fp8)   # describe
     (M, K), N = a.shape, b.shape[1]
-    _check(a, b)                                                    # check
-    c = _describe_out(out, M, N)
+    _check(a, b, scales)                                            # check
+    c = _describe_out(out, M, N, FP8_OUT if a.dtype in FP8.dtypes else (Float32,))
     stream = shared_stream(a, b, c)
     if 0 in (M, N, K):                       # an empty product: C is all zeros (or has no elements)
         return _zeros(M, N, out, c, a.on_device or b.on_device, stream)
     family = pick(kernel, a, b, c)                                  # pick
-    call = family.prepare(a.to_device(), b.to_device(), c, stream)  # allocate
+    scaled = dict(scale_a=scales[0], scale_b=scales[1]) if family is FP8 else {}
+    call = family.prepare(a.to_device(), b.to_device(), c, stream, **scaled)   # allocate
     C = call()                                                      # launch
     if c is not None and c.on_device:
-        _remember(A, B, out, kernel, call)
+        _remember(A, B, out, kernel, scales, call)
         return out
     if out is None and (a.on_device or b.on_device):
         return C
@@ -107,11 +120,27 @@ def _matmul(A, B, out, kernel):
     return out
 
 
-def _check(a: Operand, b: Operand):
+def _fp8_format(fp8_format, A, B):
+    """The 8-bit float type that uint8 arrays A and B hold (fp8_format), or None without one."""
+    if fp8_format is None:
+        return None
+    if fp8_format not in FP8_FORMATS:
+        raise ValueError("matmul: fp8_format must be %s, got %r" % (" or ".join(map(repr, FP8_FORMATS)), fp8_format))
+    for x, name in ((A, "A"), (B, "B")):
+        if str(getattr(x, "dtype", None)) not in ("uint8", "torch.uint8"):
+            raise TypeError("matmul: fp8_format=%r says A and B hold the bits of 8-bit floats as uint8; %s has dtype %s"
+                            % (fp8_format, name, getattr(x, "dtype", type(x).__name__)))
+    return FP8_FORMATS[fp8_format]
+
+
+def _check(a: Operand, b: Operand, scales=(None, None)):
     for x in (a, b):
         if x.dtype not in INPUTS:
             raise TypeError("matmul: %s has dtype %s; supported: float32 (SIMT), float16 and bfloat16 (tensor "
-                            "cores, f32 result)" % (x.name, x.dtype.name))
+                            "cores, f32 result), 8-bit floats (float8_e4m3fn, float8_e5m2, or uint8 with "
+                            "fp8_format)" % (x.name, x.dtype.name))
+    if a.dtype not in FP8.dtypes and any(s is not None for s in scales):
+        raise TypeError("matmul: scale_a and scale_b scale 8-bit float inputs; A is %s" % a.dtype.name)
     if a.dtype is not b.dtype:
         raise TypeError("matmul: A and B must have the same dtype, got %s and %s" % (a.dtype.name, b.dtype.name))
     if a.shape[1] != b.shape[0]:
@@ -119,15 +148,16 @@ def _check(a: Operand, b: Operand):
                          % (a.shape + b.shape + (a.shape[1], b.shape[0])))
 
 
-def _describe_out(out, M, N) -> Optional[Operand]:
+def _describe_out(out, M, N, dtypes=(Float32,)) -> Optional[Operand]:
     if out is None:
         return None
+    kinds = " or ".join(t.name for t in dtypes)
     if not (isinstance(out, np.ndarray) or is_device_array(out)):
-        raise TypeError("matmul: out must be a float32 (%d, %d) NumPy or device array, got %r"
-                        % (M, N, type(out).__name__))
-    c = describe(out, "out")
-    if c.shape != (M, N) or c.dtype is not Float32:
-        raise ValueError("matmul: out must be a float32 (%d, %d) array, got %s %s" % (M, N, c.dtype.name, c.shape))
+        raise TypeError("matmul: out must be a %s (%d, %d) NumPy or device array, got %r"
+                        % (kinds, M, N, type(out).__name__))
+    c = describe(out, "out", dtype=BFloat16 if BFloat16 in dtypes and str(out.dtype) == "uint16" else None)
+    if c.shape != (M, N) or c.dtype not in dtypes:
+        raise ValueError("matmul: out must be a %s (%d, %d) array, got %s %s" % (kinds, M, N, c.dtype.name, c.shape))
     return c
 
 
@@ -169,9 +199,21 @@ def _identity(x):
     return None if cai is None else (cai["data"][0], cai["shape"], cai["strides"], cai["typestr"])
 
 
-def _call_key(A, B, out, kernel):
+def _scale_key(s):
+    """What a prepared call depends on for a scale: a number's value, a device array's identity; None where it
+    cannot be prepared (a host array, whose values may change)."""
+    if s is None or isinstance(s, (int, float, np.floating, np.integer)):
+        return ("value", s)
+    ident = _identity(s)
+    return None if ident is None else ("array", ident)
+
+
+def _call_key(A, B, out, kernel, scales=(None, None)):
     """The key of a call that can be prepared (device A, B and out, queued on one stream), or None."""
     if out is None:
+        return None
+    scale_keys = tuple(_scale_key(s) for s in scales)
+    if None in scale_keys:
         return None
     ids = (_identity(A), _identity(B), _identity(out))
     if None in ids:
@@ -183,11 +225,11 @@ def _call_key(A, B, out, kernel):
         if len(streams) != 1:                 # operands of several streams: matmul synchronizes them each time
             return None
         stream = streams.pop()
-    return ids + (kernel, stream)
+    return ids + (kernel, stream) + scale_keys
 
 
-def _remember(A, B, out, kernel, run: Callable):
-    key = _call_key(A, B, out, kernel)
+def _remember(A, B, out, kernel, scales, run: Callable):
+    key = _call_key(A, B, out, kernel, scales)
     if key is not None:
         if len(_PREPARED) > 64:
             _PREPARED.clear()

@@ -14,7 +14,7 @@ import numpy as np
 from numba import cuda
 
 from cutelite import Major
-from cutelite.numeric import BFloat16, Numeric, numeric
+from cutelite.numeric import BFloat16, Float8E4M3FN, Float8E5M2, Numeric, numeric
 
 from ..arrays import device_view, is_device_array, major_of, transposed
 from ..numeric import storage
@@ -23,6 +23,8 @@ from ..runtime import in_simulator
 __all__ = ["Operand", "describe", "shared_stream", "stream_of", "MAX_ALIGN"]
 
 MAX_ALIGN = 256        # the alignment cudaMalloc gives; no check here asks for more
+_TORCH_BITS = {"torch.bfloat16": ("int16", BFloat16), "torch.float8_e4m3fn": ("uint8", Float8E4M3FN),
+               "torch.float8_e5m2": ("uint8", Float8E5M2)}     # PyTorch's types Numba lacks: a view of their bits
 
 
 @dataclass(frozen=True)
@@ -108,9 +110,10 @@ def describe(x, name: str, op: str = "matmul", k: int = 1, dtype: Optional[Numer
     A ValueError or TypeError naming `op`, `name` and the value for anything but a matrix of a known type."""
     library = type(x).__module__.split(".")[0]
     stream = 0 if in_simulator() else stream_of(x)
-    if library == "torch" and getattr(x, "is_cuda", False) and str(x.dtype) == "torch.bfloat16":
+    if library == "torch" and getattr(x, "is_cuda", False) and str(x.dtype) in _TORCH_BITS:
         import torch
-        x, dtype = x.view(torch.int16), BFloat16      # Numba's arrays have no bfloat16: its bits
+        bits, dtype = _TORCH_BITS[str(x.dtype)]       # Numba's arrays have no bfloat16 or float8: their bits
+        x = x.view(getattr(torch, bits))
     on_device = is_device_array(x)
     a = device_view(x) if on_device else np.asarray(x)
     if a.ndim != 2:
