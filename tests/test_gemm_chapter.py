@@ -302,6 +302,19 @@ def test_every_step_checks_and_quotes(name):
 
 
 @in_simulator
+@pytest.mark.parametrize("name", [s.name for s in chapter.EXPLORE])
+def test_every_explored_configuration_checks(name):
+    """check_run runs an EXPLORE step's own configuration (its BK, stages and launch bounds; 64x64 CTA tiles in
+    the simulator), not its module's BEST, against NumPy."""
+    s = chapter.step(name)
+    twin = chapter._sim_twin(s)
+    assert (twin.tile[2], twin.config["stages"], twin.min_blocks) == (s.config["BK"], s.config["stages"],
+                                                                     s.config["min_blocks"])
+    C, want, what = chapter.check_run(s)
+    assert np.all(np.isfinite(C)) and np.max(np.abs(C - want)) < 1e-3 * max(1.0, np.abs(want).max()), what
+
+
+@in_simulator
 def test_bench_in_the_simulator_is_the_record():
     import kernels
     b = chapter.Bench(kernels.setup(verbose=False))
