@@ -33,9 +33,11 @@ def test_recorded_figures_are_the_csvs():
     rows = list(csv.DictReader(open(os.path.join(BENCH, "h100_gemm.csv"))))
     sass = {r["rung"]: r for r in csv.DictReader(open(os.path.join(BENCH, "h100_sass.csv")))}
     for name, dtype, tf, regs in rec["rows"]:
-        r = next(r for r in rows if r["rung"] == name and r["M"] == "4096")
+        r = next((r for r in rows if r["rung"] == name and r["M"] == "4096"), None)
+        assert r is not None, "records.json's row %r has no 4096^3 row in h100_gemm.csv" % name
         assert r["dtype"] == dtype and abs(float(r["tflops"]) - tf) < 0.05, name
         if regs is not None:
+            assert name in sass, "records.json's row %r has registers but no row in h100_sass.csv" % name
             assert int(sass[name]["regs"]) == regs, name
     for shape, tf in rec["ceilings"].items():
         assert abs(float(next(r for r in rows if r["rung"] == "mma.sync ceiling " + shape)["tflops"]) - tf) < 0.05
