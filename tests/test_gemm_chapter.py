@@ -33,9 +33,11 @@ def test_recorded_figures_are_the_csvs():
     rows = list(csv.DictReader(open(os.path.join(BENCH, "h100_gemm.csv"))))
     sass = {r["rung"]: r for r in csv.DictReader(open(os.path.join(BENCH, "h100_sass.csv")))}
     for name, dtype, tf, regs in rec["rows"]:
-        r = next(r for r in rows if r["rung"] == name and r["M"] == "4096")
+        r = next((r for r in rows if r["rung"] == name and r["M"] == "4096"), None)
+        assert r is not None, "records.json's row %r has no 4096^3 row in h100_gemm.csv" % name
         assert r["dtype"] == dtype and abs(float(r["tflops"]) - tf) < 0.05, name
         if regs is not None:
+            assert name in sass, "records.json's row %r has registers but no row in h100_sass.csv" % name
             assert int(sass[name]["regs"]) == regs, name
     for shape, tf in rec["ceilings"].items():
         assert abs(float(next(r for r in rows if r["rung"] == "mma.sync ceiling " + shape)["tflops"]) - tf) < 0.05
@@ -299,6 +301,19 @@ def test_every_step_checks_and_quotes(name):
     assert [ln.strip() for ln in src[a - 1:b]] == [ln.strip() for ln in body.splitlines()]
     if s.span[0]:
         assert s.span[0] in body.splitlines()[0] and s.span[1] in body.splitlines()[-1]
+
+
+@in_simulator
+@pytest.mark.parametrize("name", [s.name for s in chapter.EXPLORE])
+def test_every_explored_configuration_checks(name):
+    """check_run runs an EXPLORE step's own configuration (its BK, stages and launch bounds; 64x64 CTA tiles in
+    the simulator), not its module's BEST, against NumPy."""
+    s = chapter.step(name)
+    twin = chapter._sim_twin(s)
+    assert (twin.tile[2], twin.config["stages"], twin.min_blocks) == (s.config["BK"], s.config["stages"],
+                                                                     s.config["min_blocks"])
+    C, want, what = chapter.check_run(s)
+    assert np.all(np.isfinite(C)) and np.max(np.abs(C - want)) < 1e-3 * max(1.0, np.abs(want).max()), what
 
 
 @in_simulator

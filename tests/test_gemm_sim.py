@@ -47,9 +47,6 @@ def _operands(M, N, K, majors, seed, bf16=False):
     return Ab, Bb, A, B
 
 
-RUNGS = {"sm75": "tc_sm75", "sm80": "tc_sm80", "sm80_prefetch": "tc_sm80_prefetch"}
-
-
 @pytest.mark.parametrize("module", ["sm80", "sm80_prefetch", "sm75"])
 @pytest.mark.parametrize("majors", [("K", "MN"), ("MN", "K")])
 def test_tensor_core_rung_matches_numpy(module, majors):

@@ -139,7 +139,7 @@ def changes(a, b):
 # ---- checks ------------------------------------------------------------------------------------------
 def _sim_twin(s):
     """The kernel a tensor-core step runs in the simulator: same module and options, 64x64 CTA tiles."""
-    return s.module.make(**dict(s.module.BEST, BM=64, BN=64))
+    return s.module.make(**dict(s.config, BM=64, BN=64))
 
 
 def check_size(s):

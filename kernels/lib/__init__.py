@@ -1,6 +1,6 @@
 """kernels.lib: the library entries a user calls (floor 4), on the kernels of the chapters below.
 
-    from kernels.lib import matmul          # or kernels.matmul
+    from kernels.lib import matmul
     C = matmul(A, B)                        # NumPy, CuPy, PyTorch or Numba arrays; see matmul.py
 
     operand.py    Operand: one argument described once (element type, shape, major, pitch, alignment,
