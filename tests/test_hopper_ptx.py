@@ -117,6 +117,22 @@ def k_tma_store(tm, out):
         H.tma_store_wait(0)
 
 
+def k_tma_4d(tm, out):
+    s = cuda.shared.array(8192, T.uint16)
+    bars = cuda.shared.array(1, T.uint64)
+    H.mbarrier_init(bars, 0, 1)
+    H.fence_mbarrier_init()
+    H.mbarrier_arrive_expect_tx(bars, 0, 16384)
+    H.tma_load_4d(s, 0, tm, bars, 0, 0, 64, 1, 2)
+    while H.mbarrier_try_wait(bars, 0, 0) == 0:
+        pass
+    H.fence_proxy_async()
+    H.tma_store_4d(tm, s, 0, 0, 128, 1, 2)
+    H.tma_store_commit()
+    H.tma_store_wait(0)
+    out[0] = s[5]
+
+
 CASES = {
     "wgmma": (k_wgmma, (T.int64[::1], T.float32[::1]),
               ["wgmma.fence.sync.aligned", "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16",
@@ -134,6 +150,9 @@ CASES = {
                   ["cp.async.bulk.tensor.2d.global.shared::cta.bulk_group", "cp.async.bulk.commit_group",
                    "cp.async.bulk.wait_group.read 1", "cp.async.bulk.wait_group 0", "st.shared.v2.f32",
                    "fence.proxy.async.shared::cta", "bar.sync 1, 128;"]),
+    "tma 4d": (k_tma_4d, (T.uint64[::1], T.uint16[::1]),
+               ["cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
+                "cp.async.bulk.tensor.4d.global.shared::cta.bulk_group"]),
     "setmaxnreg+named barriers": (k_regs_barriers, (T.uint16[::1],),
                             ["setmaxnreg.dec.sync.aligned.u32 40", "setmaxnreg.inc.sync.aligned.u32 232",
                              "bar.arrive 1, 256;",
