@@ -19,6 +19,7 @@ kernels.setup(verbose=False, simulator=True)
 
 from cutelite import make_tiled_mma, pipeline as P  # noqa: E402
 from kernels.attention import fa3_wgmma as F  # noqa: E402
+from mbarrier_replay import replay  # noqa: E402
 
 pytestmark = pytest.mark.numba("simulator")
 
@@ -104,21 +105,4 @@ def test_protocol_replays_on_the_pipeline_model(causal, S_q, S_k):
              for t in [0] + list(range(128, 256, 32))}
     nbytes = {q_full: k.objects.tmQ.bytes, k_full: k.objects.tmK.bytes, k_full + 1: k.objects.tmK.bytes,
               v_full: k.objects.tmV.bytes, v_full + 1: k.objects.tmV.bytes}
-    at = {r: 0 for r in roles}
-    moved = True
-    while moved:
-        moved = False
-        for r, prog in roles.items():
-            while at[r] < len(prog):
-                e = prog[at[r]]
-                if e[0] == "wait" and not bars[e[1]].try_wait(e[2]):
-                    break
-                if e[0] == "expect_tx":
-                    bars[e[1]].arrive(expect_tx=e[2])
-                elif e[0] == "tma":
-                    bars[e[1]].complete_tx(nbytes[e[1]])
-                elif e[0] == "arrive":
-                    bars[e[1]].arrive()
-                at[r] += 1
-                moved = True
-    assert {r: prog[at[r]] for r, prog in roles.items() if at[r] < len(prog)} == {}
+    assert replay(roles, bars, lambda role, bar, k: nbytes[bar]) == {}

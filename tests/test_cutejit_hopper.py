@@ -22,6 +22,7 @@ kernels.setup(verbose=False, simulator=True)
 
 from cutelite import pipeline as P  # noqa: E402
 from kernels.cutejit import TensorMap  # noqa: E402
+from mbarrier_replay import replay  # noqa: E402
 from kernels.hopper import objects as hopper_objects, warp_specialized, wgmma_cp_async  # noqa: E402
 
 SW128_K = 1 << 62          # PTX ISA: layout type 1 = 128-byte swizzle, bits 62-63
@@ -186,26 +187,8 @@ def _replay(roles, o, bar0, stages):
     expect_tx is A's box for k = 0, B's for k = 1). Returns the roles left waiting: {role: (barrier, parity)}."""
     bars = {bar0 + s: P.MBarrier("full[%d]" % s, 1) for s in range(stages)}
     bars.update({bar0 + stages + s: P.MBarrier("empty[%d]" % s, P.empty_arrivals(2)) for s in range(stages)})
-    at, loads = {r: 0 for r in roles}, {}
-    moved = True
-    while moved:
-        moved = False
-        for r, program in roles.items():
-            while at[r] < len(program):
-                e = program[at[r]]
-                if e[0] == "wait" and not bars[e[1]].try_wait(e[2]):
-                    break
-                if e[0] == "expect_tx":
-                    bars[e[1]].arrive(expect_tx=e[2])
-                    loads[r] = 0
-                elif e[0] == "tma":
-                    bars[e[1]].complete_tx((o.tmA, o.tmB)[loads[r]].bytes)
-                    loads[r] += 1
-                elif e[0] == "arrive":
-                    bars[e[1]].arrive()
-                at[r] += 1
-                moved = True
-    return {r: program[at[r]][1:] for r, program in roles.items() if at[r] < len(program)}
+    left = replay(roles, bars, lambda role, bar, k: (o.tmA, o.tmB)[k].bytes)
+    return {r: e[1:] for r, e in left.items()}
 
 
 def test_model_and_kernel_wait_on_the_same_phases(recorded):
