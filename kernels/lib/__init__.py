@@ -5,6 +5,8 @@
 
     operand.py    Operand: one argument described once (element type, shape, major, pitch, alignment,
                   stream, memory span), read by every check
+    attention.py  attention(q, k, v, causal, scale, out, layout) -> (O, LSE): chapter 10's kernels (fa3_wgmma
+                  on sm_90, fa2_mma elsewhere), for the same arrays
     matmul.py     the entry: describe, check, pick a kernel family, prepare, launch (and launch again)
     simt.py, mma_sync.py, wgmma.py, fp8.py
                   the kernel families, each with can_implement(a, b, c) -> (bool, reason) and
@@ -16,5 +18,6 @@
 Import after kernels.setup().
 """
 
+from .attention import attention  # noqa: F401
 from .matmul import matmul  # noqa: F401
 from .operand import Operand, describe  # noqa: F401
