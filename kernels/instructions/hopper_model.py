@@ -22,11 +22,13 @@ cores. This model plays them, for one launch at a time, as the build's `override
 The hardware's reduced-precision FP8 accumulation is not modelled: products are summed exactly.
 """
 
+import functools
 import threading
 import time
 
 import numpy as np
 
+from cutelite.gmma import gmma_fragment_of, make_gmma_atom
 from cutelite.numeric import numeric
 from cutelite.pipeline import MBarrier
 from cutelite.tma import tensor_map_params
@@ -45,6 +47,14 @@ def _swizzle128(byte):
 
 def _field(desc, lo, bits):
     return (int(desc) % (1 << 64)) >> lo & ((1 << bits) - 1)
+
+
+@functools.lru_cache(maxsize=None)
+def _accumulator_coords(n, thread):
+    """(rows, cols) of the 64 x n accumulator that warpgroup thread `thread` holds, in register order: read off
+    the GMMA atom's C layout (the same for every input type of a float32 accumulator)."""
+    coords = [mn for _, mn in gmma_fragment_of(make_gmma_atom("SM90_64x%dx16_F32F16F16_SS" % n), "C", thread)]
+    return np.array([m for m, _ in coords]), np.array([c for _, c in coords])
 
 
 class HopperModel:
@@ -137,11 +147,7 @@ class HopperModel:
             raise NotImplementedError("HopperModel: wgmma of MN-major operands")
         _, ta, tb = (numeric(x) for x in types.split("."))
         k, n = 256 // ta.bits, 2 * len(acc)
-        tid = threading.current_thread().threadIdx.x % 128
-        warp, lane = tid // 32, tid % 32
-        i = np.arange(len(acc))
-        rows = 16 * warp + lane // 4 + 8 * ((i >> 1) & 1)
-        cols = 8 * (i >> 2) + 2 * (lane % 4) + (i & 1)
+        rows, cols = _accumulator_coords(n, threading.current_thread().threadIdx.x % 128)
         a, b = self._operand(desc_a, 64, k, ta), self._operand(desc_b, n, k, tb)
         d = np.einsum("ik,ik->i", a[rows], b[cols])
         self._warpgroup().wait()             # every thread of the warpgroup has read the stage
