@@ -3,6 +3,21 @@ cutelite's mbarrier model, as the GPU would run them: each role steps until it w
 has not passed yet; the TMA's bytes land at once. Used by the protocol tests of chapter 8's GEMM and of
 chapter 10's Hopper attention kernel."""
 
+import threading
+
+
+class EventLog:
+    """The events a kernel's threads record in the simulator (which runs each CUDA thread as a Python thread):
+    (thread index, kind, ...), in the order they happened."""
+
+    def __init__(self):
+        self.events, self.lock = [], threading.Lock()
+
+    def log(self, *e):
+        tid = threading.current_thread().threadIdx.x
+        with self.lock:
+            self.events.append((tid,) + e)
+
 
 def replay(roles, bars, tma_bytes):
     """roles: {role: [(kind, barrier, arg), ...]} with kind "wait" (arg: the parity), "expect_tx" (arg: bytes),

@@ -8,7 +8,6 @@
 The numbers themselves need the GPU (wgmma and the TMA have no simulator twin): kernels.attention.check_hopper.
 """
 
-import threading
 
 import numpy as np
 import pytest
@@ -19,7 +18,7 @@ kernels.setup(verbose=False, simulator=True)
 
 from cutelite import make_tiled_mma, pipeline as P  # noqa: E402
 from kernels.attention import fa3_wgmma as F  # noqa: E402
-from mbarrier_replay import replay  # noqa: E402
+from mbarrier_replay import EventLog, replay  # noqa: E402
 
 pytestmark = pytest.mark.numba("simulator")
 
@@ -37,14 +36,8 @@ def test_accumulator_rows_are_the_ptx_fragment():
                       for v0 in range(2)]
 
 
-class _Recorder:
-    def __init__(self):
-        self.events, self.lock = [], threading.Lock()
-
-    def log(self, *e):
-        tid = threading.current_thread().threadIdx.x
-        with self.lock:
-            self.events.append((tid,) + e)
+class _Recorder(EventLog):
+    """Stand-ins for the kernel's TMA, mbarrier and wgmma instructions, recording what each thread issues."""
 
     def overrides(self):
         def try_wait(bars, i, parity):

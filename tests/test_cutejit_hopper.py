@@ -11,7 +11,6 @@
 """
 
 import re
-import threading
 
 import numpy as np
 import pytest
@@ -22,7 +21,7 @@ kernels.setup(verbose=False, simulator=True)
 
 from cutelite import pipeline as P  # noqa: E402
 from kernels.cutejit import TensorMap  # noqa: E402
-from mbarrier_replay import replay  # noqa: E402
+from mbarrier_replay import EventLog, replay  # noqa: E402
 from kernels.hopper import objects as hopper_objects, warp_specialized, wgmma_cp_async  # noqa: E402
 
 SW128_K = 1 << 62          # PTX ISA: layout type 1 = 128-byte swizzle, bits 62-63
@@ -89,16 +88,8 @@ def test_descriptors_are_the_ptx_format(make, stage_var):
                 assert eval(db, env) == _ptx_desc(b), (tid, s, kb)
 
 
-class _Recorder:
+class _Recorder(EventLog):
     """Stand-ins for the instructions, recording (thread, event) in the order the simulator runs them."""
-
-    def __init__(self):
-        self.events, self.lock = [], threading.Lock()
-
-    def log(self, *e):
-        tid = threading.current_thread().threadIdx.x      # the simulator runs each CUDA thread as a thread
-        with self.lock:
-            self.events.append((tid,) + e)
 
     def overrides(self):
         def try_wait(bars, i, parity):
