@@ -52,6 +52,24 @@ MIN_SM = {
 PROFILES = {"sm_75": "a T4", "sm_80": "an A100", "sm_89": "an L4", "sm_90": "an H100"}
 
 
+# The most dynamic shared memory one block may opt in to, in bytes: the CUDA C++ Programming Guide's
+# technical specifications per compute capability (book/references.bib, cuda_programming_guide; "maximum amount
+# of shared memory per thread block": 64 KB on 7.5, 163 KB on 8.0 and 8.7, 99 KB on 8.6 and 8.9, 227 KB on 9.0).
+SHARED_PER_BLOCK = {(7, 5): 64 * 1024, (8, 0): 163 * 1024, (8, 6): 99 * 1024, (8, 7): 163 * 1024,
+                    (8, 9): 99 * 1024, (9, 0): 227 * 1024}
+
+
+def max_shared_per_block(cc=None):
+    """The bytes of dynamic shared memory a block may opt in to on compute capability `cc`; with cc None (the
+    simulator standing for any GPU) the most any GPU of the table allows."""
+    if cc is None:
+        return max(SHARED_PER_BLOCK.values())
+    if tuple(cc[:2]) not in SHARED_PER_BLOCK:
+        raise KeyError("max_shared_per_block: no limit recorded for %s; known: %s"
+                       % (sm(cc), ", ".join(sm(c) for c in SHARED_PER_BLOCK)))
+    return SHARED_PER_BLOCK[tuple(cc[:2])]
+
+
 class CapabilityError(RuntimeError):
     """An instruction was asked for on (or compiled for) a GPU that does not have it."""
 

@@ -284,6 +284,27 @@ def check_target(name):
         capability.require(name, cc, info.label if ours else None)
 
 
+def shared_limit():
+    """The bytes of dynamic shared memory a block may opt in to here: the GPU's own attribute
+    (MAX_SHARED_MEMORY_PER_BLOCK_OPTIN), or in the simulator the target's (capability.max_shared_per_block of
+    current_cc(): 232,448 for sm_90), so a kernel too large for its GPU is refused in CI as on the GPU."""
+    if in_simulator():
+        return capability.max_shared_per_block(current_cc())
+    from numba import cuda
+    return cuda.get_current_device().MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
+
+
+def require_shared(nbytes, what):
+    """A ValueError naming `what` (the kernel and its configuration), the bytes and the limit unless a block may
+    have `nbytes` of dynamic shared memory here (shared_limit): before the driver is asked, which answers
+    only CUDA_ERROR_INVALID_VALUE."""
+    limit = shared_limit()
+    if nbytes > limit:
+        raise ValueError("%s asks for %s bytes of shared memory a block; %s allows at most %s"
+                         % (what, format(nbytes, ","), device_info().label if not in_simulator() or current_cc()
+                            else "no GPU", format(limit, ",")))
+
+
 def allow_dynamic_shared(kernel, args, nbytes):
     """Compile `kernel` (a cuda.jit dispatcher) for `args` and let it take `nbytes` of dynamic shared memory:
     above 48 KB a kernel must ask for it (the function attribute MAX_DYNAMIC_SHARED_SIZE_BYTES), and

@@ -97,6 +97,33 @@ def test_fp8_stage_is_128_elements_and_4_wgmmas():
     assert k.tile == (128, 128, 128)                  # one 128-byte swizzle row of 8-bit elements
     assert k.source.count("'f32.e4m3.e4m3', 0)") == 4    # four k32 wgmmas a stage
     assert k.smem_bytes >= 4 * (128 + 128) * 128
+    assert k.smem_bytes == hopper_objects.shared_bytes(128, 128, 4)   # the formula the stages are chosen by
+
+
+SM90_SHARED = 227 * 1024       # CUDA C++ Programming Guide: the most shared memory a block may opt in to on 9.0
+
+
+@pytest.mark.parametrize("BN", [128, 256])
+def test_fp8_default_stages_are_the_most_that_fit(BN):
+    """Built by default, the kernel fits an sm_90 block's shared memory, and one stage more would not."""
+    k = fp8.make(BN=BN, promote=0)
+    more = fp8.make(BN=BN, promote=0, stages=k.config["stages"] + 1)
+    assert k.smem_bytes <= SM90_SHARED < more.smem_bytes
+
+
+def test_launch_asking_too_much_shared_memory_is_refused_by_name(monkeypatch):
+    """The bench's first BN = 256, 6-stage configuration (295,008 bytes): refused before any launch, by the
+    kernel, and by matmul with its configuration."""
+    from kernels.lib import fp8 as lib_fp8, matmul
+    k = fp8.make(BN=256, stages=6, promote=0)
+    a, bt, C = np.zeros((8, 16), np.uint8), np.zeros((8, 16), np.uint8), np.zeros((8, 8), np.float32)
+    s = np.ones((1, 1), np.float32)
+    with pytest.raises(ValueError, match=r"gemm_fp8 \(.*stages=6.*\): launch asks for 295,008 bytes .* 232,448"):
+        k.prepare(a, bt, C, s, s, None, None, grid=1)
+    monkeypatch.setitem(lib_fp8.CONFIG, "BN", 256)
+    monkeypatch.setitem(lib_fp8.CONFIG, "stages", 6)
+    with pytest.raises(ValueError, match=r"matmul: fp8 \(.*BN=256.*stages=6.*\) asks for 295,008 bytes .* 232,448"):
+        matmul(a, bt.T, fp8_format="e4m3")
 
 
 def test_convert_rounds_to_bf16_and_packs_pairs():

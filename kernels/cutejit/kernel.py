@@ -288,7 +288,11 @@ class Kernel:
 
     def check(self, args, grid):
         """A TypeError or ValueError naming the kernel, the argument and both values unless `args` are arrays
-        and `grid` a grid this kernel was built for (each argument's spec says what it assumes)."""
+        and `grid` a grid this kernel was built for (each argument's spec says what it assumes), and one naming
+        the kernel, its configuration and the bytes unless a block here may have its shared memory."""
+        from ..runtime import require_shared
+        require_shared(self.smem_bytes, "cutejit: %s (%s): launch" % (self.name, ", ".join(
+            "%s=%s" % kv for kv in self.config.items() if kv[0] != "smem")))
         for (name, spec), a in zip(self.arguments, args):
             spec.check(a, "cutejit: %s: launch: %s" % (self.name, name))
         dims = grid if isinstance(grid, tuple) else (grid,)

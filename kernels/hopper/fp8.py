@@ -26,12 +26,14 @@ from ..cutejit import (
     thread_idx, warpgroup_arrive, warpgroup_commit, warpgroup_wait,
 )
 from ..cutejit.elementwise import axpy, convert, load_scalar, multiply
+from ..capability import max_shared_per_block
 from . import objects as hopper
 from .warp_specialized import produce
 
 __all__ = ["gemm_fp8", "make", "scale_shapes", "SCALE_BLOCKS", "OUT_DTYPES"]
 
 OUT_DTYPES = ("float32", "bfloat16", "float16")
+SM90 = (9, 0)                     # the only GPU of 8-bit wgmma: its shared memory sets the stages
 SCALE_BLOCKS = {"tensor": None, "blockwise": ((1, 128), (128, 128))}   # (A's block, B's block) of (MN, K)
 
 
@@ -125,13 +127,14 @@ def scale_shapes(M, N, K, scales):
     return tuple(scale_layout((mn, K), block, Major.MN) for mn, block in zip((M, N), blocks))
 
 
-def make(BN=128, stages=6, consumers=2, regs=(40, 232), group=16, persistent=True, dtype="float8_e4m3fn",
+def make(BN=128, stages=None, consumers=2, regs=(40, 232), group=16, persistent=True, dtype="float8_e4m3fn",
          dtype_b=None, out="bfloat16", promote=4, scales="tensor", overrides=None):
     """The FP8 kernel for one configuration, launched as kernel.launch(A, Bt, C, SA, SB, mapA, mapB) (SA, SB:
     float32 matrices of the scales, scale_shapes' layouts; the tensor maps from encode_tensor_map and the
     objects' TensorMaps). dtype / dtype_b: A's and B's 8-bit type; out: C's type; promote: the k-tiles
     (BK = 128) between promotions, 0 for none; scales: "tensor" or "blockwise" (which promotes every k-tile);
-    overrides: instructions played by a model in the simulator (kernels.instructions.hopper_model)."""
+    overrides: instructions played by a model in the simulator (kernels.instructions.hopper_model); stages: None
+    for the most that fit in an sm_90 block's shared memory (objects.most_stages)."""
     dtype_b = dtype_b or dtype
     for t in (dtype, dtype_b):
         if numeric(t, "kernels.hopper.fp8").name not in [x.name for x in hopper.FP8]:
@@ -145,6 +148,8 @@ def make(BN=128, stages=6, consumers=2, regs=(40, 232), group=16, persistent=Tru
                          "promote=1 and BN a multiple of 128, got promote=%r, BN=%r" % (promote, BN))
     if not isinstance(promote, int) or promote < 0:
         raise ValueError("kernels.hopper.fp8: promote is a number of k-tiles >= 0, got %r" % (promote,))
+    if stages is None:
+        stages = hopper.most_stages(64 * consumers, BN, max_shared_per_block(SM90))
     o = hopper.objects(64 * consumers, BN, stages, consumers, dtype, majors=("K", "K"))
     if dtype_b != dtype:
         raise NotImplementedError("kernels.hopper.fp8: A and B of different 8-bit types")

@@ -21,7 +21,8 @@ from cutelite.tensorcore import g2s_copy
 
 from ..cutejit import Matrix, TensorMap
 
-__all__ = ["DTYPES", "EPI_BOX", "Hopper", "objects", "operand_matrices", "stage_layouts", "tma_atom", "finish"]
+__all__ = ["DTYPES", "EPI_BOX", "Hopper", "objects", "operand_matrices", "stage_layouts", "tma_atom", "finish",
+           "shared_bytes", "most_stages"]
 
 DTYPES = (Float16, BFloat16)                # the steps' A and B; they accumulate in float32
 FP8 = (Float8E4M3FN, Float8E5M2)            # kernels.hopper.fp8's A and B (K-major only)
@@ -74,6 +75,24 @@ def objects(BM=128, BN=256, stages=4, consumers=2, dtype="float16", pingpong=Fal
         g2s=g2s_copy("SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>", BN, BK, 128 * consumers, Major.K, elem),
         tile=(BM, BN, BK), stages=stages, consumers=consumers,
         tx_bytes=tma_a.transaction_bytes + tma_b.transaction_bytes, dtype=dtype, majors=majors)
+
+
+def shared_bytes(BM, BN, stages):
+    """The dynamic shared memory of a kernel on these objects that stores C from registers: `stages` stages of A
+    and B (BM + BN rows of BK elements: 128 bytes each, one swizzle row, whatever the type; each a whole number
+    of 1024-byte swizzle atoms, so cutejit packs them without padding), then the pipeline's full and empty
+    mbarriers, 8 bytes each a stage."""
+    return stages * ((BM + BN) * 128 + 2 * 8)
+
+
+def most_stages(BM, BN, limit):
+    """The most stages (shared_bytes) that fit in `limit` bytes: a deeper pipeline hides more of the loads'
+    latency, and nothing else takes the shared memory. A ValueError naming the tile if not even two fit."""
+    stages = limit // shared_bytes(BM, BN, 1)
+    if stages < 2:
+        raise ValueError("most_stages: two stages of a %d x %d tile take %s bytes of shared memory, more than the "
+                         "%s a block may have" % (BM, BN, format(shared_bytes(BM, BN, 2), ","), format(limit, ",")))
+    return stages
 
 
 def _stage_k(elem):

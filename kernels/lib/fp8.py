@@ -26,13 +26,13 @@ from cutelite.numeric import BFloat16, Float8E4M3FN, Float8E5M2, Float16, Float3
 
 from ..arrays import device_view, is_device_array, transposed
 from ..hopper import fp8 as kernel_fp8
-from ..runtime import device_info, in_simulator
+from ..runtime import device_info, in_simulator, require_shared
 from . import staging
 from .wgmma import rows_of_128_bytes
 
 __all__ = ["Fp8", "FP8", "CONFIG", "OUT_DTYPES", "scale_matrices"]
 
-CONFIG = dict(BN=128, stages=6, consumers=2, regs=(40, 232), group=16, persistent=True, promote=4)
+CONFIG = dict(BN=128, stages=None, consumers=2, regs=(40, 232), group=16, persistent=True, promote=4)
 OUT_DTYPES = (Float32, BFloat16, Float16)
 
 
@@ -77,6 +77,8 @@ class Fp8:
         out = c.dtype if c is not None else Float32
         scales, (sa, copy_sa), (sb, copy_sb) = scale_matrices(scale_a, scale_b, M, N, K, stream)
         kernel, model = self.kernel(a.dtype, out, scales)
+        require_shared(kernel.smem_bytes, "matmul: fp8 (%s)" % ", ".join("%s=%s" % kv for kv in kernel.config.items()
+                                                                  if kv[0] != "smem"))
         (av, fill_a), (btv, fill_b) = k_major(a, stream), k_major(b.T, stream)
         # the kernel stores C two elements at a time (an even N, 4- or 8-byte aligned rows): C itself where it
         # can, else a buffer of whole pairs, cropped into C's place
