@@ -9,13 +9,16 @@ against cuBLAS (torch._scaled_mm) in one process, on the same data.
    against the kernel with promotion every k-tile (128 of K) and every 4, without promotion (also with 128 x 256
    tiles), and with blockwise scales (1 x 128 / 128 x 128, promotion every k-tile, on the same values quantized
    blockwise); GPU time (kernels.timing.gpu_time_ms) in interleaved rounds.
-3. Accuracy: each one's relative error (Frobenius) against the float64 product of its own dequantized inputs,
-   with bf16 out and with float32 out (where the accumulation's precision is not hidden by bf16's rounding).
+3. Accuracy (kernels.hopper.fp8_accuracy.errors, at the smallest size, float32 out, where the accumulation's
+   precision is not hidden by bf16's rounding): each one's relative error (Frobenius) against the float64
+   product of its own dequantized inputs, cuBLAS's on the same codes and scales.
+4. The record: fp8_records.json (speed and accuracy, cutelite.teach.records.dump) in --out (default $OUT).
 
-    python benchmarks/gemm/fp8_bench.py [--sizes 4096 8192] [--rounds 2]
+    python benchmarks/gemm/fp8_bench.py [--sizes 4096 8192] [--rounds 2] [--out DIR]
 """
 import argparse
 import datetime
+import os
 
 import numpy as np
 
@@ -31,6 +34,8 @@ from kernels.hopper import fp8  # noqa: E402
 from kernels.lib import matmul  # noqa: E402
 from kernels.lib.fp8 import CONFIG as FP8_FAMILY_CONFIG, FP8 as FP8_FAMILY, OUT_DTYPES  # noqa: E402
 from cutelite.numeric import Float8E4M3FN  # noqa: E402
+from cutelite.teach import records  # noqa: E402
+from kernels.hopper import fp8_accuracy  # noqa: E402
 
 FP8 = {"e4m3": torch.float8_e4m3fn, "e5m2": torch.float8_e5m2}
 LARGEST = {"e4m3": 448.0, "e5m2": 57344.0}
@@ -119,6 +124,7 @@ def _error(run, C, ref, what):
 
 
 def speed(S, rng, rounds):
+    """{name: best GPU ms} and {name: relative error, bf16 out} of every kernel at S^3 on the same e4m3 data."""
     x = torch.from_numpy(rng.standard_normal((S, S))).cuda().float()
     y = torch.from_numpy(rng.standard_normal((S, S))).cuda().float()
     a, sa = quantize(x, "e4m3")
@@ -128,47 +134,75 @@ def speed(S, rng, rounds):
     want = dequantize(a, sa) @ dequantize(bt, sb).T
     want_b = dequantize(ab, sab, (1, 128)) @ dequantize(bb, sbb, (128, 128)).T
     mn = lambda s: s.T.contiguous().T                                   # noqa: E731  (MN-major)
-    runs, refs = {}, {}
     per_tensor, blockwise = (a, bt, sa, sb, want), (ab, bb, mn(sab), mn(sbb), want_b)
-    mine = [("fp8 promote 1", per_tensor, dict(promote=1), ("bfloat16",)),
-            ("fp8 promote 4", per_tensor, dict(promote=4), ("bfloat16", "float32")),
-            ("fp8 no promotion", per_tensor, dict(promote=0), ("bfloat16", "float32")),
-            ("fp8 BN256 no promotion", per_tensor, dict(BN=256, stages=4, promote=0), ("bfloat16",)),  # 4 x 48 KiB
-            ("fp8 blockwise", blockwise, dict(scales="blockwise"), ("bfloat16",))]
-    for out in ("bfloat16", "float32"):              # f32 out: the accumulation's error, not hidden by bf16's
-        tag = " (%s out)" % ("bf16" if out == "bfloat16" else "f32")
+    mine = [("fp8 promote 1", per_tensor, dict(promote=1)), ("fp8 promote 4", per_tensor, dict(promote=4)),
+            ("fp8 no promotion", per_tensor, dict(promote=0)),
+            ("fp8 BN256 no promotion", per_tensor, dict(BN=256, promote=0)),
+            ("fp8 blockwise", blockwise, dict(scales="blockwise"))]
 
-        def cublas(fast, out=out):
-            return lambda: torch._scaled_mm(a, bt.T, scale_a=sa.reshape(()), scale_b=sb.reshape(()),
-                                            out_dtype=OUT[out], use_fast_accum=fast)
-        named = {"cuBLAS _scaled_mm" + tag: (cublas(False), None, want),
-                 "cuBLAS _scaled_mm fast accum" + tag: (cublas(True), None, want)}
-        for label, (x, w, s_x, s_w, ref), config, outs in mine:
-            if out in outs:
-                C = torch.empty((S, S), device="cuda", dtype=OUT[out])
-                named[label + tag] = (ours(x, w, C, s_x, s_w, **config), C, ref)
-        for name, (run, C_, ref) in named.items():
-            refs[name] = _error(run, C_, ref, name + " at %d^3" % S)
-            if out == "bfloat16" and refs[name] == refs[name]:
-                runs[name] = run
+    def cublas(fast):
+        return lambda: torch._scaled_mm(a, bt.T, scale_a=sa.reshape(()), scale_b=sb.reshape(()),
+                                        out_dtype=torch.bfloat16, use_fast_accum=fast)
+    named = {"cuBLAS _scaled_mm": (cublas(False), None, want), "cuBLAS _scaled_mm fast accum": (cublas(True), None, want)}
+    for label, (x_, w, s_x, s_w, ref), config in mine:
+        C = torch.empty((S, S), device="cuda", dtype=torch.bfloat16)
+        named[label] = (ours(x_, w, C, s_x, s_w, **config), C, ref)
+    runs, errs = {}, {}
+    for name, (run, C_, ref) in named.items():
+        errs[name] = _error(run, C_, ref, name + " at %d^3" % S)
+        if errs[name] == errs[name]:
+            runs[name] = run
     times = time_rounds(runs, rounds=rounds, reps=20)
-    return {name: min(t) for name, t in times.items()}, refs
+    return {name: min(t) for name, t in times.items()}, errs
+
+
+def accuracy(S, rng):
+    """fp8_accuracy.errors at S^3, float32 out (the accumulation's error, not hidden by bf16's rounding), with
+    cuBLAS (torch._scaled_mm, with and without use_fast_accum, cuBLASLt's mode that does not promote) on the same
+    per-tensor codes and scales."""
+    def cublas(fast):
+        def f(a, bt, sa, sb):
+            t = [torch.from_numpy(v).cuda().view(FP8["e4m3"]) for v in (a, bt)]
+            s = [torch.tensor(float(v.reshape(-1)[0]), device="cuda") for v in (sa, sb)]
+            return torch._scaled_mm(t[0], t[1].T, scale_a=s[0], scale_b=s[1], out_dtype=torch.float32,
+                                    use_fast_accum=fast).double().cpu().numpy()
+        return f
+    x, y = rng.standard_normal((S, S)), rng.standard_normal((S, S))
+    return fp8_accuracy.errors(x, y, others={"cuBLAS _scaled_mm": cublas(False),
+                                             "cuBLAS _scaled_mm fast accum": cublas(True)})
+
+
+def record(rows, errs, S_acc, device, rounds, out):
+    """The run as a record (cutelite.teach.records.dump), for chapter 11: speed and accuracy."""
+    path = os.path.join(out, "fp8_records.json")
+    records.dump({
+        "about": "FP8 e4m3 GEMM on Hopper (benchmarks/gemm/fp8_bench.py). speed: {size: {kernel: [ms, TFLOP/s, ratio "
+                 "to cuBLAS _scaled_mm]}}, bf16 out, GPU time, best of the rounds; accuracy: {kernel: relative "
+                 "(Frobenius) error against float64 of its dequantized inputs}, float32 out, at accuracy_size^3.",
+        "run": {"date": str(datetime.date.today()), "device": device, "rounds": rounds,
+                "command": "python benchmarks/gemm/fp8_bench.py --sizes " + " ".join(str(r) for r in
+                                                                                    sorted({r[0] for r in rows}))},
+        "speed": {S: {k: [round(t, 4), round(tf, 1), round(ratio, 3)] for S_, k, t, tf, ratio, _ in rows if S_ == S}
+                  for S in sorted({r[0] for r in rows})},
+        "accuracy_size": S_acc, "accuracy": {k: float("%.3e" % e) for k, e in errs.items()}}, path)
+    print("wrote", path)
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", type=int, nargs="*", default=[4096, 8192])
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--out", default=os.environ.get("OUT", "."), help="where fp8_records.json goes")
     args = ap.parse_args()
     rng = np.random.default_rng(31)
     fuzz(rng)
     rows = []
     for S in args.sizes:
         ms, err = speed(S, rng, args.rounds)
-        base = ms["cuBLAS _scaled_mm (bf16 out)"]
-        for name, t in ms.items():
-            f32 = err.get(name.replace("bf16 out", "f32 out"), float("nan"))
-            rows.append((S, name.replace(" (bf16 out)", ""), t, 2.0 * S ** 3 / t / 1e9, base / t, err[name], f32))
+        base = ms["cuBLAS _scaled_mm"]
+        rows += [(S, name, t, 2.0 * S ** 3 / t / 1e9, base / t, err[name]) for name, t in ms.items()]
+    S_acc = min(args.sizes or [4096])
+    errs = accuracy(S_acc, rng)
     for key, k in _BUILT.items():        # what ptxas made of each kernel (a report: nvdisasm may be missing)
         try:
             print("%s: %d registers, SASS %s" % (", ".join(map(str, key)), registers(k.numba),
@@ -177,13 +211,16 @@ def main():
             print("%s: no SASS (%s)" % (key, str(e)[:100]))
     name = cuda.get_current_device().name
     name = name.decode() if isinstance(name, bytes) else name
+    record(rows, errs, S_acc, name, args.rounds, args.out)
     print("\nMeasured %s on %s, e4m3, GPU time (best of %d rounds); error: relative (Frobenius) to float64 of the "
           "dequantized inputs" % (datetime.date.today(), name, args.rounds))
-    print("\n| size | kernel (bf16 out) | ms | TFLOP/s | / cuBLAS | err bf16 out | err f32 out |")
-    print("|---|---|---|---|---|---|---|")
-    for S, k, t, tf, ratio, e, e32 in rows:
-        print("| %d^3 | %s | %.3f | %.0f | %.2f | %.2e | %s |" % (S, k, t, tf, ratio, e, "-" if e32 != e32 else
-                                                                "%.2e" % e32))
+    print("\n| %d^3, float32 out | rel err |\n|---|---|" % S_acc)
+    for k, e in errs.items():
+        print("| %s | %.2e |" % (k, e))
+    print("\n| size | kernel (bf16 out) | ms | TFLOP/s | / cuBLAS | err bf16 out |")
+    print("|---|---|---|---|---|---|")
+    for S, k, t, tf, ratio, e in rows:
+        print("| %d^3 | %s | %.3f | %.0f | %.2f | %.2e |" % (S, k, t, tf, ratio, e))
 
 
 if __name__ == "__main__":
