@@ -120,6 +120,14 @@ EXERCISES = {
     # skipped when its first key 32n > its last query 32m + 31 + 64 (n >= m + 3): 2 + 3 + 4 full, one partial
     # a row, 3 + 1 + 0 skipped
     "ch10 tiles": (lambda a: ex.check_value(a, (9, 3, 3), "(full, partial, skipped)"), (9, 3, 3)),
+    # e4m3 0x5A = 0 | 1011 | 010: 1.25 x 2^(11 - 7) = 20; as e5m2, 0 | 10110 | 10: 1.5 x 2^(22 - 15) = 192
+    "ch11 e4m3": (lambda a: ex.check_value(a, 20, "e4m3 0x5A", hints={192: "that reads the byte as e5m2"}), 20),
+    # a 128 x 256 stage: 384 rows of 128 bytes + two 8-byte mbarriers = 49,168 bytes; 232,448 (CUDA's sm_90
+    # opt-in limit) holds 4
+    "ch11 stages": (lambda a: ex.check_value(a, 4, "stages", hints={3: "a stage of B is 256 rows"}), 4),
+    # 128 x 128 blocks of 512 x 1024: 4 x 8
+    "ch11 scales": (lambda a: ex.check_value(a, 32, "scales of B", hints={
+        524288: "that is size: the elements", 4096: "that is 1 x 128 blocks"}), 32),
 }
 
 # Equivalent answers: each must pass. Strings are what a reader types (in a cell or the answer box).
@@ -189,6 +197,9 @@ RIGHT = {
     "ch10 bytes": [822083584, "822083584", "(6 * 2 * 8 * 2048 * 2048 + 4 * 2 * 8 * 2048 * 64) * 2"],
     "ch10 rescale": [(-3, 0, -3), [-3, 0, -3], "(-3, 0, -3)", "-3, 0, -3", "[-3,0,-3]"],
     "ch10 tiles": [(9, 3, 3), [9, 3, 3], "(9, 3, 3)", "9, 3, 3"],
+    "ch11 e4m3": [20, "20", "5 * 4"],
+    "ch11 stages": [4, "4"],
+    "ch11 scales": [32, "32", "4 * 8"],
 }
 
 # Plausible wrong answers and (a piece of) the hint each must get.
@@ -261,6 +272,9 @@ WRONG = {
     "ch10 rescale": [((9, 9, 12), "running maxima"), ((3, 0, 3), "never positive"), ((-3, -3, -3), "entry 1"),
                      ((-3, 0), "3 entries")],
     "ch10 tiles": [((3, 3, 9), "reverse order"), ((12, 3, 0), "entry 0"), ((9, 3), "3 entries")],
+    "ch11 e4m3": [(192, "as e5m2"), (40, "too large")],
+    "ch11 stages": [(3, "256 rows"), (7, "too large")],
+    "ch11 scales": [(524288, "that is size"), (4096, "1 x 128 blocks"), (16, "too small")],
 }
 
 class Unshowable:
