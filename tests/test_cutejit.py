@@ -240,6 +240,38 @@ def test_launch_refuses_an_empty_grid_and_a_wrong_count_of_arrays():
         k.launch(a)
 
 
+def test_a_prepared_launch_holds_its_arrays_and_its_cache_does_not():
+    """On a GPU a prepared launch passes the arrays' addresses (runtime.prepared_launch, played here by a stub).
+    The callable prepare returns holds the arrays: a tensor map made for the call and then dropped would
+    otherwise be freed and its memory handed to the next allocation, which the kernel would read (issue 31:
+    garbage from a launch prepared before other tensor maps were made). The cache of launches holds none."""
+    import gc
+    import weakref
+    from unittest import mock
+    from kernels import runtime
+
+    class DeviceArray:          # what prepare reads of a device array: its interface
+        def __init__(self):
+            self.__cuda_array_interface__ = {"data": (id(self), False), "shape": (64, 64), "strides": None,
+                                             "typestr": "<f4"}
+
+    k, launched = _copy_kernel(), []
+    with mock.patch.object(runtime, "in_simulator", lambda: False), \
+            mock.patch.object(runtime, "prepared_launch", lambda *a, **kw: lambda: launched.append(1)), \
+            mock.patch.object(k, "check", lambda args, grid: None):
+        src = DeviceArray()
+        alive = weakref.ref(src)
+        run = k.prepare(src, DeviceArray(), grid=1)
+        del src
+        gc.collect()
+        assert alive() is not None
+        run()
+        assert launched == [1] and len(k._launches) == 1
+        del run
+        gc.collect()
+        assert alive() is None
+
+
 def test_a_predicated_kernel_takes_any_size_its_accesses_allow():
     """tc_sm80 with edges=True: 72 x 88 x 40 runs (test_gemm_sim); a contiguous extent that splits a 16-byte
     cp.async (K = 36 halves) is refused, since the predicate keeps or drops the whole access."""

@@ -326,13 +326,23 @@ class Kernel:
                 allow_dynamic_shared(self.numba, args, self.smem_bytes)
                 go = lambda: self.numba[grid, self.threads, stream, self.smem_bytes](*args)  # noqa: E731
             self._launches[key] = go
-        return go
+        return _holding(go, args)
 
     def launch(self, *args, grid=None, stream=0):
         """Run on `grid` blocks (an int or tuple; by default self.grid(*args)) of `threads` threads, with the
         shared memory it needs, on `stream`. A second launch on the same device arrays (addresses, shapes,
         strides), grid and stream costs one driver call (prepare)."""
         self.prepare(*args, grid=grid, stream=stream)()
+
+
+def _holding(launch, arrays):
+    """`launch`, holding `arrays` alive as long as it lives. A prepared launch passes addresses: the memory of
+    an array freed meanwhile (a tensor map made for the call, say) goes to the next allocation, and the kernel
+    would read that. The cache keeps the bare launch."""
+    def call():
+        launch()
+    call.arrays = arrays
+    return call
 
 
 def _stream_key(stream):
