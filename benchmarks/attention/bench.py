@@ -201,7 +201,8 @@ def main():
                         print(f"{dtype} D={D} {mask:6s} S={S:5d} B={r['B']:2d} H={r['H']:2d} {name:10s} "
                               f"{r['ms'] or '-':>9s} ms {r['TFLOP/s'] or '-':>6s} TFLOP/s {r['GB/s'] or '':>5s} "
                               f"{r['rel_err']} {r['note']}", flush=True)
-    command = "python benchmarks/attention/bench.py " + " ".join(sys.argv[1:])
+    argv = [a for i, a in enumerate(sys.argv[1:]) if not (a.startswith("--out") or sys.argv[i] == "--out")]
+    command = "python benchmarks/attention/bench.py " + " ".join(argv)       # where it wrote is not recorded
     run = {"command": command, "date": datetime.date.today().isoformat(),
            "device": f"{INFO.name} (sm_{INFO.gpu_cc[0]}{INFO.gpu_cc[1]})",
            "method": "GPU time (kernels.timing.gpu_time_ms), one process, Gaussian q, k, v",
