@@ -17,12 +17,13 @@ cutelite.teach.attention.attention_flops); GB/s, for the naive attention, the by
 copy, read + write). A run that does not fit in memory, or that a backend refuses, is a row with its reason.
 
 --ours adds two rows a configuration: "fa3_wgmma", kernels.lib.attention (the library entry) where it picks the
-Hopper kernel (an sm_90 GPU; elsewhere a row saying why not), and "fa2_mma", the mma.sync kernel built
-directly (kernels.attention.check.kernel: the entry would pick fa3 on sm_90). Each is checked through its
-call and timed as a prepared launch (its tensor maps or arguments made once), as PyTorch's calls are timed
-with their host work. Each (D, dtype, mask) is a kernel of its own per family, compiled once (a minute or so
-each): the default sweep (2 head dims, 2 dtypes, 2 masks) builds 16; split it by dtype and D (4 builds a call)
-and join the calls' folders with `python benchmarks/attention/record.py --merge DIR ... --out DIR`.
+Hopper kernel (an sm_90 GPU; elsewhere a row saying why not), and "fa2_mma", the mma.sync kernel built directly
+(kernels.attention.check.kernel: the entry would pick fa3 on sm_90). Each is checked through its call (O and LSE
+poisoned with NaN first, and none left anywhere) and timed as a prepared launch (its tensor maps or arguments made
+once; PyTorch's calls are timed whole, their host work included). Each (D, dtype, mask) is a kernel of its own per
+family, compiled once (a minute or so each): the default sweep (2 head dims, 2 dtypes, 2 masks) builds 16; split
+it by dtype and D (4 builds a call) and join the calls' folders with `python benchmarks/attention/record.py
+--merge DIR ... --out DIR`.
 
 A kernel plugged in: `--kernel pkg.module:attention` imports attention(q, k, v, causal) -> O or (O, lse), with
 q, k, v and O (B, S, H, D) CUDA tensors of the dtype. Writes attention.csv and records.json (what chapter 10
@@ -98,11 +99,16 @@ class Ours:
         return check.kernel(D, str(q.dtype).replace("torch.", ""), causal, 1.0 / math.sqrt(D))
 
     def __call__(self, q, k, v, causal):
+        """(O, LSE), both poisoned with NaN before the launch; a RuntimeError if any is left anywhere."""
         if self.name == "fa3_wgmma":
             from kernels.lib.attention import attention
-            return attention(q, k, v, causal)
-        from kernels.attention import check
-        return check.run(self._fa2(q, causal), q, k, v)
+            o, lse = attention(q, k, v, causal, out=torch.full_like(q, math.nan))
+        else:
+            from kernels.attention import check
+            o, lse = check.run(self._fa2(q, causal), q, k, v)
+        if o.isnan().any() or lse.isnan().any():
+            raise RuntimeError(f"{self.name} left NaN in O or LSE")
+        return o, lse
 
     def prepare(self, q, k, v, causal):
         B, S, H, D = q.shape
