@@ -120,6 +120,18 @@ EXERCISES = {
     # skipped when its first key 32n > its last query 32m + 31 + 64 (n >= m + 3): 2 + 3 + 4 full, one partial
     # a row, 3 + 1 + 0 skipped
     "ch10 tiles": (lambda a: ex.check_value(a, (9, 3, 3), "(full, partial, skipped)"), (9, 3, 3)),
+    # the PTX ISA's m16n8 C fragment: lane l holds rows l // 4 and l // 4 + 8, columns 2 (l % 4) + {0, 1} of each n8
+    # tile; fragment ((2, 2), 1, 4): value 9 = column + 1, row + 0, n8 tile 2. Thread 37 = warp 1 (rows 16-31),
+    # lane 5 (row 1, column 2): (16 + 1, 16 + 2 + 1)
+    "ch10 element": (lambda a: ex.check_value(a, (17, 19), "(row, column) of thread 37's value 9", hints={
+        (1, 19): "thread 37 is a lane of warp 1", (17, 3): "the last mode of the fragment runs over the n8 tiles",
+        (19, 17): "the two are swapped"}), (17, 19)),
+    # row 21 = row 5 of warp 1: lanes 4 * 5 .. 4 * 5 + 3 of threads 32-63
+    "ch10 row": (lambda a: ex.check_value(a, (52, 53, 54, 55), "threads of row 21", hints={
+        (20, 21, 22, 23): "those are lanes of warp 0", (48, 49, 50, 51): "one row too low"}), (52, 53, 54, 55)),
+    # warps along N: lanes 0-3 of each of the 2 warps hold row 0
+    "ch10 warps": (lambda a: ex.check_value(a, 8, "threads holding row 0", hints={4: "that is one warp's lanes"}),
+                   8),
     # e4m3 0x5A = 0 | 1011 | 010: 1.25 x 2^(11 - 7) = 20; as e5m2, 0 | 10110 | 10: 1.5 x 2^(22 - 15) = 192
     "ch11 e4m3": (lambda a: ex.check_value(a, 20, "e4m3 0x5A", hints={192: "that reads the byte as e5m2"}), 20),
     # a 128 x 256 stage: 384 rows of 128 bytes + two 8-byte mbarriers = 49,168 bytes; 232,448 (CUDA's sm_90
@@ -197,6 +209,9 @@ RIGHT = {
     "ch10 bytes": [822083584, "822083584", "(6 * 2 * 8 * 2048 * 2048 + 4 * 2 * 8 * 2048 * 64) * 2"],
     "ch10 rescale": [(-3, 0, -3), [-3, 0, -3], "(-3, 0, -3)", "-3, 0, -3", "[-3,0,-3]"],
     "ch10 tiles": [(9, 3, 3), [9, 3, 3], "(9, 3, 3)", "9, 3, 3"],
+    "ch10 element": [(17, 19), [17, 19], "(17, 19)", "17, 19", "(16 + 1, 16 + 3)"],
+    "ch10 row": [(52, 53, 54, 55), [52, 53, 54, 55], "(52, 53, 54, 55)", "52, 53, 54, 55"],
+    "ch10 warps": [8, "8", "2 * 4"],
     "ch11 e4m3": [20, "20", "5 * 4"],
     "ch11 stages": [4, "4"],
     "ch11 scales": [32, "32", "4 * 8"],
@@ -272,6 +287,9 @@ WRONG = {
     "ch10 rescale": [((9, 9, 12), "running maxima"), ((3, 0, 3), "never positive"), ((-3, -3, -3), "entry 1"),
                      ((-3, 0), "3 entries")],
     "ch10 tiles": [((3, 3, 9), "reverse order"), ((12, 3, 0), "entry 0"), ((9, 3), "3 entries")],
+    "ch10 element": [((1, 19), "warp 1"), ((17, 3), "n8 tiles"), ((19, 17), "swapped"), ((17, 18), "entry 1")],
+    "ch10 row": [((20, 21, 22, 23), "warp 0"), ((48, 49, 50, 51), "one row too low"), ((52, 53), "4 entries")],
+    "ch10 warps": [(4, "one warp's lanes"), (16, "too large")],
     "ch11 e4m3": [(192, "as e5m2"), (40, "too large")],
     "ch11 stages": [(3, "256 rows"), (7, "too large")],
     "ch11 scales": [(524288, "that is size"), (4096, "1 x 128 blocks"), (16, "too small")],

@@ -1,9 +1,10 @@
 """Forward attention on the GPU, in one process on the same inputs: PyTorch's scaled_dot_product_attention with
 each backend pinned (cuDNN, flash = FlashAttention-2, efficient = memory-efficient, math), a naive attention
-(S = Q K^T materialised, softmax, P V) and any kernel plugged in with --kernel:
+(S = Q K^T materialised, softmax, P V), this book's kernels (--ours) and any kernel plugged in with --kernel:
 
     python benchmarks/attention/bench.py [--seqlens 512 ... 16384] [--dims 64 128] [--dtypes fp16 bf16]
-                                         [--masks none causal] [--kernel MODULE:FUNCTION] [--out DIR]
+                                         [--masks none causal] [--only cudnn flash ...] [--ours]
+                                         [--kernel MODULE:FUNCTION] [--out DIR]
 
 Shapes: B = tokens // S sequences (--tokens, default 16384) and H = width // D heads (--width, default 2048),
 so every row moves about the same number of tokens; q, k, v Gaussian, (B, S, H, D) in memory (SDPA gets the
@@ -15,15 +16,25 @@ cutelite.teach.attention.attention_flops); GB/s, for the naive attention, the by
 (cutelite.teach.attention.naive_bytes), beside the copy rate of this GPU measured here (a 1 GiB device-to-device
 copy, read + write). A run that does not fit in memory, or that a backend refuses, is a row with its reason.
 
+--ours adds two rows a configuration: "fa3_wgmma", kernels.lib.attention (the library entry) where it picks the
+Hopper kernel (an sm_90 GPU; elsewhere a row saying why not), and "fa2_mma", the mma.sync kernel built directly
+(kernels.attention.check.kernel: the entry would pick fa3 on sm_90). Each is checked through its call (O and LSE
+poisoned with NaN first, and none left anywhere) and timed as a prepared launch (its tensor maps or arguments made
+once; PyTorch's calls are timed whole, their host work included). Each (D, dtype, mask) is a kernel of its own per
+family, compiled once (a minute or so each): the default sweep (2 head dims, 2 dtypes, 2 masks) builds 16; split
+it by dtype and D (4 builds a call) and join the calls' folders with `python benchmarks/attention/record.py
+--merge DIR ... --out DIR`.
+
 A kernel plugged in: `--kernel pkg.module:attention` imports attention(q, k, v, causal) -> O or (O, lse), with
 q, k, v and O (B, S, H, D) CUDA tensors of the dtype. Writes attention.csv and records.json (what chapter 10
-prints: copy it to kernels/attention/records.json) to --out (default: $OUT or .), prints a table last.
+prints: copy it to kernels/attention/records.json) to --out (default: $OUT or .), prints a table last;
+`python benchmarks/attention/plot.py DIR` draws the sweep.
 """
 
 import argparse
-import csv
 import datetime
 import importlib
+import math
 import os
 import sys
 
@@ -36,16 +47,15 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 from torch.nn.attention import SDPBackend, sdpa_kernel  # noqa: E402
 
-from cutelite.teach.attention import attention_flops, naive_bytes  # noqa: E402
-from cutelite.teach.records import dump  # noqa: E402
+from cutelite.teach.attention import COLUMNS, attention_flops, naive_bytes  # noqa: E402
 from kernels.attention.reference import reference  # noqa: E402
 from kernels.harness import rel_err  # noqa: E402
 from kernels.timing import gpu_time_ms  # noqa: E402
+from record import table, write  # noqa: E402
 
 BACKENDS = {"cudnn": SDPBackend.CUDNN_ATTENTION, "flash": SDPBackend.FLASH_ATTENTION,
             "efficient": SDPBackend.EFFICIENT_ATTENTION, "math": SDPBackend.MATH}
 DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
-COLUMNS = ["dtype", "D", "mask", "S", "B", "H", "kernel", "ms", "TFLOP/s", "GB/s", "rel_err", "note"]
 TOL = 1e-2
 
 
@@ -67,6 +77,47 @@ def naive(q, k, v, causal):
         S_q, S_k = s.shape[-2:]
         s.masked_fill_(torch.ones(S_q, S_k, dtype=torch.bool, device=s.device).triu(S_k - S_q + 1), float("-inf"))
     return torch.matmul(torch.softmax(s, dim=-1), v).transpose(1, 2)
+
+
+class Ours:
+    """One of this book's kernels as a bench entry: attention(q, k, v, causal) -> (O, LSE) for the check, and
+    prepare(q, k, v, causal) -> a launch with no arguments for the timing."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def why_not(self, q):
+        """None where this GPU runs the kernel for q's dtype, else the reason (a row's note)."""
+        if self.name == "fa3_wgmma":
+            from kernels.lib.attention import pick
+            return None if pick(str(q.dtype).replace("torch.", "")) == "hopper" else "not an sm_90 GPU"
+        return None
+
+    def _fa2(self, q, causal):
+        from kernels.attention import check
+        D = q.shape[-1]
+        return check.kernel(D, str(q.dtype).replace("torch.", ""), causal, 1.0 / math.sqrt(D))
+
+    def __call__(self, q, k, v, causal):
+        """(O, LSE), both poisoned with NaN before the launch; a RuntimeError if any is left anywhere."""
+        if self.name == "fa3_wgmma":
+            from kernels.lib.attention import attention
+            o, lse = attention(q, k, v, causal, out=torch.full_like(q, math.nan))
+        else:
+            from kernels.attention import check
+            o, lse = check.run(self._fa2(q, causal), q, k, v)
+        if o.isnan().any() or lse.isnan().any():
+            raise RuntimeError(f"{self.name} left NaN in O or LSE")
+        return o, lse
+
+    def prepare(self, q, k, v, causal):
+        B, S, H, D = q.shape
+        o, lse = torch.empty_like(q), torch.empty((B, H, S), dtype=torch.float32, device=q.device)
+        if self.name == "fa3_wgmma":           # the entry's own build: the same (D, dtype, mask, scale)
+            from kernels.attention import fa3_wgmma
+            return fa3_wgmma.prepare(q, k, v, o, lse, causal, 1.0 / math.sqrt(D))
+        from kernels.attention.check import device_array
+        return self._fa2(q, causal).prepare(*(device_array(x) for x in (q, k, v, o, lse)))
 
 
 def plugged(spec):
@@ -99,13 +150,19 @@ def measure(name, attention, dtype, D, causal, S, args):
                **{"TFLOP/s": "", "GB/s": "", "rel_err": "", "note": ""})
     torch.manual_seed(0)
     q, k, v = (torch.randn(B, S, H, D, dtype=DTYPES[dtype], device="cuda") for _ in range(3))
+    why_not = getattr(attention, "why_not", lambda q: None)(q)
+    if why_not:
+        row["note"] = why_not
+        return row
     try:
         err = check(attention, q, k, v, causal, min(S, args.check_rows))
         row["rel_err"] = f"{err:.1e}"
         if not err < TOL:
             row["note"] = f"wrong: rel_err {err:.1e} >= {TOL}"
             return row
-        ms = gpu_time_ms(lambda: attention(q, k, v, causal))
+        launch = attention.prepare(q, k, v, causal) if hasattr(attention, "prepare") else (
+            lambda: attention(q, k, v, causal))
+        ms = gpu_time_ms(launch)
     except (RuntimeError, torch.cuda.OutOfMemoryError) as e:
         row["note"] = str(e).splitlines()[0][:120]
         return row
@@ -117,29 +174,6 @@ def measure(name, attention, dtype, D, causal, S, args):
     return row
 
 
-def number(cell):
-    """A cell of the CSV as the record holds it: a number as a number, "" (not measured) as None, text as text."""
-    if cell == "" or not isinstance(cell, str):
-        return None if cell == "" else cell
-    try:
-        return int(cell) if cell.lstrip("-").isdigit() else float(cell)
-    except ValueError:
-        return cell
-
-
-def table(rows, names):
-    """The TFLOP/s of each kernel (columns) for each configuration (rows), as Markdown."""
-    configs = list(dict.fromkeys((r["dtype"], r["D"], r["mask"], r["S"]) for r in rows))
-    got = {(r["dtype"], r["D"], r["mask"], r["S"], r["kernel"]): r["TFLOP/s"] or "-" for r in rows}
-    lines = ["| dtype | D | mask | S | " + " | ".join(names) + " | naive GB/s |",
-             "|---|---|---|---|" + "---|" * (len(names) + 1)]
-    gbs = {(r["dtype"], r["D"], r["mask"], r["S"]): r["GB/s"] or "-" for r in rows if r["kernel"] == "naive"}
-    for c in configs:
-        lines.append("| " + " | ".join(map(str, c)) + " | " + " | ".join(got.get(c + (n,), "") for n in names)
-                     + f" | {gbs.get(c, '')} |")
-    return "\n".join(lines)
-
-
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--seqlens", type=int, nargs="+", default=[512, 1024, 2048, 4096, 8192, 16384])
@@ -147,6 +181,7 @@ def main():
     p.add_argument("--dtypes", nargs="+", default=list(DTYPES), choices=list(DTYPES))
     p.add_argument("--masks", nargs="+", default=["none", "causal"], choices=["none", "causal"])
     p.add_argument("--only", nargs="+", default=list(BACKENDS) + ["naive"], choices=list(BACKENDS) + ["naive"])
+    p.add_argument("--ours", action="store_true", help="this book's kernels: fa3_wgmma (sm_90) and fa2_mma")
     p.add_argument("--kernel", action="append", default=[], help="MODULE:FUNCTION, attention(q, k, v, causal)")
     p.add_argument("--tokens", type=int, default=16384)
     p.add_argument("--width", type=int, default=2048)
@@ -156,6 +191,8 @@ def main():
     if INFO.simulator:
         raise SystemExit("bench: no GPU here (Numba's simulator is on); run this on a GPU")
     runs = {n: (naive if n == "naive" else sdpa(BACKENDS[n])) for n in args.only}
+    if args.ours:
+        runs.update((name, Ours(name)) for name in ("fa3_wgmma", "fa2_mma"))
     runs.update(plugged(spec) for spec in args.kernel)
     copy = copy_gbs()
     print(f"{INFO.name}: device-to-device copy {copy:.0f} GB/s", flush=True)
@@ -170,22 +207,14 @@ def main():
                         print(f"{dtype} D={D} {mask:6s} S={S:5d} B={r['B']:2d} H={r['H']:2d} {name:10s} "
                               f"{r['ms'] or '-':>9s} ms {r['TFLOP/s'] or '-':>6s} TFLOP/s {r['GB/s'] or '':>5s} "
                               f"{r['rel_err']} {r['note']}", flush=True)
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "attention.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, COLUMNS)
-        w.writeheader()
-        w.writerows(rows)
-    command = "python benchmarks/attention/bench.py " + " ".join(sys.argv[1:])
-    record = {"about": "Chapter 10's record: forward attention measured by benchmarks/attention/bench.py (its "
-                       "attention.csv). run: where and how, copy_gbs the device-to-device copy rate measured in the "
-                       "same process; rows: " + ", ".join(COLUMNS) + " (null where not measured; note says why).",
-              "run": {"command": command, "date": datetime.date.today().isoformat(),
-                      "device": f"{INFO.name} (sm_{INFO.gpu_cc[0]}{INFO.gpu_cc[1]})",
-                      "method": "GPU time (kernels.timing.gpu_time_ms), one process, Gaussian q, k, v",
-                      "versions": f"torch {torch.__version__}, cuDNN {torch.backends.cudnn.version()}",
-                      "copy_gbs": round(copy)},
-              "rows": [[number(r[c]) for c in COLUMNS] for r in rows]}
-    dump(record, os.path.join(args.out, "records.json"))
+    argv = [a for i, a in enumerate(sys.argv[1:]) if not (a.startswith("--out") or sys.argv[i] == "--out")]
+    command = "python benchmarks/attention/bench.py " + " ".join(argv)       # where it wrote is not recorded
+    run = {"command": command, "date": datetime.date.today().isoformat(),
+           "device": f"{INFO.name} (sm_{INFO.gpu_cc[0]}{INFO.gpu_cc[1]})",
+           "method": "GPU time (kernels.timing.gpu_time_ms), one process, Gaussian q, k, v",
+           "versions": f"torch {torch.__version__}, cuDNN {torch.backends.cudnn.version()}",
+           "copy_gbs": round(copy)}
+    write(rows, run, args.out)
     print(f"\n{INFO.name}, TFLOP/s (4 B H S^2 D, half with a causal mask); copy {copy:.0f} GB/s\n")
     print(table(rows, list(runs)))
 

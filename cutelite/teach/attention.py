@@ -1,17 +1,22 @@
-"""Attention's arithmetic for chapter 10 and its benchmark (standard library only): how many FLOPs it does,
-how many bytes a naive attention moves, and which (query, key) pairs a causal mask lets through, tile by tile,
-read off an identity tensor.
+"""Attention's arithmetic for chapter 10 and its benchmark (standard library only; the figure imports
+matplotlib inside): how many FLOPs it does, how many bytes a naive attention moves, which (query, key) pairs a
+causal mask lets through, tile by tile, read off an identity tensor, and the measured sweep of the record.
 
     attention_flops(1, 16, 4096, 4096, 128, causal=False)       # 4 B H S_q S_k D
     naive_bytes(1, 16, 4096, 4096, 128, 2)                        # S and P through global memory
     visible(i, j, 6, 10, causal=True)                             # key j <= i + S_k - S_q
     tile_mask(0, 2, (4, 4), 6, 10, causal=True)                   # a tile's visibility, from its coordinates
+    draw_sweep(load("kernels/attention"))                         # TFLOP/s against S, one line per kernel
 """
 
 from ..identity import make_identity_tensor
 from ..tensor import local_tile
 
-__all__ = ["attention_flops", "naive_passes", "naive_bytes", "fused_bytes", "visible", "tile_mask", "tile_kind"]
+__all__ = ["attention_flops", "naive_passes", "naive_bytes", "fused_bytes", "visible", "tile_mask", "tile_kind",
+           "COLUMNS", "record_rows", "sweep", "draw_sweep"]
+
+# the columns of benchmarks/attention/bench.py's attention.csv, and of each row of chapter 10's record
+COLUMNS = ("dtype", "D", "mask", "S", "B", "H", "kernel", "ms", "TFLOP/s", "GB/s", "rel_err", "note")
 
 
 def _counts(op, **sizes):
@@ -75,3 +80,53 @@ def tile_kind(m_block, n_block, tile, S_q, S_k, causal=False):
     visible: the kernel never loads it) for tile (m_block, n_block) of the scores."""
     cells = [v for row in tile_mask(m_block, n_block, tile, S_q, S_k, causal) for v in row]
     return "full" if all(cells) else "partial" if any(cells) else "skip"
+
+
+# ---- the record of benchmarks/attention/bench.py ------------------------------------------------------------
+def record_rows(record):
+    """The rows of a record (kernels/attention/records.json, as records.load reads it) as dicts keyed by
+    COLUMNS; a ValueError for a row of another width."""
+    out = []
+    for row in record["rows"]:
+        if len(row) != len(COLUMNS):
+            raise ValueError(f"record_rows: a row has {len(row)} entries, not the {len(COLUMNS)} of {COLUMNS}: {row!r}")
+        out.append(dict(zip(COLUMNS, row)))
+    return out
+
+
+def sweep(record, dtype="fp16"):
+    """{(D, mask): {kernel: [(S, TFLOP/s), ...] by increasing S}} of the record's rows of `dtype` that have a
+    TFLOP/s (a row the kernel refused or failed has none and is left out), in the record's order."""
+    out = {}
+    for r in record_rows(record):
+        if r["dtype"] == dtype and r["TFLOP/s"] is not None:
+            out.setdefault((r["D"], r["mask"]), {}).setdefault(r["kernel"], []).append((r["S"], r["TFLOP/s"]))
+    return {key: {k: sorted(pts) for k, pts in lines.items()} for key, lines in out.items()}
+
+
+def draw_sweep(record, dtype="fp16"):
+    """The measured sweep as a matplotlib figure: one panel per (D, mask), TFLOP/s against S (log scale), one
+    line per kernel; the device and date of the run in the title. Returns the figure."""
+    import matplotlib.pyplot as plt
+    lines = sweep(record, dtype)
+    if not lines:
+        raise ValueError(f"draw_sweep: the record has no {dtype} row with a TFLOP/s")
+    keys = sorted(lines, key=lambda k: (k[0], k[1] != "none"))
+    names = list(dict.fromkeys(n for key in keys for n in lines[key]))
+    fig, axs = plt.subplots(1, len(keys), figsize=(3.6 * len(keys) + 0.6, 3.4), sharey=True, squeeze=False)
+    for ax, key in zip(axs[0], keys):
+        for i, name in enumerate(names):
+            pts = lines[key].get(name)
+            if pts:
+                ax.plot([s for s, _ in pts], [t for _, t in pts], "o-", ms=3, lw=1.2, color=f"C{i}", label=name)
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("S (queries = keys)")
+        ax.set_title(f"D = {key[0]}, mask {key[1]}", fontsize=9)
+        ax.grid(True, lw=0.3)
+    axs[0][0].set_ylabel("TFLOP/s")
+    axs[0][-1].legend(fontsize=7, loc="best")
+    run = record.get("run") or {}
+    fig.suptitle(f"forward attention, {dtype}: {run.get('device', 'device not recorded')}, {run.get('date', '')}",
+                 fontsize=10)
+    fig.tight_layout()
+    return fig

@@ -25,7 +25,7 @@ FOLDERS = {"cutelite/teach": "chapters 1 and 4: copies, transposes, bank conflic
            "kernels/gemm": "chapter 7: the GEMM ladder",
            "kernels/hopper": "chapter 8: the Hopper ladder, sweeps and profile",
            "kernels/dsl": "chapter 9: the CuTe DSL's kernels beside ours",
-           "kernels/attention": "chapter 10: attention, naive and PyTorch's backends"}
+           "kernels/attention": "chapter 10: attention, naive, PyTorch's backends and ours"}
 
 _SIZE = re.compile(r"\d+(x\d+){2}")
 
