@@ -212,7 +212,7 @@ def _gemm_ptx(kernel):
     for bn, c, split in ((128, 2, False), (256, 1, False), (128, 1, False), (128, 2, True), (128, 1, True))])
 def test_gemm_assembles_without_serialized_wgmma(cfg):
     """Every TMA step: 4 wgmma a k-tile and 64-row atom (BK 64 = 4 x k16), one TMA load a K-major tile (an
-    MN-major one takes a 64 x 64 box per 64 rows: 2 for A's 128, 4 for B's 256), and, for the TMA-store epilogue, one store per 64 x 32 box of a warpgroup's 64 x BN accumulator, unrolled); ptxas keeps
+    MN-major one takes a 64 x 64 box per 64 rows: 2 for A's 128, 4 for B's 256), and, for the TMA-store epilogue, one store per 64 x 32 box of a warpgroup's 64 x BN accumulator, unrolled (split-K: one reduce-add)); ptxas keeps
     the wgmma pipeline (no C7515 "serialized"), honours setmaxnreg, spills nothing."""
     from kernels.hopper import pingpong, warp_specialized
     cfg = dict(cfg)
@@ -220,7 +220,9 @@ def test_gemm_assembles_without_serialized_wgmma(cfg):
     ptx = _gemm_ptx(k)
     assert ptx.count("wgmma.mma_async") == 4 * cfg.get("BM", 64) // 64
     boxes = (2 if cfg.get("majors", "K")[0] == "MN" else 1) + (4 if cfg.get("majors", "KK")[1] == "MN" else 1)
-    assert ptx.count("cp.async.bulk.tensor") == boxes + (cfg["BN"] // 32 if cfg.get("tma_store") else 0)
+    stores = cfg["BN"] // 32 if cfg.get("tma_store") else 0     # split-K adds its boxes (cp.reduce...)
+    assert ptx.count("cp.async.bulk.tensor") == boxes + (0 if cfg.get("split_k") else stores)
+    assert ptx.count("cp.reduce.async.bulk.tensor.2d.global.shared::cta.add") == (stores if cfg.get("split_k") else 0)
     extra = ["-maxrregcount=%d" % ((65536 // k.threads) // 8 * 8)] if k.config.get("regs") else []
     rc, err = _ptxas(ptx, extra)
     assert rc == 0, err
