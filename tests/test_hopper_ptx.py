@@ -113,6 +113,7 @@ def k_tma_store(tm, out):
     H.named_barrier_sync(1, 128)
     if t == 0:
         H.tma_store_2d(tm, s, 0, 32, 64)
+        H.tma_reduce_add_2d(tm, s, 0, 32, 64)
         H.tma_store_commit()
         H.tma_store_wait(0)
 
@@ -148,6 +149,7 @@ CASES = {
                       "fence.proxy.async.shared::cta", "prefetch.tensormap", "fence.mbarrier_init"]),
     "tma store": (k_tma_store, (T.uint64[::1], T.int64[::1]),
                   ["cp.async.bulk.tensor.2d.global.shared::cta.bulk_group", "cp.async.bulk.commit_group",
+                   "cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.bulk_group",
                    "cp.async.bulk.wait_group.read 1", "cp.async.bulk.wait_group 0", "st.shared.v2.f32",
                    "fence.proxy.async.shared::cta", "bar.sync 1, 128;"]),
     "tma 4d": (k_tma_4d, (T.uint64[::1], T.uint16[::1]),
