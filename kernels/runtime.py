@@ -363,3 +363,30 @@ def prepared_launch(kernel, args, grid, block, nbytes, stream=0):
                                "memory)" % (rc, kernel.py_func.__name__, grid, block, nbytes))
     launch.arguments = (values, keep, params)     # alive as long as the launcher
     return launch
+
+
+def prepared_zero(array, stream=0):
+    """A callable that sets the 2-D float32 device array `array` (rows of unit stride, any pitch) to zeros on
+    `stream` with one driver call (cuMemsetD2D32Async: only its elements, not the bytes between its rows),
+    queued in order with the stream's kernels. In the simulator: NumPy's fill."""
+    if in_simulator():
+        def fill():
+            array[...] = 0
+        return fill
+    rows, cols = array.shape
+    pitch, unit = array.strides
+    if unit != 4 or array.dtype.itemsize != 4 or pitch % 4:
+        raise ValueError("prepared_zero: a 2-D array of 4-byte elements with rows of unit stride, got strides %s, "
+                         "dtype %s" % (array.strides, array.dtype))
+    address = array.__cuda_array_interface__["data"][0]
+    stream_handle = int(stream.handle) if stream else 0
+    call = ctypes.CDLL("libcuda.so.1").cuMemsetD2D32Async
+    call.argtypes = [ctypes.c_uint64, ctypes.c_size_t, ctypes.c_uint, ctypes.c_size_t, ctypes.c_size_t,
+                     ctypes.c_void_p]
+
+    def zero():
+        rc = call(address, max(pitch, 4 * cols), 0, cols, rows, stream_handle)
+        if rc:
+            raise RuntimeError("cuMemsetD2D32Async failed with CUresult %d (%d x %d floats, pitch %d bytes)"
+                               % (rc, rows, cols, pitch))
+    return zero

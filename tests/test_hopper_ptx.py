@@ -113,6 +113,7 @@ def k_tma_store(tm, out):
     H.named_barrier_sync(1, 128)
     if t == 0:
         H.tma_store_2d(tm, s, 0, 32, 64)
+        H.tma_reduce_add_2d(tm, s, 0, 32, 64)
         H.tma_store_commit()
         H.tma_store_wait(0)
 
@@ -148,6 +149,7 @@ CASES = {
                       "fence.proxy.async.shared::cta", "prefetch.tensormap", "fence.mbarrier_init"]),
     "tma store": (k_tma_store, (T.uint64[::1], T.int64[::1]),
                   ["cp.async.bulk.tensor.2d.global.shared::cta.bulk_group", "cp.async.bulk.commit_group",
+                   "cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.bulk_group",
                    "cp.async.bulk.wait_group.read 1", "cp.async.bulk.wait_group 0", "st.shared.v2.f32",
                    "fence.proxy.async.shared::cta", "bar.sync 1, 128;"]),
     "tma 4d": (k_tma_4d, (T.uint64[::1], T.uint16[::1]),
@@ -212,7 +214,7 @@ def _gemm_ptx(kernel):
     for bn, c, split in ((128, 2, False), (256, 1, False), (128, 1, False), (128, 2, True), (128, 1, True))])
 def test_gemm_assembles_without_serialized_wgmma(cfg):
     """Every TMA step: 4 wgmma a k-tile and 64-row atom (BK 64 = 4 x k16), one TMA load a K-major tile (an
-    MN-major one takes a 64 x 64 box per 64 rows: 2 for A's 128, 4 for B's 256), and, for the TMA-store epilogue, one store per 64 x 32 box of a warpgroup's 64 x BN accumulator, unrolled); ptxas keeps
+    MN-major one takes a 64 x 64 box per 64 rows: 2 for A's 128, 4 for B's 256), and, for the TMA-store epilogue, one store per 64 x 32 box of a warpgroup's 64 x BN accumulator, unrolled (split-K: one reduce-add)); ptxas keeps
     the wgmma pipeline (no C7515 "serialized"), honours setmaxnreg, spills nothing."""
     from kernels.hopper import pingpong, warp_specialized
     cfg = dict(cfg)
@@ -220,7 +222,9 @@ def test_gemm_assembles_without_serialized_wgmma(cfg):
     ptx = _gemm_ptx(k)
     assert ptx.count("wgmma.mma_async") == 4 * cfg.get("BM", 64) // 64
     boxes = (2 if cfg.get("majors", "K")[0] == "MN" else 1) + (4 if cfg.get("majors", "KK")[1] == "MN" else 1)
-    assert ptx.count("cp.async.bulk.tensor") == boxes + (cfg["BN"] // 32 if cfg.get("tma_store") else 0)
+    stores = cfg["BN"] // 32 if cfg.get("tma_store") else 0     # split-K adds its boxes (cp.reduce...)
+    assert ptx.count("cp.async.bulk.tensor") == boxes + (0 if cfg.get("split_k") else stores)
+    assert ptx.count("cp.reduce.async.bulk.tensor.2d.global.shared::cta.add") == (stores if cfg.get("split_k") else 0)
     extra = ["-maxrregcount=%d" % ((65536 // k.threads) // 8 * 8)] if k.config.get("regs") else []
     rc, err = _ptxas(ptx, extra)
     assert rc == 0, err

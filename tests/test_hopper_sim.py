@@ -39,6 +39,8 @@ def test_sim_noops_and_refusals():
         H.tma_load_2d(None, 0, None, None, 0, 0, 0)
     with pytest.raises(CapabilityError, match="needs sm_90a"):
         H.tma_store_2d(None, None, 0, 0, 0)
+    with pytest.raises(CapabilityError, match="needs sm_90a"):
+        H.tma_reduce_add_2d(None, None, 0, 0, 0)
 
 
 def test_ladder_steps_and_option_errors():

@@ -1,8 +1,8 @@
 """matmul's choice of tile and split of K (kernels.lib.shapes) and the Hopper kernels it picks, in Numba's
 simulator: the rule's post-conditions and worked cases (derived by hand from the rule's text, on an H100's
 132 SMs), and each new kernel configuration replayed: the kernel runs with stand-ins that record its TMA
-loads and stores, NumPy computes each stored box from the k-tiles the kernel loaded for it, and the real
-second pass (staging.sum_slices) adds the split-K slices; the result must be A @ B."""
+loads and stores (or split-K's reduce-adds), NumPy computes each stored box from the k-tiles the kernel
+loaded for it and stores it into C (or adds it to C, zeroed first); the result must be A @ B."""
 
 import threading
 from collections import defaultdict
@@ -25,7 +25,7 @@ H100 = 132
     ((128, 11008, 4096), Tile(128, 128, 1)),    # 43 tiles leave 89 SMs idle; 86 tiles of 128 x 128
     ((16, 4096, 4096), Tile(64, 128, 4)),       # 32 tiles of 64 x 128; 132 // 32 = 4 splits of 16 k-tiles
     ((1, 4096, 11008), Tile(64, 128, 4)),       # 172 k-tiles in 4 runs of 43
-    ((1024, 1024, 1024), Tile(128, 128, 1)),    # 64 tiles, but 2 splits' partials (16 MB) outweigh A and B (4 MB)
+    ((1024, 1024, 1024), Tile(128, 128, 1)),    # 64 tiles, but 2 splits' partial C (8 MB) outweigh A and B (4 MB)
     ((256, 256, 256), Tile(128, 128, 1)),       # 4 k-tiles: too few to split
 ])
 def test_worked_cases(shape, want):
@@ -36,7 +36,7 @@ def test_worked_cases(shape, want):
 def test_rule_post_conditions(n_sm):
     """Over many shapes: 64-row tiles exactly where M <= 64; splits only where the tiles fill at most half the
     SMs (and then in 128-wide tiles), never more blocks than SMs, each split at least MIN_K_TILES k-tiles and
-    none empty; the partial sums at most half the operands' bytes."""
+    none empty; the partial sums added into C at most half the operands' bytes."""
     sizes = [1, 16, 64, 65, 128, 200, 777, 1024, 1333, 4096, 11008]
     for M in sizes:
         for N in sizes:
@@ -50,7 +50,7 @@ def test_rule_post_conditions(n_sm):
                 if t.splits > 1:
                     assert 2 * tiles <= n_sm and tiles * t.splits <= n_sm and t.BN == 128, (M, N, K, t)
                     assert per >= MIN_K_TILES, (M, N, K, t)
-                    partials = 2 * t.splits * -(-M // t.BM) * t.BM * N * 4
+                    partials = t.splits * M * N * 4
                     assert partials <= (M + N) * K * 2 / 2, (M, N, K, t)
 
 
@@ -65,7 +65,8 @@ def test_wider_tiles_where_they_fill_as_well():
 
 # ---- each configuration replayed -----------------------------------------------------------------------------
 class _Replay:
-    """Stand-ins for wgmma and the TMA: wgmma does nothing, a load or store records (block, map, c0, c1)."""
+    """Stand-ins for wgmma and the TMA: wgmma does nothing, a load, store or reduce-add records (block, map,
+    c0, c1) (stores and adds with whether they add)."""
 
     def __init__(self):
         self.loads, self.stores, self.lock = defaultdict(list), defaultdict(list), threading.Lock()
@@ -79,19 +80,21 @@ class _Replay:
             with self.lock:
                 self.loads[self._block()].append((int(tmap[0]), int(c0), int(c1)))
 
-        def store(tmap, src, idx, c0, c1):
-            with self.lock:
-                self.stores[self._block()].append((int(c0), int(c1)))
-        return {"tma_load_2d": load, "tma_store_2d": store, "wgmma": lambda acc, *a: acc,
+        def store(add):
+            def record(tmap, src, idx, c0, c1):
+                with self.lock:
+                    self.stores[self._block()].append((int(c0), int(c1), add))
+            return record
+        return {"tma_load_2d": load, "tma_store_2d": store(False), "tma_reduce_add_2d": store(True),
+                "wgmma": lambda acc, *a: acc,
                 "tma_prefetch_desc": lambda *a: None, "mbarrier_try_wait": lambda *a: 1}
 
 
 def _replayed(BM, BN, splits, M, N, K, blocks):
     """C from a replay of the kernel of a BM x BN tile (split_k where splits > 1) on a grid of (blocks,
-    splits): each stored 64 x 32 box computed in NumPy from the k-tiles its block loaded for its tile, the
-    slices then added by staging.sum_slices."""
+    splits): each stored 64 x 32 box computed in NumPy from the k-tiles its block loaded for its tile, stored
+    into C, or with split-K added into C zeroed first (as HopperGemm.prepare's memset does)."""
     from kernels.hopper import objects as hopper_objects, warp_specialized
-    from kernels.lib import staging
     from kernels.lib.wgmma import config_for
     rng = np.random.default_rng(BM + BN + splits)
     A = rng.integers(-3, 4, (M, K)).astype(np.float64)
@@ -102,10 +105,10 @@ def _replayed(BM, BN, splits, M, N, K, blocks):
         *hopper_objects.operand_matrices(o), o.tmA, o.tmB, o.tmC, o.mma, o.sA, o.sB, o.sC,
         config_for(Tile(BM, BN, splits))["regs"], 16, True, True, splits > 1, threads=128 * (1 + BM // 64),
         overrides=rec.overrides())
-    Mp = -(-M // BM) * BM if splits > 1 else M
-    ws = np.full((splits * Mp, N), np.nan, np.float32)
+    C = np.zeros((M, N)) if splits > 1 else np.full((M, N), np.nan)
     maps = [np.full(16, i, np.uint64) for i in (1, 2, 3)]
-    k.launch(np.zeros((M, K), np.uint16), np.zeros((N, K), np.uint16), ws[:M], *maps, grid=(blocks, splits))
+    k.launch(np.zeros((M, K), np.uint16), np.zeros((N, K), np.uint16), np.zeros((M, N), np.float32), *maps,
+             grid=(blocks, splits))
     stored = set()
     for (bx, by), loads in rec.loads.items():
         assert [m for m, _, _ in loads] == [1, 2] * (len(loads) // 2)     # A's k-tile, then B's, each use
@@ -113,15 +116,15 @@ def _replayed(BM, BN, splits, M, N, K, blocks):
         for (_, ka, ra), (_, kb, cb) in zip(loads[::2], loads[1::2]):
             assert ka == kb and ra % BM == 0 and cb % BN == 0
             ks[ra // BM, cb // BN].append(ka)
-        for col, row in rec.stores[(bx, by)]:
-            r = row - by * Mp
-            assert 0 <= r < Mp and (row, col) not in stored
-            stored.add((row, col))
-            kk = np.concatenate([np.arange(k0, min(k0 + 64, K)) for k0 in ks[r // BM, col // BN]])
-            box = A[r:r + 64][:, kk] @ Bt[col:col + 32][:, kk].T
-            ws[row:row + box.shape[0], col:col + box.shape[1]] = box[:max(0, ws.shape[0] - row)]
-    C = np.full((M, N), np.nan, np.float32)
-    staging.sum_slices(ws, splits, C)()
+        for col, row, add in rec.stores[(bx, by)]:
+            assert add == (splits > 1) and 0 <= row < -(-M // BM) * BM and (row, col, by) not in stored
+            stored.add((row, col, by))
+            kk = np.concatenate([np.arange(k0, min(k0 + 64, K)) for k0 in ks[row // BM, col // BN]])
+            box = (A[row:row + 64][:, kk] @ Bt[col:col + 32][:, kk].T)[:max(0, M - row)]   # clipped at C's edge
+            if add:
+                C[row:row + box.shape[0], col:col + box.shape[1]] += box
+            else:
+                C[row:row + box.shape[0], col:col + box.shape[1]] = box
     return C, A @ Bt.T
 
 

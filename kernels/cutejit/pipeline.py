@@ -179,10 +179,11 @@ class PipelineTmaStore:
             tma_store_wait(self.stages - 1, read=True)
         return buf
 
-    def producer_commit(self, tma, buf, coord):
-        """The leader stores `buf` to the matrix at the coordinates of `coord` and commits it as a bulk group."""
+    def producer_commit(self, tma, buf, coord, add=False):
+        """The leader stores `buf` to the matrix at the coordinates of `coord` (add=True: adds it to the matrix,
+        tma_store) and commits it as a bulk group."""
         with if_(self.leader):
-            tma_store(tma, buf, coord)
+            tma_store(tma, buf, coord, add=add)
             tma_store_commit()
 
     def producer_tail(self):

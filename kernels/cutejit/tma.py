@@ -119,10 +119,15 @@ def tma_load(tma, coord, smem, barrier, index, *outer):
         current().emit("%s(%s, %s, %s, %s, %s, %s)" % (fn, smem.mem, dst, tma.name, barrier, src(index), ", ".join(c)))
 
 
-def tma_store(tma, smem, coord, *outer):
+def tma_store(tma, smem, coord, *outer, add=False):
     """Store the tile in `smem` to the matrix at the coordinates of `coord` (out-of-bounds parts clipped); a
-    rank-4 map also takes the `outer` coordinates of modes 2 and 3."""
-    fn = _intrinsic("tma_store_%dd" % (2 + tma.spec.outer) if isinstance(tma, TmaTensor) else "tma_store_2d")
+    rank-4 map also takes the `outer` coordinates of modes 2 and 3. add=True (rank 2): add the tile to the
+    matrix's elements instead (cp.reduce.async.bulk.tensor .add; split-K's partial sums)."""
+    if add and outer:
+        raise ValueError("cutejit: tma_store: add=True is built for rank-2 tensor maps, got %d outer coordinates"
+                         % len(outer))
+    fn = _intrinsic("tma_reduce_add_2d" if add else
+                    "tma_store_%dd" % (2 + tma.spec.outer) if isinstance(tma, TmaTensor) else "tma_store_2d")
     for start, *c in _check(tma, coord, smem, "tma_store", outer):
         current().emit("%s(%s, %s, %s, %s)" % (fn, tma.name, smem.mem, start, ", ".join(c)))
 

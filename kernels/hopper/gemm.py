@@ -16,6 +16,7 @@ from cutelite import Major
 
 from ..arrays import operand_major
 from ..cutejit import encode_tensor_map
+from ..runtime import prepared_zero
 from ..harness import blas, check, check_and_time, cublas_baseline, sass_counts
 from ..ladder import Step, find
 from . import pingpong as pingpong_
@@ -69,19 +70,14 @@ class HopperGemm:
 
     def prepare(self, a, bt, c, stream=0, splits=1):
         """A zero-argument callable that computes C = A @ Bt.T on these arrays and stream (the tensor maps
-        encoded and the launch prepared once). A split_k kernel computes `splits` partial products instead,
-        each over a run of K, into c: a workspace of `splits` slices of M rounded up to BM rows (slice s holds
-        rows s * Mp ... s * Mp + M - 1), to be added up after (kernels.lib.wgmma)."""
+        encoded and the launch prepared once). A split_k kernel runs `splits` blocks a tile, each over a run of
+        K, that add their partial products into C: the call zeroes C first (one memset on the stream)."""
         M, K = a.shape
         N = bt.shape[0]
         grid = None
         if self.split_k:
             self.check_splits(K, splits)
-            c_rows, c = c, c[:M]        # the kernel's C; its tensor map spans every slice
             grid = (self.kernel.grid(a, bt, c), splits)     # (persistent blocks, splits)
-            if c_rows.shape != (splits * -(-M // self.BM) * self.BM, N):
-                raise ValueError("HopperGemm: a split-K workspace for %d splits of %s is (%d, %d), got %s" % (
-                    splits, (M, N, K), splits * -(-M // self.BM) * self.BM, N, c_rows.shape))
         elif splits != 1:
             raise ValueError("HopperGemm: splits=%d needs a kernel built with split_k=True" % splits)
         if bt.shape[1] != K or c.shape != (M, N):
@@ -102,8 +98,9 @@ class HopperGemm:
         ma, mb = self._map(a, o.tmA), self._map(bt, o.tmB)
         if self.kernel.config.get("pingpong"):
             return self.kernel.prepare(a, bt, c, ma, mb, stream=stream)
-        mc = self._map(c_rows if self.split_k else c, o.tmC) if self.tma_store else ma
-        return self.kernel.prepare(a, bt, c, ma, mb, mc, grid=grid, stream=stream)
+        mc = self._map(c, o.tmC) if self.tma_store else ma
+        run = self.kernel.prepare(a, bt, c, ma, mb, mc, grid=grid, stream=stream)
+        return _after(prepared_zero(c, stream), run) if self.split_k else run
 
     def check_splits(self, K, splits):
         """A ValueError unless each of `splits` runs of ceil(k_tiles / splits) k-tiles (the kernel's split)
@@ -120,6 +117,14 @@ class HopperGemm:
             return sass_counts(self.kernel.numba, ("HGMMA", "UTMALDG", "UTMASTG", "LDL", "STL"))
         except Exception as e:  # noqa: BLE001  (a report, not a check: say why there is none)
             return {"error": str(e)[:200]}
+
+
+def _after(first, then):
+    """A callable that calls first(), then then()."""
+    def call():
+        first()
+        then()
+    return call
 
 
 def make_step(name, label="", **config):

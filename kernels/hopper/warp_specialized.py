@@ -13,8 +13,8 @@ The same body is four steps of the ladder, by its arguments:
   * `regs`: setmaxnreg gives the producer's registers to the consumers (40 / 232 a thread);
   * `tma_store`: C leaves through shared memory and TMA stores (epilogue_tma) instead of st.global;
   * `split_k` (with tma_store): block row y of a grid of gridDim.y rows computes the y-th of gridDim.y
-    equal runs of k-tiles and stores its partial C in the y-th slice of a float32 workspace of gridDim.y
-    slices, each of whole tiles of rows: a second pass adds the slices (kernels.lib.wgmma).
+    equal runs of k-tiles and adds its partial C into C with TMA reduce-adds (cp.reduce.async.bulk.tensor
+    .add), C zeroed before the launch on the same stream (kernels.hopper.gemm): no workspace, no second pass.
 """
 
 from cutelite import Layout, _, logical_divide, make_tiled_mma, size
@@ -44,12 +44,11 @@ def gemm_warp_specialized(mA, mB, mC, tmA, tmB, tmC, mma, sA_layout, sB_layout, 
     pipe = PipelineTmaAsync(stages, tmA.spec.bytes + tmB.spec.bytes, consumers)
     sched = TileScheduler((mC.shape[0] + BM - 1) // BM, (mC.shape[1] + BN - 1) // BN, group, persistent)
     k_tiles = (mA.shape[1] + BK - 1) // BK
-    k_first = split_rows = None
-    if split_k:                                          # this block row's run of k-tiles, and C's slice
+    k_first = None
+    if split_k:                                          # this block row's run of k-tiles
         per_split = (k_tiles + grid_dim("y") - 1) // grid_dim("y")
         k_first = block_idx("y") * per_split
         k_tiles = min_(per_split, k_tiles - k_first)     # the host makes every run non-empty
-        split_rows = block_idx("y") * sched.tiles_m * (BM // size(sC_layout, 0))   # in 64-row boxes
     cA = local_tile(make_identity_tensor(mA.shape), (BM, BK), (_, _))   # (BM, BK, m, k): coordinates
     cB = local_tile(make_identity_tensor(mB.shape), (BN, BK), (_, _))
     pipe.init()
@@ -88,7 +87,7 @@ def gemm_warp_specialized(mA, mB, mC, tmA, tmB, tmC, mma, sA_layout, sB_layout, 
             pipe.consumer_release(release)               # the tile's last stage
             release.advance()
             if tma_store_c:
-                epilogue_tma(tmC, mC, acc, store, m, n, BM, BN, consumers, split_rows)
+                epilogue_tma(tmC, mC, acc, store, m, n, BM, BN, consumers, add=split_k)
             else:
                 copy(acc, thr_mma.partition_C(gC))       # accumulators -> C
         if tma_store_c:
@@ -112,11 +111,11 @@ def produce(pipe, sched, k_tiles, tmA, cA, sA, tmB, cB, sB, k_first=None):
             state.advance()
 
 
-def epilogue_tma(tmC, mC, acc, store, m, n, BM, BN, consumers, split_rows=None):
+def epilogue_tma(tmC, mC, acc, store, m, n, BM, BN, consumers, add=False):
     """C leaves a consumer warpgroup in 64 x 32 boxes: its threads write a box into its next staging buffer
     (st.shared), fence them for the async proxy, and one thread issues the box's TMA store; the store
-    pipeline hands out a buffer once the store that last read it is done reading. split_rows: the first
-    box row of this block's slice of a split-K workspace (else C's row 0)."""
+    pipeline hands out a buffer once the store that last read it is done reading. add: the boxes are added
+    to C (TMA reduce-add: split-K's partial sums) instead of stored."""
     tid = thread_idx()
     c = (tid - 128) // 128                               # this consumer warpgroup
     rows, cols = size(store.buffers.layout, 0), size(store.buffers.layout, 1)
@@ -126,14 +125,14 @@ def epilogue_tma(tmC, mC, acc, store, m, n, BM, BN, consumers, split_rows=None):
     per_box = cols // 2                                  # accumulator values of a thread in one box
     boxes = RTensor(logical_divide(acc.layout, Layout(per_box)), acc.regs, "float32", 32)   # (values, box)
     cC = local_tile(make_identity_tensor(mC.shape), (rows, cols), (_, _))
-    row = m * (BM // rows) + c if split_rows is None else m * (BM // rows) + c + split_rows
+    row = m * (BM // rows) + c
     for b in range(BN // cols):
         buf = store.producer_acquire()                   # the store from this buffer has read it
         barrier.sync(c)
         copy(boxes[_, b], thr_box.partition_C(buf))
         fence_proxy_async()                              # the writes, before the TMA reads them
         barrier.sync(c)
-        store.producer_commit(tmC, buf, cC[_, _, row, n * (BN // cols) + b])
+        store.producer_commit(tmC, buf, cC[_, _, row, n * (BN // cols) + b], add=add)
 
 
 def make(BN=256, stages=4, consumers=2, regs=None, group=1, persistent=False, tma_store=False, dtype="float16",
@@ -141,9 +140,9 @@ def make(BN=256, stages=4, consumers=2, regs=None, group=1, persistent=False, tm
     """Steps 2-5 for one configuration: a cutejit Kernel launched as kernel.launch(A, Bt, C, mapA, mapB,
     mapC) (the tensor maps from encode_tensor_map and the objects' TensorMaps; mapC only read with
     tma_store). majors: which mode of A (M, K) and of Bt (N, K) is contiguous ("K" or "MN"). split_k (with
-    tma_store): launched on a grid of (blocks, splits), mapC describing the workspace (see the module)."""
+    tma_store): launched on a grid of (blocks, splits) into a zeroed C (see the module)."""
     if split_k and not tma_store:
-        raise ValueError("warp_specialized.make: split_k=True stores partial C through the TMA: it needs "
+        raise ValueError("warp_specialized.make: split_k=True adds partial C through the TMA: it needs "
                          "tma_store=True")
     o = hopper.objects(64 * consumers, BN, stages, consumers, dtype, majors=majors)
     k = gemm_warp_specialized.build(*hopper.operand_matrices(o), o.tmA, o.tmB, o.tmC, o.mma, o.sA, o.sB,

@@ -49,6 +49,7 @@ PTX = {
     "tma_prefetch_desc": "fence.proxy.tensormap::generic.acquire.sys; prefetch.tensormap",
     "tma_store_2d": "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group",
     "tma_store_4d": "cp.async.bulk.tensor.4d.global.shared::cta.bulk_group",
+    "tma_reduce_add_2d": "cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.bulk_group",
     "tma_store_commit": "cp.async.bulk.commit_group",
     "tma_store_wait_read": "cp.async.bulk.wait_group.read",
     "tma_store_wait": "cp.async.bulk.wait_group",
@@ -361,6 +362,26 @@ def tma_store_2d(typingctx, tmap, src, src_idx, c0, c1):
 
     def codegen(context, builder, sig, args):
         _check_sm90a("cp.async.bulk.tensor (store)")
+        t = _generic_u64(context, builder, sig.args[0], args[0])
+        s = _shared_u32(context, builder, sig.args[1], args[1], args[2], sig.args[2])
+        x = context.cast(builder, args[3], sig.args[3], types.int32)
+        y = context.cast(builder, args[4], sig.args[4], types.int32)
+        _asm(builder, ir.VoidType(), [_i64, _i32, _i32, _i32], text, "l,r,r,r,~{memory}", [t, x, y, s])
+        return context.get_dummy_value()
+    return types.void(tmap, src, src_idx, c0, c1), codegen
+
+@intrinsic
+def tma_reduce_add_2d(typingctx, tmap, src, src_idx, c0, c1):
+    """cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.bulk_group: tma_store_2d that adds the box to the
+    global array's elements instead of overwriting them (each element's add is atomic; boxes from several
+    blocks land in any order), clipped at the map's bounds. Split-K's blocks add their partial C this way."""
+    _check_array("tma_reduce_add_2d", src, src_idx)
+    if not isinstance(tmap, types.Array):
+        raise TypingError("tma_reduce_add_2d: tmap must be the tensor map's device array, got %s" % tmap)
+    text = "%s [$0, {$1, $2}], [$3];" % PTX["tma_reduce_add_2d"]
+
+    def codegen(context, builder, sig, args):
+        _check_sm90a("cp.reduce.async.bulk.tensor")
         t = _generic_u64(context, builder, sig.args[0], args[0])
         s = _shared_u32(context, builder, sig.args[1], args[1], args[2], sig.args[2])
         x = context.cast(builder, args[3], sig.args[3], types.int32)

@@ -13,7 +13,8 @@ all along. The rule, as CUTLASS's and the CuTe DSL's schedulers choose:
     COLUMN_SPEED), the wider one on a tie;
   * split-K where the tiles fill at most half the SMs: `splits` blocks per tile, each accumulating a run of
     at least MIN_K_TILES k-tiles, as many as fill the SMs but no more than MAX_SPLITS, and no more than
-    keep the float32 partial sums (written once, read once by the second pass) at half the operands' bytes.
+    keep the float32 partial sums (each split adds its M x N partial C into C, in L2) at half the operands'
+    bytes.
 """
 
 from typing import NamedTuple
@@ -56,7 +57,7 @@ def choose_tile(M: int, N: int, K: int, dtype, n_sm: int) -> Tile:
     splits = 1
     if 2 * tiles <= n_sm:
         operand_bytes = (M + N) * K * dtype.bits // 8
-        partial_bytes = 2 * rows * BM * N * 4          # one split's float32 slice, written and read back
+        partial_bytes = M * N * 4                      # one split's float32 partial C, added into C
         splits = max(1, min(n_sm // tiles, k_tiles // MIN_K_TILES, MAX_SPLITS, operand_bytes // (2 * partial_bytes)))
         splits = -(-k_tiles // -(-k_tiles // splits))  # even runs: none left empty
     return Tile(BM, BN, splits)

@@ -11,8 +11,8 @@ from typing import Callable, Tuple
 import numpy as np
 from numba import cuda
 
-__all__ = ["BLOCK", "MAX_GRID_Y", "grid2", "launch2", "staged", "crop", "widen_to_f32", "fill_zero", "sum_slices",
-           "output", "written", "prepared", "ceil_to"]
+__all__ = ["BLOCK", "MAX_GRID_Y", "grid2", "launch2", "staged", "crop", "widen_to_f32", "fill_zero", "output",
+           "written", "prepared", "ceil_to"]
 
 BLOCK = (32, 8)            # 32 columns (one warp along a row) x 8 rows
 MAX_GRID_Y = 65535         # CUDA's limit on gridDim.y (gridDim.x may reach 2^31 - 1)
@@ -78,19 +78,6 @@ def _fill_zero(dst):
             dst[i, j] = 0
 
 
-@cuda.jit
-def _sum_slices(src, slices, dst):
-    """dst[i, j] = the sum over s of src[s * (src rows / slices) + i, j], s in order (the same sum each run)."""
-    j, first = cuda.grid(2)
-    if j < dst.shape[1]:
-        pitch = src.shape[0] // slices
-        for i in range(first, dst.shape[0], cuda.gridsize(2)[1]):
-            total = src[i, j]
-            for s in range(1, slices):
-                total += src[s * pitch + i, j]
-            dst[i, j] = total
-
-
 def staged(a, rows: int, cols: int, stream=0) -> Tuple[object, Callable]:
     """(a row-major device buffer of (rows, cols), the copy that fills it with the device array `a` padded
     with zeros)."""
@@ -109,12 +96,6 @@ def widen_to_f32(a, bfloat16: bool, stream=0) -> Tuple[object, Callable]:
     buf = cuda.device_array(a.shape, np.float32)
     kernel, src = (_bf16_to_f32, a) if bfloat16 else (_f16_to_f32, a.view(np.float16))
     return buf, lambda: launch2(kernel, a.shape, src, buf, stream=stream)
-
-
-def sum_slices(src, slices: int, dst, stream=0) -> Callable:
-    """The pass dst[i, j] = sum over s of slice s of src at (i, j): src is `slices` equal slices of rows
-    stacked (a split-K kernel's partial products), dst any float32 (rows, cols) array."""
-    return lambda: launch2(_sum_slices, dst.shape, src, slices, dst, stream=stream)
 
 
 def fill_zero(dst, stream=0):

@@ -9,11 +9,12 @@ zeros and clips the stores: any M, N, K.
 
 The tile and the split of K come from the shape and the SM count (shapes.choose_tile): step 5's 128 x 256
 tiles where they fill the GPU, 128 x 128 or 64-row tiles (one consumer warpgroup) where they fill it better,
-and split-K where even those leave most SMs idle. Split-K is parallel: each split stores its float32 partial
-C through the TMA into its own slice of a workspace, and a second pass (staging.sum_slices) adds the slices
-in order into C. Not atomics: the sum is the same on every call (float32 atomic adds land in any order),
-the kernel needs no zeroed C first, and the pass writes C with any strides; the cost, the workspace written
-and read once, is bounded by the rule.
+and split-K where even those leave most SMs idle. Split-K is CUTLASS's "parallel reduction in the
+epilogue" done by the TMA: C is zeroed (one memset on the call's stream), and each split adds its float32
+partial C into it with TMA reduce-adds (cp.reduce.async.bulk.tensor .add, atomic per element, in L2): one
+kernel, no workspace, no second pass, no host work beyond the memset's driver call. The price: the splits'
+adds land in any order, so with 3 or more splits the float32 sum may differ in its last bits from call to
+call (with 2, 0 + a + b = 0 + b + a: the same every call).
 """
 
 import numpy as np
@@ -76,12 +77,6 @@ class Wgmma:
         tile = choose_tile(M, N, K, a.dtype, cuda.get_current_device().MULTIPROCESSOR_COUNT)
         gemm = self.gemm(a.dtype, (a.major or Major.K, bt.major or Major.K), tile)
         before = [f for f in (fill_a, fill_b) if f is not None]
-        if tile.splits > 1:             # partial products into a workspace, then added into C
-            result = staging.output(c, M, N)
-            cv = rows_of_128_bytes(tile.splits * staging.ceil_to(M, tile.BM), N, Float32, Major.K)
-            run = gemm.prepare(av, btv, cv, stream, tile.splits)
-            after = [staging.sum_slices(cv, tile.splits, result, stream)]
-            return staging.prepared(before, run, after, result, keep=(av, btv, cv))
         if c is not None and c.on_device and c.major == Major.K and c.tma_readable and not c.overlaps(a, b):
             cv, after, result = c.array, [], c.array
         else:
@@ -89,7 +84,7 @@ class Wgmma:
             fresh = c is None or not c.on_device
             cv = result if fresh and (N * 4) % 16 == 0 else rows_of_128_bytes(M, N, Float32, Major.K)
             after = [] if cv is result else [staging.crop(cv, result, stream)]
-        run = gemm.prepare(av, btv, cv, stream)
+        run = gemm.prepare(av, btv, cv, stream, tile.splits)    # split-K: zeroes cv, then adds into it
         return staging.prepared(before, run, after, result, keep=(av, btv, cv))
 
 
