@@ -174,6 +174,7 @@ def accuracy(S, rng):
 
 def record(rows, errs, S_acc, device, rounds, out):
     """The run as a record (cutelite.teach.records.dump), for chapter 11: speed and accuracy."""
+    os.makedirs(out, exist_ok=True)
     path = os.path.join(out, "fp8_records.json")
     records.dump({
         "about": "FP8 e4m3 GEMM on Hopper (benchmarks/gemm/fp8_bench.py). speed: {size: {kernel: [ms, TFLOP/s, ratio "
@@ -206,12 +207,11 @@ def main():
     for key, k in _BUILT.items():        # what ptxas made of each kernel (a report: nvdisasm may be missing)
         try:
             print("%s: %d registers, SASS %s" % (", ".join(map(str, key)), registers(k.numba),
-                                                 sass_counts(k.numba, ("HGMMA", "UTMALDG", "LDL", "STL", "BAR"))))
+                                                 sass_counts(k.numba, ("QGMMA", "UTMALDG", "LDL", "STL", "BAR"))))
         except Exception as e:  # noqa: BLE001
             print("%s: no SASS (%s)" % (key, str(e)[:100]))
     name = cuda.get_current_device().name
     name = name.decode() if isinstance(name, bytes) else name
-    record(rows, errs, S_acc, name, args.rounds, args.out)
     print("\nMeasured %s on %s, e4m3, GPU time (best of %d rounds); error: relative (Frobenius) to float64 of the "
           "dequantized inputs" % (datetime.date.today(), name, args.rounds))
     print("\n| %d^3, float32 out | rel err |\n|---|---|" % S_acc)
@@ -221,6 +221,7 @@ def main():
     print("|---|---|---|---|---|---|")
     for S, k, t, tf, ratio, e in rows:
         print("| %d^3 | %s | %.3f | %.0f | %.2f | %.2e |" % (S, k, t, tf, ratio, e))
+    record(rows, errs, S_acc, name, args.rounds, args.out)
 
 
 if __name__ == "__main__":
