@@ -19,7 +19,7 @@ Numba's simulator runs one block at a time, so it runs the 1 x 1 cluster only.
 from cutelite import Layout, _, multicast_mask, size
 
 from ..cutejit import (
-    PipelineState, PipelineTmaAsync, PipelineTmaStore, Sym, TileScheduler, copy, else_, gemm, if_, kernel, local_tile,
+    PipelineState, encode_tensor_map, PipelineTmaAsync, PipelineTmaStore, Sym, TileScheduler, copy, else_, gemm, if_, kernel, local_tile,
     make_identity_tensor, make_producer_start_state, make_smem_tensor, prefetch_tensor_map, range_, setmaxnreg,
     thread_idx, tma_load_multicast, warpgroup_arrive, warpgroup_commit, warpgroup_wait,
 )
@@ -27,7 +27,7 @@ from ..expr import src
 from . import objects as hopper
 from .warp_specialized import epilogue_tma
 
-__all__ = ["gemm_cluster", "produce_multicast", "release_targets", "make", "CLUSTERS"]
+__all__ = ["gemm_cluster", "produce_multicast", "release_targets", "make", "launcher", "l2_bytes", "CLUSTERS"]
 
 CLUSTERS = ((1, 1), (2, 1), (1, 2))     # the shapes the chapter and the tests run
 
@@ -157,3 +157,25 @@ def make(cluster=(2, 1), BN=256, stages=4, consumers=2, regs=(40, 232), group=16
         return min(clusters, hopper._sm_count() // ctas) * ctas
     k.grid = grid
     return k
+
+
+def launcher(k, a, bt, c, stream=0):
+    """A zero-argument callable that computes C = A @ Bt.T with cluster kernel `k` on these device arrays (A
+    (M, K), Bt (N, K) and C (M, N) row-major, rows of 16-byte multiples): the tensor maps encoded and the
+    cluster launch prepared once."""
+    o = k.objects
+    maps = [encode_tensor_map(x, spec) for x, spec in ((a, o.tmA), (bt, o.tmB), (c, o.tmC))]
+    go = k.prepare(a, bt, c, *maps, stream=stream)
+
+    def run():
+        go()
+    run.maps = maps                  # the tensor maps live as long as the launcher
+    return run
+
+
+def l2_bytes(o):
+    """(bytes a block reads from L2 per k-tile, bytes that land in its shared memory per k-tile) of the objects
+    `o` (kernels.hopper.objects): its TMA instructions' boxes, each a 1/n slice of a tile shared by n blocks,
+    against the whole tiles its full barrier expects."""
+    issued = sum(tm.atom.num_tma * tm.atom.tma_bytes for tm in (o.tmA, o.tmB))
+    return issued, o.tx_bytes
