@@ -201,7 +201,8 @@ def test_launch_structs_have_cuda_h_layout():
         pytest.skip("no C compiler or cuda.h")
     with tempfile.TemporaryDirectory() as d:
         open(os.path.join(d, "s.c"), "w").write(
-            '#include <cuda.h>\n#include <stdio.h>\n#include <stddef.h>\nint main(){printf("%zu %zu %zu %zu %zu %zu %d",'
+            '#include <cuda.h>\n#include <stdio.h>\n#include <stddef.h>\n'
+            'int main(){printf("%zu %zu %zu %zu %zu %zu %d",'
             'sizeof(CUlaunchAttribute), sizeof(CUlaunchConfig), offsetof(CUlaunchConfig, hStream),'
             'offsetof(CUlaunchConfig, attrs), offsetof(CUlaunchConfig, numAttrs),'
             'offsetof(CUlaunchAttribute, value.clusterDim.x), (int)CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION);}')

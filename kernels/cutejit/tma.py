@@ -26,8 +26,8 @@ from ..expr import src
 from .tensor import GTensor, STensor
 from .trace import current
 
-__all__ = ["TensorMap", "TmaTensor", "tma_load", "tma_load_multicast", "tma_store", "tma_store_commit", "tma_store_wait",
-           "prefetch_tensor_map", "encode_tensor_map"]
+__all__ = ["TensorMap", "TmaTensor", "tma_load", "tma_load_multicast", "tma_store", "tma_store_commit",
+           "tma_store_wait", "prefetch_tensor_map", "encode_tensor_map"]
 
 class TensorMap:
     """A kernel argument: a 2-D matrix seen through the tensor map of `atom` (a cutelite TMA atom). A tile may

@@ -19,9 +19,9 @@ Numba's simulator runs one block at a time, so it runs the 1 x 1 cluster only.
 from cutelite import Layout, _, multicast_mask, size
 
 from ..cutejit import (
-    PipelineState, encode_tensor_map, PipelineTmaAsync, PipelineTmaStore, Sym, TileScheduler, copy, else_, gemm, if_, kernel, local_tile,
-    make_identity_tensor, make_producer_start_state, make_smem_tensor, prefetch_tensor_map, range_, setmaxnreg,
-    thread_idx, tma_load_multicast, warpgroup_arrive, warpgroup_commit, warpgroup_wait,
+    PipelineState, PipelineTmaAsync, PipelineTmaStore, Sym, TileScheduler, copy, else_, encode_tensor_map, gemm, if_,
+    kernel, local_tile, make_identity_tensor, make_producer_start_state, make_smem_tensor, prefetch_tensor_map, range_,
+    setmaxnreg, thread_idx, tma_load_multicast, warpgroup_arrive, warpgroup_commit, warpgroup_wait,
 )
 from ..expr import src
 from . import objects as hopper
