@@ -327,13 +327,14 @@ def allow_dynamic_shared(kernel, args, nbytes):
     return compiled
 
 
-def prepared_launch(kernel, args, grid, block, nbytes, stream=0):
+def prepared_launch(kernel, args, grid, block, nbytes, stream=0, cluster=None):
     """A callable that launches `kernel` (a cuda.jit dispatcher) on these very arguments, grid, block, dynamic
     shared memory and stream, with one driver call (cuLaunchKernel) and nothing else: the arguments are
     converted once, here. Numba's own launch types and converts every argument on every call (tens of
     microseconds, more than a 2048^3 GEMM takes on an H100). Valid while the arrays live at the same
     addresses with the same shapes: the caller keys its cache on those. None in the simulator, or where the
-    driver handle cannot be had (the caller then launches through Numba)."""
+    driver handle cannot be had (the caller then launches through Numba). `cluster`: the blocks of a cluster
+    along x, y, z, launched together (cuLaunchKernelEx with the cluster-dimension attribute)."""
     if in_simulator():
         return None
     from numba import typeof
@@ -353,6 +354,11 @@ def prepared_launch(kernel, args, grid, block, nbytes, stream=0):
     lib = ctypes.CDLL("libcuda.so.1")
     gx, gy, gz = tuple(grid) + (1,) * (3 - len(grid)) if isinstance(grid, tuple) else (grid, 1, 1)
     bx, by, bz = tuple(block) + (1,) * (3 - len(block)) if isinstance(block, tuple) else (block, 1, 1)
+    if cluster:
+        launch = _cluster_launch(lib, handle, (gx, gy, gz), (bx, by, bz), nbytes, stream_handle, params, cluster,
+                                 kernel.py_func.__name__)
+        launch.arguments = (values, keep, params)
+        return launch
     call = lib.cuLaunchKernel
     call.argtypes = [ctypes.c_void_p] + [ctypes.c_uint] * 7 + [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
 
@@ -390,3 +396,49 @@ def prepared_zero(array, stream=0):
             raise RuntimeError("cuMemsetD2D32Async failed with CUresult %d (%d x %d floats, pitch %d bytes)"
                                % (rc, rows, cols, pitch))
     return zero
+
+
+CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4      # cuda.h, CUlaunchAttributeID
+
+
+class CUlaunchAttribute(ctypes.Structure):
+    """cuda.h's CUlaunchAttribute: an id, padding to 8 bytes, a 64-byte value (here the cluster's x, y, z)."""
+    _fields_ = [("id", ctypes.c_int), ("pad", ctypes.c_char * 4), ("x", ctypes.c_uint), ("y", ctypes.c_uint),
+                ("z", ctypes.c_uint), ("rest", ctypes.c_char * 52)]
+
+
+class CUlaunchConfig(ctypes.Structure):
+    """cuda.h's CUlaunchConfig: grid, block, dynamic shared memory, stream, the attributes."""
+    _fields_ = [("gridDimX", ctypes.c_uint), ("gridDimY", ctypes.c_uint), ("gridDimZ", ctypes.c_uint),
+                ("blockDimX", ctypes.c_uint), ("blockDimY", ctypes.c_uint), ("blockDimZ", ctypes.c_uint),
+                ("sharedMemBytes", ctypes.c_uint), ("hStream", ctypes.c_void_p),
+                ("attrs", ctypes.POINTER(CUlaunchAttribute)), ("numAttrs", ctypes.c_uint)]
+
+
+def cluster_config(grid, block, nbytes, stream_handle, cluster):
+    """The CUlaunchConfig of a launch in clusters of `cluster` = (x, y, z) blocks, and its attribute (kept alive
+    with it). A grid that is not whole clusters is refused, as the driver would (CUDA_ERROR_INVALID_CLUSTER_SIZE)."""
+    cluster = tuple(cluster) + (1,) * (3 - len(cluster))
+    if any(g % c for g, c in zip(grid, cluster)):
+        raise ValueError("cluster_config: grid %s is not whole clusters of %s blocks" % (grid, cluster))
+    attr = CUlaunchAttribute(id=CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, x=cluster[0], y=cluster[1], z=cluster[2])
+    config = CUlaunchConfig(*grid, *block, nbytes, ctypes.c_void_p(stream_handle or None), ctypes.pointer(attr), 1)
+    return config, attr
+
+
+def _cluster_launch(lib, handle, grid, block, nbytes, stream_handle, params, cluster, name):
+    try:
+        call = lib.cuLaunchKernelEx
+    except AttributeError:
+        raise RuntimeError("prepared_launch: this CUDA driver has no cuLaunchKernelEx (CUDA 12.0 or newer), which "
+                           "a launch in clusters of %s blocks needs" % (cluster,)) from None
+    call.argtypes = [ctypes.POINTER(CUlaunchConfig), ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+    config, attr = cluster_config(grid, block, nbytes, stream_handle, cluster)
+
+    def launch():
+        rc = call(ctypes.byref(config), handle, params, None)
+        if rc:
+            raise RuntimeError("cuLaunchKernelEx failed with CUresult %d (%s, grid %s, block %s, cluster %s, %d bytes "
+                               "of shared memory)" % (rc, name, grid, block, cluster, nbytes))
+    launch.config = (config, attr)
+    return launch

@@ -134,6 +134,21 @@ def k_tma_4d(tm, out):
     out[0] = s[5]
 
 
+def k_cluster(tm, out):
+    s = cuda.shared.array(8192, T.uint16)
+    bars = cuda.shared.array(2, T.uint64)
+    H.mbarrier_init(bars, 0, 1)
+    H.fence_mbarrier_init()
+    H.cluster_arrive()
+    H.cluster_wait()
+    H.mbarrier_arrive_expect_tx(bars, 0, 16384)
+    H.tma_load_2d_multicast(s, 0, tm, bars, 0, 0, 64, 3)
+    while H.mbarrier_try_wait(bars, 0, 0) == 0:
+        pass
+    H.mbarrier_arrive_cluster(bars, 1, cuda.threadIdx.x & 1)
+    out[0] = s[5]
+
+
 CASES = {
     "wgmma": (k_wgmma, (T.int64[::1], T.float32[::1]),
               ["wgmma.fence.sync.aligned", "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16",
@@ -155,6 +170,10 @@ CASES = {
     "tma 4d": (k_tma_4d, (T.uint64[::1], T.uint16[::1]),
                ["cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
                 "cp.async.bulk.tensor.4d.global.shared::cta.bulk_group"]),
+    "cluster": (k_cluster, (T.uint64[::1], T.uint16[::1]),
+                ["barrier.cluster.arrive.release.aligned", "barrier.cluster.wait.acquire.aligned",
+                 "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster",
+                 "mapa.shared::cluster.u32", "mbarrier.arrive.release.cluster.shared::cluster.b64"]),
     "setmaxnreg+named barriers": (k_regs_barriers, (T.uint16[::1],),
                             ["setmaxnreg.dec.sync.aligned.u32 40", "setmaxnreg.inc.sync.aligned.u32 232",
                              "bar.arrive 1, 256;",

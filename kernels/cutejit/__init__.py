@@ -39,7 +39,8 @@ from .pipeline import (  # noqa: F401
 )
 from .scheduler import TileScheduler, WorkTile  # noqa: F401
 from .tma import (  # noqa: F401
-    TensorMap, encode_tensor_map, prefetch_tensor_map, tma_load, tma_store, tma_store_commit, tma_store_wait,
+    TensorMap, encode_tensor_map, prefetch_tensor_map, tma_load, tma_load_multicast, tma_store, tma_store_commit,
+    tma_store_wait,
 )
 from .wgmma import warpgroup_arrive, warpgroup_commit, warpgroup_wait  # noqa: F401
 from .registers import fill, make_fragment, make_fragment_like  # noqa: F401

@@ -285,6 +285,7 @@ class Kernel:
         self._launches = {}
 
     grid = None   # a kernel built for a job sets grid(*args) -> its grid
+    cluster = None   # a kernel of cooperating blocks sets its cluster shape (blocks along x, y, z)
 
     def check(self, args, grid):
         """A TypeError or ValueError naming the kernel, the argument and both values unless `args` are arrays
@@ -310,6 +311,8 @@ class Kernel:
             raise TypeError("cutejit: %s: launch takes %d arrays (%s), got %d" % (
                 self.name, len(self.arguments), ", ".join(n for n, _ in self.arguments), len(args)))
         grid = self.grid(*args) if grid is None else grid
+        if self.cluster and np.prod(self.cluster) > 1:
+            return self._prepare_cluster(args, grid, stream)
         if in_simulator() or any(isinstance(a, np.ndarray) for a in args):
             self.check(args, grid)
             if not in_simulator():
@@ -327,6 +330,27 @@ class Kernel:
                 go = lambda: self.numba[grid, self.threads, stream, self.smem_bytes](*args)  # noqa: E731
             self._launches[key] = go
         return _holding(go, args)
+
+    def _prepare_cluster(self, args, grid, stream):
+        """The launch of a cluster of blocks: only the driver's cuLaunchKernelEx does it (Numba's launch cannot),
+        on device arrays."""
+        from ..runtime import in_simulator, prepared_launch
+        if in_simulator():
+            raise RuntimeError("cutejit: %s: launch: a cluster of %s blocks runs its blocks together; Numba's "
+                               "simulator runs one block at a time" % (self.name, self.cluster))
+        if any(isinstance(a, np.ndarray) for a in args):
+            raise TypeError("cutejit: %s: launch: a cluster launch takes device arrays (the driver's launch does "
+                            "not copy host arrays)" % self.name)
+        key = (grid, _stream_key(stream), tuple(_identity(a) for a in args))
+        go = self._launches.get(key)
+        if go is None:
+            self.check(args, grid)
+            go = prepared_launch(self.numba, args, grid, self.threads, self.smem_bytes, stream, cluster=self.cluster)
+            if go is None:
+                raise RuntimeError("cutejit: %s: launch: the driver's handle of the kernel cannot be had, and only "
+                                   "the driver launches a cluster of %s blocks" % (self.name, self.cluster))
+            self._launches[key] = go
+        return go
 
     def launch(self, *args, grid=None, stream=0):
         """Run on `grid` blocks (an int or tuple; by default self.grid(*args)) of `threads` threads, with the

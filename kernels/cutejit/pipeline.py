@@ -75,12 +75,14 @@ _PRODUCER, _CONSUMER = model.make_producer_start_state(1).phase, model.PipelineS
 
 class PipelineTmaAsync:
     """`stages` full/empty mbarrier pairs in dynamic shared memory; each stage announces `tx_bytes` (the
-    bytes its TMA loads deliver) and is released by `consumer_warps` arrivals."""
+    bytes its TMA loads deliver) and is released by the warps of `consumer_warpgroups`. In a cluster of
+    `cluster_shape` CTAs (along M, along N) with TMA multicast, the CTAs of a block's cluster row and column
+    write its stages, so their consumers release them too (cutelite's empty_arrivals counts them)."""
 
-    def __init__(self, stages, tx_bytes, consumer_warpgroups):
+    def __init__(self, stages, tx_bytes, consumer_warpgroups, cluster_shape=(1, 1)):
         t = current()
-        self.stages, self.tx = stages, tx_bytes
-        self.arrivals = empty_arrivals(consumer_warpgroups)
+        self.stages, self.tx, self.cluster_shape = stages, tx_bytes, cluster_shape
+        self.arrivals = empty_arrivals(consumer_warpgroups, cluster_shape=cluster_shape)
         self.bars = dynamic_shared("uint64")
         start = -(-t.smem_bytes // 8) * 8
         t.smem_bytes = start + 2 * 8 * stages
@@ -101,7 +103,11 @@ class PipelineTmaAsync:
                 t.emit("%s(%s, %d, 1)" % (init, self.bars, self.first + s))
                 t.emit("%s(%s, %d, %d)" % (init, self.bars, self.first + self.stages + s, self.arrivals))
             t.emit("%s()" % _intrinsic("fence_mbarrier_init"))
-        syncthreads()
+        if self.cluster_shape == (1, 1):
+            syncthreads()
+        else:                        # every block's inits, before any block's remote arrival or multicast
+            t.emit("%s()" % _intrinsic("cluster_arrive"))
+            t.emit("%s()" % _intrinsic("cluster_wait"))
 
     def _wait(self, index, parity):
         t = current()
@@ -139,6 +145,25 @@ class PipelineTmaAsync:
         t = current()
         with t.if_(Sym("(%s & 31) == 0" % thread_idx().src)):
             t.emit("%s(%s, %s)" % (_intrinsic("mbarrier_arrive"), self.bars, src(self.empty(state))))
+
+    def consumer_release_cluster(self, state, cta_of_lane):
+        """Free the stage in every CTA that writes it: lane j of each consumer warp arrives on the empty barrier
+        of CTA cta_of_lane(j) (a run-time rank; j = 0 .. the CTAs of this block's cluster row and column - 1)."""
+        self._role(state, _CONSUMER, "consumer_release", ("a consumer's", "PipelineState(stages)"))
+        t = current()
+        lane = t.let(thread_idx() & 31, "lane")
+        cm, cn = self.cluster_shape
+        with t.if_(Sym("%s < %d" % (lane.src, cm + cn - 1))):
+            t.emit("%s(%s, %s, %s)" % (_intrinsic("mbarrier_arrive_cluster"), self.bars, src(self.empty(state)),
+                                       src(cta_of_lane(lane))))
+
+    def producer_tail(self, state):
+        """Before the block ends: wait until every stage is empty once more, so that no CTA of the cluster still
+        has an arrival to make on this block's barriers (CUTLASS's load_tail)."""
+        self._role(state, _PRODUCER, "producer_tail", ("the producer's", "make_producer_start_state"))
+        for _ in range(self.stages):
+            self._wait(self.empty(state), state.phase)
+            state.advance()
 
 
 class PipelineTmaStore:

@@ -31,24 +31,41 @@ class WorkTile:
 
 
 class TileScheduler:
-    """tiles_m x tiles_n output tiles (run-time counts), in groups of `group` row-tiles."""
+    """tiles_m x tiles_n output tiles (run-time counts), in groups of `group` row-tiles. In a cluster of
+    `cluster` = (cm, cn) blocks (persistent only) the work is cluster-shaped: a cluster takes cm x cn adjacent
+    tiles at a time (the grouped raster numbers these cluster tiles), block (i, j) of the cluster the tile
+    (cm m' + i, cn n' + j); a cluster's tiles past C's edge are computed on zeros and clipped by the stores,
+    since every block of a cluster takes part in every k-tile's multicasts."""
 
-    def __init__(self, tiles_m, tiles_n, group=1, persistent=False):
+    def __init__(self, tiles_m, tiles_n, group=1, persistent=False, cluster=(1, 1)):
         if not isinstance(group, int) or group < 1:
             raise ValueError("cutejit: TileScheduler: group must be an int >= 1, got %r" % (group,))
+        if cluster != (1, 1) and not persistent:
+            raise ValueError("cutejit: TileScheduler: a cluster %r of blocks walks cluster tiles: persistent=True"
+                             % (cluster,))
         self.tiles_m, self.tiles_n, self.group, self.persistent = tiles_m, tiles_n, group, persistent
+        self.cluster = cluster
 
     def count(self):
         return self.tiles_m * self.tiles_n
 
-    def coords(self, index):
-        """(m, n) of tile number `index` in the grouped raster."""
+    def coords(self, index, tiles_m=None, tiles_n=None):
+        """(m, n) of tile number `index` in the grouped raster (of tiles_m x tiles_n tiles: by default C's)."""
         t = current()
-        per_group = self.group * self.tiles_n
+        tiles_m = self.tiles_m if tiles_m is None else tiles_m
+        per_group = self.group * (self.tiles_n if tiles_n is None else tiles_n)
         first = t.let((index // per_group) * self.group, "first")
-        rows = t.let(min_(self.tiles_m - first, self.group), "rows")
+        rows = t.let(min_(tiles_m - first, self.group), "rows")
         within = t.let(index % per_group, "within")
         return t.let(first + within % rows, "bm"), t.let(within // rows, "bn")
+
+    def block_in_cluster(self):
+        """(i, j): this block's coordinate in its cluster, from its rank blockIdx.x % (cm cn) (a cluster is
+        cm cn consecutive blocks of a 1-D grid), ranks running along M first (cutelite's Layout((cm, cn)))."""
+        t = current()
+        cm, cn = self.cluster
+        rank = t.let(block_idx() % (cm * cn), "cta_rank")
+        return t.let(rank % cm, "cta_m"), t.let(rank // cm, "cta_n")
 
     def work(self, index):
         """The WorkTile of tile number `index`."""
@@ -67,6 +84,18 @@ class TileScheduler:
                 raise ValueError("cutejit: TileScheduler: a block that is not persistent has one tile")
             yield self.initial_work()
             return
+        if self.cluster != (1, 1):
+            yield from self._cluster_tiles()
+            return
         grid = grid_dim()
         for index in range_(self.count(), block_idx() + first * grid, step * grid):
             yield self.work(index)
+
+    def _cluster_tiles(self):
+        t = current()
+        cm, cn = self.cluster
+        i, j = self.block_in_cluster()
+        cluster_m, cluster_n = (self.tiles_m + cm - 1) // cm, (self.tiles_n + cn - 1) // cn
+        for index in range_(cluster_m * cluster_n, block_idx() // (cm * cn), grid_dim() // (cm * cn)):
+            m, n = self.coords(index, cluster_m, cluster_n)
+            yield WorkTile(index, (t.let(m * cm + i, "tile_m"), t.let(n * cn + j, "tile_n")))

@@ -26,27 +26,31 @@ from ..expr import src
 from .tensor import GTensor, STensor
 from .trace import current
 
-__all__ = ["TensorMap", "TmaTensor", "tma_load", "tma_store", "tma_store_commit", "tma_store_wait",
-           "prefetch_tensor_map", "encode_tensor_map"]
+__all__ = ["TensorMap", "TmaTensor", "tma_load", "tma_load_multicast", "tma_store", "tma_store_commit",
+           "tma_store_wait", "prefetch_tensor_map", "encode_tensor_map"]
 
 class TensorMap:
-    """A kernel argument: a 2-D matrix seen through the tensor map of `atom` (a cutelite TMA atom, no
-    multicast). A tile may take several boxes (atom.num_tma): each lands on a contiguous run of the tile's
-    shared memory, in order."""
+    """A kernel argument: a 2-D matrix seen through the tensor map of `atom` (a cutelite TMA atom). A tile may
+    take several boxes (atom.num_tma): each lands on a contiguous run of the tile's shared memory, in order.
+    A multicast atom (SM90_TMA_LOAD_MULTICAST, n CTAs) splits each box n ways along its outer dimension: CTA
+    j of the n loads the j-th slice and multicasts it (tma_load_multicast)."""
 
     def __init__(self, atom):
         if not isinstance(atom, TMA_Atom):
             raise TypeError("cutejit: TensorMap takes a TMA atom (cutelite.make_tma_atom), got %r" % (atom,))
         r = rank(atom.gmem_layout)
-        if atom.multicast != 1 or r not in (2, 4) or len(atom.box) != r or any(b != 1 for b in atom.box[2:]):
+        split_inner = atom.multicast > 1 and (r != 2 or atom.box[0] != atom.tile_box[0])
+        if split_inner or r not in (2, 4) or len(atom.box) != r or any(b != 1 for b in atom.box[2:]):
             raise ValueError("cutejit: TensorMap: %r is a %d-D box %s of a rank-%d tensor, multicast %d; the kernels "
-                             "copy 2-D boxes of matrices (rank 2, or rank 4 with a box of one in modes 2 and 3) to "
-                             "one block" % (atom, len(atom.box), atom.box, r, atom.multicast))
+                             "copy 2-D boxes of matrices (rank 2, or rank 4 with a box of one in modes 2 and 3), a "
+                             "multicast splitting only the outer dimension" % (atom, len(atom.box), atom.box, r,
+                                                                              atom.multicast))
         self.atom, self.dtype = atom, numeric(atom.value_type).name
         strides = atom.gmem_layout.stride
         self.inner = next(m for m in (0, 1) if strides[m] == 1)      # the matrix mode a box's rows run along
         self.outer = r - 2                                           # run-time coordinates past the matrix's two
         self.bytes = atom.transaction_bytes                          # what a tile's loads deliver (expect_tx)
+        self.multicast = atom.multicast
         self.boxes = _boxes(atom)
 
     def bind(self, name, trace):
@@ -117,6 +121,22 @@ def tma_load(tma, coord, smem, barrier, index, *outer):
     fn = _intrinsic("tma_load_%dd" % (2 + tma.spec.outer) if isinstance(tma, TmaTensor) else "tma_load_2d")
     for dst, *c in _check(tma, coord, smem, "tma_load", outer):
         current().emit("%s(%s, %s, %s, %s, %s, %s)" % (fn, smem.mem, dst, tma.name, barrier, src(index), ", ".join(c)))
+
+
+def tma_load_multicast(tma, coord, smem, barrier, index, slice_, mask):
+    """The cluster's CTAs that share a tile each load a slice of it and multicast it: this CTA, the
+    `slice_`-th of the atom's n (a run-time value), loads slice `slice_` of every box (its outer rows
+    slice_ x box / n onwards) into the same place of the shared memory of every CTA of `mask` (16 bits, CTA
+    ranks), completing the bytes on each one's mbarrier barrier[index]. A TensorMap of multicast 1 loads the
+    whole tile (tma_load)."""
+    if not isinstance(tma, TmaTensor) or tma.spec.multicast == 1:
+        return tma_load(tma, coord, smem, barrier, index)
+    fn = _intrinsic("tma_load_2d_multicast")
+    inner, outer = tma.spec.atom.box                     # one CTA's slice of a box, innermost first
+    for dst, c0, c1 in _check(tma, coord, smem, "tma_load_multicast"):
+        current().emit("%s(%s, %s + %s * %d, %s, %s, %s, %s, %s + %s * %d, %s)" % (
+            fn, smem.mem, dst, src(slice_), inner * outer, tma.name, barrier, src(index), c0, c1, src(slice_), outer,
+            src(mask)))
 
 
 def tma_store(tma, smem, coord, *outer, add=False):

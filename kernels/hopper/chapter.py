@@ -20,7 +20,7 @@ from . import objects as hopper
 
 __all__ = ["RECORD", "recorded_table", "timing_method_table", "mainloop_excerpt", "plot_sweeps", "NAME_MAP", "name_map",
            "name_map_table", "ladder_table", "spread_4096", "dsl_table", "host_path_2048", "profile_lines",
-           "odd_shape_lines"]
+           "odd_shape_lines", "cluster_lines"]
 
 RECORD = load("kernels/hopper")
 STEP5, OURS = "persistent BN256 st4 group16 tma-store", "ours (persistent, TMA store)"
@@ -274,3 +274,19 @@ def odd_shape_lines(rows=2):
         out.append("  %dx%dx%d, rows of %d and %d bytes: the kernel %.3f ms, cuBLAS %.3f ms (%.2f)"
                    % (m, n, k, pa, pb, ms, cublas, ratio))
     return "\n".join(out)
+
+
+def cluster_lines():
+    """The recorded run of the cluster kernel (RECORD["cluster"], written by benchmarks/gemm/cluster_bench.py):
+    each kernel's TFLOP/s and median ratio to cuBLAS (with its range over the rounds) at each size, or a line
+    saying that there is no record yet."""
+    r = RECORD.get("cluster")
+    if r is None:
+        return ("No recorded run of the cluster kernel yet: benchmarks/gemm/cluster_bench.py measures it on an H100 "
+                "or H200 and writes the record this cell prints.")
+    run = r["run"]
+    lines = ["recorded %s on %s, `%s`; worst relative error of the fuzz against cuBLAS: %s" % (
+        run["date"], run["device"], run["command"], ", ".join("%s %s" % kv for kv in r["fuzz"].items())), ""]
+    lines += ["%-16s %-42s %8.1f TFLOP/s  %.2f of cuBLAS (%.2f - %.2f)" % (size, name, tf, ratio, lo, hi)
+              for size, name, ms, tf, ratio, lo, hi in r["rows"]]
+    return "\n".join(lines)

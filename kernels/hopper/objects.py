@@ -45,13 +45,17 @@ class Hopper:
     tx_bytes: int
     dtype: str
     majors: tuple
+    cluster: tuple = (1, 1)
 
 
-def objects(BM=128, BN=256, stages=4, consumers=2, dtype="float16", pingpong=False, majors=("K", "K")):
+def objects(BM=128, BN=256, stages=4, consumers=2, dtype="float16", pingpong=False, majors=("K", "K"),
+            cluster=(1, 1)):
     """The objects of one configuration. Cooperative consumers split a tile's rows, 64 each (BM = 64 x
     consumers); ping-pong consumers take whole tiles in turn, so the TiledMMA is one warpgroup's and BM is
     64 or 128 (at most 128 fp32 accumulators a thread: BM x BN <= 128 x 128 x 2). `majors`: which mode of A
-    (M, K) and of B^T (N, K) is contiguous, "K" or "MN" (wgmma reads either through its descriptors)."""
+    (M, K) and of B^T (N, K) is contiguous, "K" or "MN" (wgmma reads either through its descriptors).
+    `cluster`: (CTAs along M, along N) sharing tiles: A's tile is multicast to the cluster's row of cn CTAs,
+    B's to its column of cm (kernels.hopper.cluster)."""
     if dtype not in [t.name for t in DTYPES + FP8]:
         raise ValueError("objects: dtype must be one of %s, got %r" % (", ".join(t.name for t in DTYPES + FP8), dtype))
     if pingpong and (BM not in (64, 128) or BM * BN > 2 * 128 * 128):
@@ -66,7 +70,8 @@ def objects(BM=128, BN=256, stages=4, consumers=2, dtype="float16", pingpong=Fal
                           % ((BN, 256 // t.bits, types) + majors))     # k: 32 bytes of A (16 halves, 32 FP8)
     BK = _stage_k(elem)
     (sA, boxA), (sB, boxB) = (stage_layouts(elem, rows, stages, major) for rows, major in zip((BM, BN), majors))
-    tma_a, tma_b = (tma_atom("SM90_TMA_LOAD", elem, box, major) for box, major in zip((boxA, boxB), majors))
+    tma_a, tma_b = (tma_atom("SM90_TMA_LOAD" if n == 1 else "SM90_TMA_LOAD_MULTICAST", elem, box, major, n)
+                    for box, major, n in zip((boxA, boxB), majors, cluster[::-1]))
     tma_c = tma_atom("SM90_TMA_STORE", "float", tile_to_smem(Layout_K_SW128_Atom("float"), EPI_BOX), "K")
     return Hopper(
         mma=make_tiled_mma(atom, Layout((1 if pingpong else consumers, 1, 1))),
@@ -74,7 +79,7 @@ def objects(BM=128, BN=256, stages=4, consumers=2, dtype="float16", pingpong=Fal
         sC=tile_to_smem(Layout_K_SW128_Atom("float"), EPI_BOX + (2 * consumers,)),
         g2s=g2s_copy("SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>", BN, BK, 128 * consumers, Major.K, elem),
         tile=(BM, BN, BK), stages=stages, consumers=consumers,
-        tx_bytes=tma_a.transaction_bytes + tma_b.transaction_bytes, dtype=dtype, majors=majors)
+        tx_bytes=tma_a.transaction_bytes + tma_b.transaction_bytes, dtype=dtype, majors=majors, cluster=cluster)
 
 
 def shared_bytes(BM, BN, stages):
@@ -112,12 +117,12 @@ def stage_layouts(elem, rows, stages, major):
     return tile_to_smem(layout, (rows, BK, stages), (1, 0, 2)), tile_to_smem(layout, (rows, BK), (1, 0))
 
 
-def tma_atom(op, elem, tile, major):
+def tma_atom(op, elem, tile, major, multicast=1):
     """The TMA atom of a matrix (run-time extents and stride) whose `major` mode is contiguous ("K": mode 1,
-    row-major; "MN": mode 0), copying one `tile` (its shared-memory layout)."""
+    row-major; "MN": mode 0), copying one `tile` (its shared-memory layout), shared by `multicast` CTAs."""
     rows, cols = size(tile, 0), size(tile, 1)     # a placeholder matrix of one tile: the launch gives the real one
     stride = (dyn(cols), 1) if major == Major.K else (1, dyn(rows))
-    return make_tma_atom(op, Layout((dyn(rows), dyn(cols)), stride), tile, (rows, cols), value_type=elem)
+    return make_tma_atom(op, Layout((dyn(rows), dyn(cols)), stride), tile, (rows, cols), multicast, value_type=elem)
 
 
 def operand_matrices(o):

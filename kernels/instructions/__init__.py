@@ -52,7 +52,8 @@ _HOPPER = ["wgmma_fence", "wgmma_commit", "wgmma_wait", "wgmma_zero", "wgmma_uni
            "fence_mbarrier_init", "tma_load_2d", "tma_prefetch_desc", "setmaxnreg_inc", "setmaxnreg_dec",
            "named_barrier_sync", "named_barrier_arrive", "shared_address",
            "tma_store_2d", "tma_store_commit", "tma_store_wait_read", "tma_store_wait",
-           "wgmma_rs", "tma_load_4d", "tma_store_4d", "tma_reduce_add_2d"]
+           "wgmma_rs", "tma_load_4d", "tma_store_4d", "tma_reduce_add_2d",
+           "tma_load_2d_multicast", "mbarrier_arrive_cluster", "cluster_arrive", "cluster_wait"]
 globals().update({name: getattr(_warp, name) for name in _PLAIN})
 globals().update({name: getattr(_hopper, name) for name in _HOPPER})
 _SHORT = {}

@@ -57,6 +57,11 @@ PTX = {
     "setmaxnreg_dec": "setmaxnreg.dec.sync.aligned.u32",
     "named_barrier_sync": "bar.sync",
     "named_barrier_arrive": "bar.arrive",
+    "tma_load_2d_multicast": "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                             ".multicast::cluster",
+    "mbarrier_arrive_cluster": "mapa.shared::cluster.u32; mbarrier.arrive.release.cluster.shared::cluster.b64",
+    "cluster_arrive": "barrier.cluster.arrive.release.aligned",
+    "cluster_wait": "barrier.cluster.wait.acquire.aligned",
 }
 
 def _check_sm90a(name):
@@ -81,6 +86,8 @@ def _void(name):
 wgmma_commit = _void("wgmma_commit")
 fence_proxy_async = _void("fence_proxy_async")
 fence_mbarrier_init = _void("fence_mbarrier_init")
+cluster_arrive = _void("cluster_arrive")    # with cluster_wait: every thread of the cluster's blocks meets
+cluster_wait = _void("cluster_wait")
 
 def _acc_asm(name, text, context, builder, acc_ty, acc):
     """Emit `text` with the accumulator registers as read-write operands ("+f"), so the compiler keeps
@@ -285,6 +292,23 @@ def mbarrier_try_wait(typingctx, bar, idx, parity):
         return _asm(builder, _i32, [_i32, _i32], text, "=r,r,r,~{memory}", [addr, par])
     return sig, codegen
 
+@intrinsic
+def mbarrier_arrive_cluster(typingctx, bar, idx, cta):
+    """One arrival on bar[idx] of the cluster's block of rank `cta` (mapa: this block's shared address -> that
+    block's), with release semantics at cluster scope: this thread's reads of its stage come first."""
+    _check_array("mbarrier_arrive_cluster", bar, idx)
+    mapa, arrive = PTX["mbarrier_arrive_cluster"].split("; ")
+    text = "{ .reg .b32 remote; %s remote, $0, $1; %s _, [remote]; }" % (mapa, arrive)
+    sig = types.void(bar, idx, cta)
+
+    def codegen(context, builder, sig, args):
+        _check_sm90a("mbarrier.arrive.shared::cluster")
+        addr = _shared_u32(context, builder, sig.args[0], args[0], args[1], sig.args[1])
+        rank = context.cast(builder, args[2], sig.args[2], types.uint32)
+        _asm(builder, ir.VoidType(), [_i32, _i32], text, "r,r,~{memory}", [addr, rank])
+        return context.get_dummy_value()
+    return sig, codegen
+
 # ---- TMA ------------------------------------------------------------------------------------------
 def _generic_u64(context, builder, arrty, arr):
     return builder.ptrtoint(_element_ptr(context, builder, arrty, arr, ir.Constant(_i64, 0), types.int64), _i64)
@@ -309,6 +333,30 @@ def tma_load_2d(typingctx, dst, dst_idx, tmap, bar, bar_idx, c0, c1):
         x = context.cast(builder, args[5], sig.args[5], types.int32)
         y = context.cast(builder, args[6], sig.args[6], types.int32)
         _asm(builder, ir.VoidType(), [_i32, _i64, _i32, _i32, _i32], text, "r,l,r,r,r,~{memory}", [d, t, x, y, b])
+        return context.get_dummy_value()
+    return sig, codegen
+
+@intrinsic
+def tma_load_2d_multicast(typingctx, dst, dst_idx, tmap, bar, bar_idx, c0, c1, mask):
+    """tma_load_2d multicast: the box lands at dst[dst_idx:] in the shared memory of every block of the cluster
+    whose rank is a bit of `mask` (16 bits), completing its bytes on each one's bar[bar_idx]."""
+    _check_array("tma_load_2d_multicast", dst, dst_idx)
+    _check_array("tma_load_2d_multicast", bar, bar_idx)
+    if not isinstance(tmap, types.Array):
+        raise TypingError("tma_load_2d_multicast: tmap must be the tensor map's device array, got %s" % tmap)
+    sig = types.void(dst, dst_idx, tmap, bar, bar_idx, c0, c1, mask)
+    text = "%s [$0], [$1, {$2, $3}], [$4], $5;" % PTX["tma_load_2d_multicast"]
+
+    def codegen(context, builder, sig, args):
+        _check_sm90a("cp.async.bulk.tensor (multicast)")
+        d = _shared_u32(context, builder, sig.args[0], args[0], args[1], sig.args[1])
+        t = _generic_u64(context, builder, sig.args[2], args[2])
+        b = _shared_u32(context, builder, sig.args[3], args[3], args[4], sig.args[4])
+        x = context.cast(builder, args[5], sig.args[5], types.int32)
+        y = context.cast(builder, args[6], sig.args[6], types.int32)
+        m = context.cast(builder, args[7], sig.args[7], types.uint16)
+        _asm(builder, ir.VoidType(), [_i32, _i64, _i32, _i32, _i32, ir.IntType(16)], text,
+             "r,l,r,r,r,h,~{memory}", [d, t, x, y, b, m])
         return context.get_dummy_value()
     return sig, codegen
 

@@ -65,6 +65,18 @@ def mbarrier_arrive(bar, idx):
 def mbarrier_arrive_expect_tx(bar, idx, nbytes):
     check_target("mbarrier.try_wait")
 
+def mbarrier_arrive_cluster(bar, idx, cta):
+    check_target("mbarrier.try_wait")
+    if cta != 0:
+        raise CapabilityError("mbarrier_arrive_cluster: an arrival on block %d of a cluster; Numba's simulator runs "
+                              "one block at a time (clusters of one block only)" % cta)
+
+def cluster_arrive():
+    check_target("mbarrier.try_wait")
+
+def cluster_wait():
+    check_target("mbarrier.try_wait")
+
 def mbarrier_try_wait(bar, idx, parity):
     check_target("mbarrier.try_wait")
     return 1
@@ -89,6 +101,7 @@ wgmma_rs = _refuse("wgmma.mma_async (A from registers)")
 tma_load_2d = _refuse("cp.async.bulk.tensor")
 tma_prefetch_desc = _refuse("prefetch.tensormap")
 tma_store_2d = _refuse("cp.async.bulk.tensor (store)")
+tma_load_2d_multicast = _refuse("cp.async.bulk.tensor (multicast)")
 tma_load_4d = _refuse("cp.async.bulk.tensor.4d")
 tma_store_4d = _refuse("cp.async.bulk.tensor.4d (store)")
 tma_reduce_add_2d = _refuse("cp.reduce.async.bulk.tensor (add)")
