@@ -351,6 +351,47 @@ def unpack_half2(typingctx, r):
     return types.UniTuple(types.float32, 2)(r), codegen
 
 
+@intrinsic
+def pack_bf16x2(typingctx, lo, hi):
+    """Two float32 values rounded to nearest bfloat16 -> one b32 register, `lo` in the low half
+    (cvt.rn.bf16x2.f32 takes the high half first)."""
+    if not (isinstance(lo, types.Float) and isinstance(hi, types.Float)):
+        raise TypingError("pack_bf16x2: expected two floats, got %s, %s" % (lo, hi))
+
+    def codegen(context, builder, sig, args):
+        check_target("cvt.rn.bf16x2.f32")
+        a, b = (context.cast(builder, v, t, types.float32) for v, t in zip(args, sig.args))
+        return _asm(builder, _i32, [_f32, _f32], "cvt.rn.bf16x2.f32 $0, $1, $2;", "=r,f,f", [b, a])
+    return types.uint32(lo, hi), codegen
+
+
+@intrinsic
+def unpack_bf16x2(typingctx, r):
+    """One b32 register -> its two bfloat16 halves as float32 (low half first): exact, the bits moved up."""
+    if not isinstance(r, types.Integer):
+        raise TypingError("unpack_bf16x2: expected an integer register, got %s" % r)
+
+    def codegen(context, builder, sig, args):
+        v = context.cast(builder, args[0], sig.args[0], types.uint32)
+        lo = builder.shl(v, ir.Constant(_i32, 16))
+        hi = builder.and_(v, ir.Constant(_i32, 0xFFFF0000))
+        return context.make_tuple(builder, sig.return_type, [builder.bitcast(x, _f32) for x in (lo, hi)])
+    return types.UniTuple(types.float32, 2)(r), codegen
+
+
+@intrinsic
+def tanh_approx(typingctx, x):
+    """tanh.approx.f32: tanh(x) in one MUFU instruction (relative error about 2^-11; sm_75 and newer)."""
+    if not isinstance(x, types.Float):
+        raise TypingError("tanh_approx: expected a float, got %s" % x)
+
+    def codegen(context, builder, sig, args):
+        check_target("tanh.approx.f32")
+        v = context.cast(builder, args[0], sig.args[0], types.float32)
+        return builder.call(ir.InlineAsm(ir.FunctionType(_f32, [_f32]), "tanh.approx.f32 $0, $1;", "=f,f"), [v])
+    return types.float32(x), codegen
+
+
 # ---- warp shuffles (numba's own take only signed ints and floats; these take any 8- to 64-bit scalar) ----
 def _make_shfl(name, mode, clamp):
     """shfl.sync.<mode>.b32, applied to each 32-bit half of the value (so 64-bit values work too)."""

@@ -119,14 +119,18 @@ def _ndarray(a):
 
 
 def _bytes(a, name):
-    """The array's memory as flat bytes, in memory order (C- or Fortran-contiguous arrays)."""
+    """The array's memory as flat bytes from its first element, in memory order (contiguous arrays, or any
+    with non-negative strides: a broadcast's stride 0, say)."""
     nd = _ndarray(a)
     if nd.flags.c_contiguous:
         flat = nd.reshape(-1)
     elif nd.flags.f_contiguous:
         flat = nd.T.reshape(-1)
+    elif min(nd.strides) >= 0 and nd.size:
+        extent = sum((n - 1) * s for n, s in zip(nd.shape, nd.strides)) // nd.itemsize + 1
+        flat = np.lib.stride_tricks.as_strided(nd, (extent,), (nd.itemsize,), writeable=nd.flags.writeable)
     else:
-        raise ValueError("%s: the array must be contiguous (offsets count from its first element)" % name)
+        raise ValueError("%s: the array's strides must be non-negative (offsets count from its first element)" % name)
     return flat.view(np.uint8), nd.dtype.itemsize
 
 
@@ -316,6 +320,22 @@ def pack_half2(lo, hi):
 def unpack_half2(r):
     lo, hi = _decode(_regs([r]), "f16")
     return np.float32(lo), np.float32(hi)
+
+
+def pack_bf16x2(lo, hi):
+    check_target("cvt.rn.bf16x2.f32")
+    return np.uint32(_encode([lo, hi], "bf16")[0])
+
+
+def unpack_bf16x2(r):
+    lo, hi = _decode(_regs([r]), "bf16")
+    return np.float32(lo), np.float32(hi)
+
+
+def tanh_approx(x):
+    """tanh(x) rounded to float32 (the GPU's tanh.approx.f32 is within about 2^-11 of it)."""
+    check_target("tanh.approx.f32")
+    return np.float32(np.tanh(np.float32(x)))
 
 
 # ---- warp shuffles (the simulator has none) ------------------------------------------------------------
