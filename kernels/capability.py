@@ -39,7 +39,6 @@ MIN_SM = {
     "cp.async": (8, 0),
     "ld.global.v4": (2, 0),
     "st.global.v4": (2, 0),
-    "cvt.rn.bf16x2.f32": (8, 0),     # an epilogue's float32 -> bfloat16 pairs
     "tanh.approx.f32": (7, 5),       # GELU's tanh
     # Hopper: kernels.instructions.hopper_ptx compiles them for the arch-specific target sm_90a only
     "wgmma": (9, 0),

@@ -16,6 +16,8 @@ broadcast: a column bias has stride (0, 1)), so it is partitioned and copied exa
 from dataclasses import dataclass
 from typing import Optional
 
+import numpy as np
+
 from cutelite import Major, make_layout, size
 from cutelite.numeric import numeric
 
@@ -112,7 +114,7 @@ def epilogue(epi, acc, partition, tile, coord, mC, mBias, alpha, beta, pred=None
     edge). The caller copies the result to D's partition."""
     from .. import instructions
     t = current()
-    t.use("float32", __import__("numpy").float32)
+    t.use("float32", np.float32)
     out = numeric(epi.out)
     n = size(acc.layout)
     inputs = {}

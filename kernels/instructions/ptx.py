@@ -33,7 +33,7 @@ try:
 except ImportError:
     from numba.cuda.core.errors import TypingError
 
-from ..runtime import check_target
+from ..runtime import check_target, target_cc
 from .atoms import LDSM_PTX, ldmatrix_name, mma_name, mma_need, mma_registers
 
 SIMULATOR = False
@@ -353,15 +353,25 @@ def unpack_half2(typingctx, r):
 
 @intrinsic
 def pack_bf16x2(typingctx, lo, hi):
-    """Two float32 values rounded to nearest bfloat16 -> one b32 register, `lo` in the low half
-    (cvt.rn.bf16x2.f32 takes the high half first)."""
+    """Two float32 values rounded to nearest bfloat16 (ties to even) -> one b32 register, `lo` in the low
+    half: cvt.rn.bf16x2.f32 on sm_80 and newer (it takes the high half first); before sm_80, which has no
+    bf16 conversion, the same rounding in integer arithmetic (NaN -> the canonical 0x7FFF)."""
     if not (isinstance(lo, types.Float) and isinstance(hi, types.Float)):
         raise TypingError("pack_bf16x2: expected two floats, got %s, %s" % (lo, hi))
 
     def codegen(context, builder, sig, args):
-        check_target("cvt.rn.bf16x2.f32")
         a, b = (context.cast(builder, v, t, types.float32) for v, t in zip(args, sig.args))
-        return _asm(builder, _i32, [_f32, _f32], "cvt.rn.bf16x2.f32 $0, $1, $2;", "=r,f,f", [b, a])
+        cc = target_cc()
+        if cc is None or tuple(cc[:2]) >= (8, 0):
+            return _asm(builder, _i32, [_f32, _f32], "cvt.rn.bf16x2.f32 $0, $1, $2;", "=r,f,f", [b, a])
+        halves = []
+        for x in (a, b):
+            bits = builder.bitcast(x, _i32)
+            odd = builder.and_(builder.lshr(bits, ir.Constant(_i32, 16)), ir.Constant(_i32, 1))
+            rounded = builder.lshr(builder.add(bits, builder.add(odd, ir.Constant(_i32, 0x7FFF))), ir.Constant(_i32, 16))
+            nan = builder.fcmp_unordered("uno", x, x)
+            halves.append(builder.select(nan, ir.Constant(_i32, 0x7FFF), rounded))
+        return builder.or_(halves[0], builder.shl(halves[1], ir.Constant(_i32, 16)))
     return types.uint32(lo, hi), codegen
 
 

@@ -29,8 +29,8 @@ from ..capability import supports
 from ..layout_codegen import layout_fn, layout_pyfunc
 from . import (
     SMEM_ALIGN, cp_async_ca_4, cp_async_ca_8, cp_async_ca_16, cp_async_cg_16, cp_async_commit, cp_async_wait,
-    ld_global_v4_b32, ld_global_v4_f32, ldmatrix_for, mma_for, pack_half2, shfl_down_sync, shfl_sync,
-    shfl_up_sync, shfl_xor_sync, st_global_v4_b32, st_global_v4_f32, unpack_half2,
+    ld_global_v4_b32, ld_global_v4_f32, ldmatrix_for, mma_for, pack_bf16x2, pack_half2, shfl_down_sync, shfl_sync,
+    shfl_up_sync, shfl_xor_sync, st_global_v4_b32, st_global_v4_f32, tanh_approx, unpack_bf16x2, unpack_half2,
 )
 from .atoms import LDSM_PTX, mma_need, mma_registers, supported
 from ..numeric import as_b32, decode, encode, storage
@@ -267,6 +267,34 @@ def run_vector_copy(rng):
              check_bits("v4.b32", bits, src.view(u32)),
              check_bits("pack + shfl", packed, want_packed[lane ^ 1]),
              check("shfl 64-bit/float", wide, want_wide, 0.0)]
+    return Result(name, all(r.ok for r in parts), max(r.max_err for r in parts),
+                  "; ".join(r.name + ": " + r.note for r in parts if r.note))
+
+
+# ---- an epilogue's conversions: float32 -> bf16 pairs and back, tanh -----------------------------------
+@cuda.jit
+def k_epilogue_ops(x, packed, back, th):
+    """Per thread i: x[2i], x[2i+1] rounded to bf16 and packed, unpacked again; tanh.approx of x[i]."""
+    i = cuda.threadIdx.x
+    p = pack_bf16x2(x[2 * i], x[2 * i + 1])
+    packed[i] = p
+    lo, hi = unpack_bf16x2(p)
+    back[2 * i] = lo
+    back[2 * i + 1] = hi
+    th[i] = tanh_approx(x[i])
+
+
+@selftest("pack/unpack bf16x2, tanh.approx", "tanh.approx.f32")
+def run_epilogue_ops(rng):
+    name = "pack/unpack bf16x2, tanh.approx"
+    x = (rng.standard_normal(64) * 3).astype(f32)
+    x[:3] = (1 + 2.0 ** -8, 1 + 3 * 2.0 ** -8, -(1 + 2.0 ** -9))      # ties and a half-way below: to even
+    packed, back, th = np.full(32, 0xFFFFFFFF, u32), np.full(64, np.nan, f32), np.full(32, np.nan, f32)
+    k_epilogue_ops[1, 32](x, packed, back, th)
+    bits = encode(x, "bfloat16")
+    parts = [check_bits("pack", packed, as_b32(bits.reshape(32, 2)).reshape(32)),
+             check("unpack", back, decode(bits, "bfloat16"), 0.0),
+             check("tanh", th, np.tanh(x[:32].astype(np.float64)), 2.0 ** -10)]
     return Result(name, all(r.ok for r in parts), max(r.max_err for r in parts),
                   "; ".join(r.name + ": " + r.note for r in parts if r.note))
 

@@ -323,7 +323,6 @@ def unpack_half2(r):
 
 
 def pack_bf16x2(lo, hi):
-    check_target("cvt.rn.bf16x2.f32")
     return np.uint32(_encode([lo, hi], "bf16")[0])
 
 
