@@ -391,7 +391,7 @@ def unpack_bf16x2(typingctx, r):
 
 @intrinsic
 def tanh_approx(typingctx, x):
-    """tanh.approx.f32: tanh(x) in one MUFU instruction (relative error about 2^-11; sm_75 and newer)."""
+    """tanh.approx.f32: an approximation of tanh(x) in one instruction (sm_75 and newer; PTX ISA, tanh)."""
     if not isinstance(x, types.Float):
         raise TypingError("tanh_approx: expected a float, got %s" % x)
 

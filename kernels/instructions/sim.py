@@ -332,7 +332,7 @@ def unpack_bf16x2(r):
 
 
 def tanh_approx(x):
-    """tanh(x) rounded to float32 (the GPU's tanh.approx.f32 is within about 2^-11 of it)."""
+    """tanh(x) rounded to float32 (the GPU's tanh.approx.f32 approximates it; the tests allow 2^-10)."""
     check_target("tanh.approx.f32")
     return np.float32(np.tanh(np.float32(x)))
 
