@@ -10,7 +10,10 @@
    Targets (issue 30): bf16 out >= 1.0 of torch.mm; bias + GELU >= 0.95 of the plain GEMM and faster than
    PyTorch's three passes. A table last.
 
-    PYTHONPATH=. python3 benchmarks/gemm/epilogue_bench.py [--cases 60] [--seed 0]
+    PYTHONPATH=. python3 benchmarks/gemm/epilogue_bench.py [--cases 60] [--seed 0] [--records PATH]
+
+--records writes the timings as JSON (device, date, command, rows) to PATH, or to RECORDS
+(kernels.lib.epilogue: what chapter 8 reads) with no PATH given.
 """
 import argparse
 import sys
@@ -24,6 +27,7 @@ from numba import cuda  # noqa: E402
 
 from kernels.harness import time_rounds  # noqa: E402
 from kernels.lib import matmul  # noqa: E402
+from kernels.lib.epilogue import RECORDS  # noqa: E402
 
 DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 OUT = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
@@ -115,6 +119,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cases", type=int, default=60)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--records", nargs="?", const=RECORDS, default=None)
     args = ap.parse_args()
     rng = np.random.default_rng(args.seed)
     torch.manual_seed(args.seed)
@@ -136,6 +141,17 @@ def main():
           "| fused / torch.mm+bias+gelu (> 1) |\n|---|---|---|---|")
     for size, a, b, c in ratios:
         print("| %d^3 | %.2f | %.2f | %.2f |" % (size, a, b, c))
+    if args.records:
+        import datetime
+        import json
+        rec = {"about": "GPU time (ms, median of 3 interleaved rounds) and TFLOP/s of each run, bf16 inputs",
+               "device": name.decode() if isinstance(name, bytes) else name, "date": str(datetime.date.today()),
+               "command": "python benchmarks/gemm/epilogue_bench.py " + " ".join(sys.argv[1:]),
+               "fuzz": {"cases": args.cases, "failed": bad},
+               "rows": [dict(size=size, run=run, ms=ms, tflops=tf) for size, run, ms, tf in rows]}
+        with open(args.records, "w") as f:
+            json.dump(rec, f, indent=1)
+            f.write("\n")
     sys.exit(bad)
 
 

@@ -21,7 +21,7 @@ from ..cutejit.epilogue import ACTIVATIONS, Epilogue
 from ..numeric import storage
 from . import staging
 
-__all__ = ["Fused", "fuse", "PLAIN", "OUT_DTYPES", "out_type"]
+__all__ = ["Fused", "fuse", "PLAIN", "OUT_DTYPES", "out_type", "traffic", "RECORDS", "recorded"]
 
 OUT_DTYPES = (Float32, Float16, BFloat16)
 
@@ -161,3 +161,33 @@ def _contiguous(v):
 
 
 PLAIN = Fused(Epilogue(), np.float32(1), np.float32(0))      # no epilogue: D = A @ B in float32
+
+
+def traffic(M, N, K, in_bytes=2, out_bytes=2, passes=("bias", "gelu")):
+    """{plan: [(step, bytes read, bytes written)]} of D = act(A @ B + bias) in DRAM, each matrix moved once
+    a step (a model: no cache reuse between steps): "fused" is one GEMM that reads A, B and the bias and
+    writes D; "separate" is the GEMM writing C, then one elementwise pass per entry of `passes`, each
+    reading the matrix the step before wrote (the bias pass also the bias) and writing it again."""
+    ab, mn, bias = (M * K + K * N) * in_bytes, M * N * out_bytes, N * out_bytes
+    fused = [("GEMM + " + " + ".join(passes), ab + (bias if "bias" in passes else 0), mn)]
+    separate = [("GEMM", ab, mn)] + [(p, mn + (bias if p == "bias" else 0), mn) for p in passes]
+    return {"fused": fused, "separate": separate}
+
+
+RECORDS = "benchmarks/gemm/epilogue_records.json"    # written by benchmarks/gemm/epilogue_bench.py --records
+
+
+def recorded(root=None):
+    """The recorded timings of the fused epilogues (RECORDS under `root`, default: this checkout) as a
+    Markdown table, or a line saying there is no record yet."""
+    import json
+    import os
+    root = root or os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    path = os.path.join(root, RECORDS)
+    if not os.path.exists(path):
+        return "no record yet: %s is written by `python benchmarks/gemm/epilogue_bench.py --records`" % RECORDS
+    rec = json.load(open(path))
+    lines = ["%s, %s: %s" % (rec["device"], rec["date"], rec["command"]), "",
+             "| size | run | ms | TFLOP/s |", "|---|---|---|---|"]
+    lines += ["| %d^3 | %s | %.3f | %.1f |" % (r["size"], r["run"], r["ms"], r["tflops"]) for r in rec["rows"]]
+    return "\n".join(lines)
