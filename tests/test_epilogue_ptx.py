@@ -59,3 +59,12 @@ def test_hopper_kernel_with_an_epilogue_keeps_its_pipeline(epi):
     assert rc == 0, err
     assert "C7515" not in err and "serialized" not in err, err
     assert "0 bytes spill stores" in err, err
+
+
+def test_pack_bf16x2_is_cvt_from_sm80_and_integer_rounding_before(toolchain):  # noqa: F811
+    """One pack_bf16x2: cvt.rn.bf16x2.f32 where the target has it (sm_80 on), integer rounding on a T4."""
+    from kernels.instructions import selftest
+    f1, u1 = T.float32[::1], T.uint32[::1]
+    sig = (f1, f1, f1, u1, f1)
+    assert "cvt.rn.bf16x2.f32" in compile_kernel_ptx(selftest.k_fast_math, sig, (8, 0))
+    assert "cvt.rn.bf16x2.f32" not in compile_kernel_ptx(selftest.k_fast_math, sig, (7, 5))

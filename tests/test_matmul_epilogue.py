@@ -117,3 +117,13 @@ def test_plain_call_builds_the_kernel_it_built_before():
     assert Epilogue().plain and not Epilogue(alpha=True).plain
     with pytest.raises(ValueError, match="Epilogue: activation must be one of None, 'relu', 'gelu', got 'elu'"):
         Epilogue(activation="elu")
+
+
+def test_traffic_counts_each_matrix_once_a_step():
+    """kernels.lib.epilogue.traffic at M, N, K = 3, 5, 7 with 2-byte elements, counted by hand: the fused GEMM
+    reads A (21), B (35) and the bias (5) and writes D (15) once; each separate pass reads and writes D again."""
+    from kernels.lib.epilogue import traffic
+    plans = traffic(3, 5, 7, in_bytes=2, out_bytes=2, passes=("bias", "gelu"))
+    assert plans["fused"] == [("GEMM + bias + gelu", 2 * (21 + 35 + 5), 2 * 15)]
+    assert plans["separate"] == [("GEMM", 2 * (21 + 35), 2 * 15), ("bias", 2 * (15 + 5), 2 * 15),
+                                 ("gelu", 2 * 15, 2 * 15)]
