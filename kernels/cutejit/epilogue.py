@@ -22,6 +22,7 @@ from cutelite import Major, make_layout, size
 from cutelite.numeric import numeric
 
 from .copy import copy
+from .elementwise import convert
 from .kernel import Matrix, Scalar
 from .registers import make_fragment
 from .tensor import local_tile
@@ -126,26 +127,13 @@ def epilogue(epi, acc, partition, tile, coord, mC, mBias, alpha, beta, pred=None
             inputs[name] = _floats(regs)
     if epi.activation == "gelu":
         t.use("tanh_approx", instructions.tanh_approx)
-    d = make_fragment(make_layout(acc.layout.shape), out.name, name="rD")
+    d = make_fragment(make_layout(acc.layout.shape), "float32", name="rE")      # D's values in float32
     a = _floats(acc)
-    values = []
     for c in range(n):
         lines, result = epi.value(a[c], inputs.get("c", [None] * n)[c], inputs.get("b", [None] * n)[c],
                                   alpha.src if alpha is not None else "alpha", beta.src if beta is not None else "beta",
                                   t.fresh("pre") if epi.activation == "gelu" else None)
         for line in lines:
             t.emit(line)
-        if out.bits == 32:
-            t.emit("%s = %s" % (d.element(c)[0], result))
-        else:
-            values.append(t.fresh("e"))
-            t.emit("%s = %s" % (values[-1], result))
-    if out.bits == 16:
-        pack = {"float16": "pack_half2", "bfloat16": "pack_bf16x2"}[out.name]
-        t.use(pack, getattr(instructions, pack))
-        for c in range(0, n, 2):
-            reg, part = d.element(c)
-            if part or d.element(c + 1) != (reg, 1):
-                raise ValueError("cutejit: epilogue: values %d and %d of %r do not share a register" % (c, c + 1, d))
-            t.emit("%s = %s(%s, %s)" % (reg, pack, values[c], values[c + 1]))
-    return d
+        t.emit("%s = %s" % (d.element(c)[0], result))
+    return d if out.bits == 32 else convert(d, out.name, name="rD")     # 16-bit: rounded, two to a register
