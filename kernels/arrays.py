@@ -12,7 +12,7 @@ from cutelite import Major
 
 from .runtime import in_simulator
 
-__all__ = ["on_device", "is_device_array", "device_view", "transposed", "operand_major", "major_of"]
+__all__ = ["on_device", "is_device_array", "device_view", "transposed", "broadcast", "operand_major", "major_of"]
 
 
 def on_device(a):
@@ -40,6 +40,18 @@ def transposed(x):
     from numba.cuda.cudadrv.devicearray import DeviceNDArray
     x = device_view(x)
     return DeviceNDArray(x.shape[::-1], x.strides[::-1], x.dtype, gpu_data=x.gpu_data)
+
+
+def broadcast(v, shape, mode):
+    """The 1-D device array v seen as a `shape` matrix that repeats it along `mode` (stride 0 there: CuTe's
+    broadcast tensor), without a copy; v runs along the other mode."""
+    strides = (0, v.strides[0]) if mode == 0 else (v.strides[0], 0)
+    if in_simulator():
+        from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
+        inner = v._ary if hasattr(v, "_ary") else v
+        return FakeCUDAArray(np.lib.stride_tricks.as_strided(inner, shape, strides, writeable=False))
+    from numba.cuda.cudadrv.devicearray import DeviceNDArray
+    return DeviceNDArray(shape, strides, v.dtype, gpu_data=device_view(v).gpu_data)
 
 
 def operand_major(x, op="operand_major"):

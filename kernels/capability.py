@@ -40,6 +40,7 @@ MIN_SM = {
     "cvt.rn.bf16x2.f32": (8, 0),   # two floats to a bf16 pair (the f16 pair converts on sm_75)
     "ld.global.v4": (2, 0),
     "st.global.v4": (2, 0),
+    "tanh.approx.f32": (7, 5),       # GELU's tanh
     # Hopper: kernels.instructions.hopper_ptx compiles them for the arch-specific target sm_90a only
     "wgmma": (9, 0),
     "setmaxnreg": (9, 0),

@@ -30,13 +30,14 @@ from .copy import copy, elem_less  # noqa: F401
 from ..expr import Sym  # noqa: F401
 from .gemm import gemm  # noqa: F401
 from .kernel import (  # noqa: F401
-    Kernel, Matrix, block_idx, cp_async_fence, cp_async_wait, else_, if_, kernel, make_smem_tensor, range_,
+    Kernel, Matrix, Scalar, block_idx, cp_async_fence, cp_async_wait, else_, if_, kernel, make_smem_tensor, range_,
     syncthreads, thread_idx, var, assign, min_, grid_dim, while_, fence_proxy_async, setmaxnreg,
 )
 from .barrier import NamedBarrier, named_barrier_arrive, named_barrier_sync  # noqa: F401
 from .pipeline import (  # noqa: F401
     PipelineOrder, PipelineState, PipelineTmaAsync, PipelineTmaStore, make_producer_start_state,
 )
+from .epilogue import Epilogue, epilogue  # noqa: F401
 from .scheduler import TileScheduler, WorkTile  # noqa: F401
 from .tma import (  # noqa: F401
     TensorMap, encode_tensor_map, prefetch_tensor_map, tma_load, tma_load_multicast, tma_store, tma_store_commit,

@@ -33,7 +33,7 @@ from .tensor import GTensor, STensor
 from .tiled import wrap
 from .trace import Trace, current, recording
 
-__all__ = ["kernel", "Matrix", "Kernel", "thread_idx", "block_idx", "grid_dim", "make_smem_tensor",
+__all__ = ["kernel", "Matrix", "Scalar", "Kernel", "thread_idx", "block_idx", "grid_dim", "make_smem_tensor",
            "dynamic_shared", "syncthreads", "cp_async_fence", "cp_async_wait", "fence_proxy_async", "setmaxnreg",
            "range_", "while_", "if_", "else_", "var", "assign", "min_"]
 
@@ -57,6 +57,25 @@ class Matrix:
     def __repr__(self):
         return "Matrix(%r, major=%s%s%s)" % (self.dtype, self.major, ", transposed=True" if self.transposed else "",
                                              ", rank=%d" % self.rank if self.rank != 2 else "")
+
+
+class Scalar:
+    """A run-time scalar argument of `dtype` ("float32", ...): inside the kernel, its parameter's name."""
+
+    def __init__(self, dtype):
+        self.dtype = element_type(dtype, "Scalar").name
+
+    def bind(self, name, trace):
+        return Sym(name, True)
+
+    def check(self, a, what):
+        """A TypeError starting with `what` unless `a` is a NumPy scalar of the dtype (Numba types the kernel
+        by it: a Python float would make it a float64)."""
+        if not isinstance(a, np.generic) or np.dtype(a.dtype) != np.dtype(storage(self.dtype)):
+            raise TypeError("%s: the kernel was built for a %s scalar, got %r" % (what, self.dtype, a))
+
+    def __repr__(self):
+        return "Scalar(%r)" % self.dtype
 
 
 class _MatrixArg:

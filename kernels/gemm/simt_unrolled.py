@@ -62,3 +62,57 @@ def gemm_simt_unrolled(A, B, C):
 
 
 grid = _jit.tile_grid(BM, BN, THREADS)
+
+
+def make(epi):
+    """gemm_simt_unrolled with Epilogue epi (kernels.cutejit.epilogue): this kernel's own source, its last
+    loop (the store of C) written out for epi: D = act(alpha acc + beta C + bias), float32 math, D stored
+    in epi.out (16-bit pairs packed). Launched as kernel[grid](A, B, D, *the Epilogue's run-time arguments:
+    C (D itself), the bias as a stride-0 (M, N) float32 matrix, alpha, beta, those it reads)."""
+    import inspect
+    from .. import instructions
+    from ..source import compile_function
+    src = inspect.getsource(gemm_simt_unrolled.py_func)
+    body = src[src.index("def gemm_simt_unrolled"):src.index("    for i in range(8):\n        r = m0")]
+    params = [p for p, m in zip(("X", "bias", "alpha", "beta"), epi.matrices()) if m is not None]
+    body = body.replace("def gemm_simt_unrolled(A, B, C):", "def gemm_simt_unrolled_epilogue(%s):"
+                        % ", ".join(["A", "B", "C"] + params))
+    env = dict(globals(), float32=f32, **{n: getattr(instructions, n) for n in (
+        "ld_global_v1_f32", "ld_global_v2_b32", "st_global_v2_b32", "unpack_half2", "unpack_bf16x2", "pack_half2",
+        "pack_bf16x2", "tanh_approx")})
+    fn = compile_function(body + store_source(epi), "gemm_simt_unrolled_epilogue", env, "simt epilogue")
+    kernel = _jit.jit(launch_bounds=(THREADS, 2))(fn)
+    kernel.source = fn.source
+    return kernel
+
+
+def store_source(epi):
+    """The epilogue's store of a thread's 8x8 block, straight-line: 16 times 4 values of a row."""
+    wide = epi.out == "float32"
+    unpack = {"float16": "unpack_half2", "bfloat16": "unpack_bf16x2"}.get(epi.out)
+    pack = {"float16": "pack_half2", "bfloat16": "pack_bf16x2"}.get(epi.out)
+    lines = []
+    for i in range(8):
+        lines.append("    r = m0 + tm + %d" % ((i % 4) + 32 * (i // 4)))
+        if epi.bias == "row":
+            lines.append("    b = ld_global_v1_f32(bias, r)")
+        for h in range(2):
+            at = "r * N + n0 + tn + %d" % (16 * h)
+            if epi.beta:
+                if wide:
+                    lines.append("    x0, x1, x2, x3 = ld_global_v4_f32(C, %s)" % at)
+                else:
+                    lines.append("    w0, w1 = ld_global_v2_b32(C, %s)" % at)
+                    lines.append("    x0, x1 = %s(w0)" % unpack)
+                    lines.append("    x2, x3 = %s(w1)" % unpack)
+            if epi.bias == "col":
+                lines.append("    b0, b1, b2, b3 = ld_global_v4_f32(bias, n0 + tn + %d)" % (16 * h))
+            for j in range(4):
+                pre, value = epi.value("acc[%d]" % (8 * i + 4 * h + j), "x%d" % j, "b%d" % j if epi.bias == "col"
+                                       else "b", tmp="v%d" % j)
+                lines += ["    " + line for line in pre] + ["    e%d = %s" % (j, value)]
+            if wide:
+                lines.append("    st_global_v4_f32(C, %s, (e0, e1, e2, e3))" % at)
+            else:
+                lines.append("    st_global_v2_b32(C, %s, (%s(e0, e1), %s(e2, e3)))" % (at, pack, pack))
+    return "\n".join(lines) + "\n"

@@ -8,7 +8,7 @@ as in tc_sm80_prefetch (one ldmatrix.x4 holds two k8 blocks of the mma). Every i
 from cutelite import _, size
 
 from ..cutejit import (
-    TileScheduler, assign, copy, fill, gemm, if_, kernel, local_tile, make_fragment_like,
+    TileScheduler, assign, copy, epilogue, fill, gemm, if_, kernel, local_tile, make_fragment_like,
     make_smem_tensor, range_, syncthreads, thread_idx, var,
 )
 from . import tensorcore
@@ -17,7 +17,8 @@ BEST = dict(BM=128, BN=128, BK=32, warps=(2, 2), min_blocks=2)
 
 
 @kernel
-def gemm_tc_sm75(mA, mB, mC, mma, g2r_A, g2r_B, s2r_A, s2r_B, sA_layout, sB_layout, edges):
+def gemm_tc_sm75(mA, mB, mC, mma, g2r_A, g2r_B, s2r_A, s2r_B, sA_layout, sB_layout, edges, epi, mX, mBias,
+                 alpha, beta):
     tid = thread_idx()
     BM, BN, BK = size(sA_layout, 0), size(sB_layout, 0), size(sA_layout, 1)
     sched = TileScheduler((mC.shape[0] + BM - 1) // BM, (mC.shape[1] + BN - 1) // BN, group=8)
@@ -75,13 +76,16 @@ def gemm_tc_sm75(mA, mB, mC, mma, g2r_A, g2r_B, s2r_A, s2r_B, sA_layout, sB_layo
             for j in range(per * kb, per * (kb + 1)):
                 gemm(mma, tCrA[_, _, j], tCrB[_, _, j], tCrC)
     pC = tensorcore.edge_guard(thr_mma.partition_C, mC, (BM, BN), (m, n))() if edges else None
+    if epi is not None:                                  # D = act(alpha C + beta X + bias), in D's type
+        tCrC = epilogue(epi, tCrC, thr_mma.partition_C, (BM, BN), (m, n), mX, mBias, alpha, beta, pred=pC)
     copy(tCrC, thr_mma.partition_C(gC), pred=pC)
 
 
 def make(BM=128, BN=128, BK=32, warps=(2, 2), dtype="float16", majors=("K", "MN"), min_blocks=2,
-         edges=False):
-    """As tc_sm80.make, with the T4's instructions (f16 only: bf16 mma needs sm_80)."""
+         edges=False, epi=None):
+    """As tc_sm80_prefetch.make, with the T4's instructions (f16 only: bf16 mma needs sm_80)."""
     o = tensorcore.objects(BM, BN, BK, 2, warps, "sm75", dtype, majors)
-    k = gemm_tc_sm75.build(*tensorcore.operand_matrices(o), o.mma, o.g2s_A, o.g2s_B,
-                           o.s2r_A, o.s2r_B, o.sA, o.sB, edges, threads=o.threads, min_blocks=min_blocks)
-    return tensorcore.finish(k, o, edges=edges)
+    k = gemm_tc_sm75.build(*tensorcore.operand_matrices(o, epi), o.mma, o.g2s_A, o.g2s_B,
+                           o.s2r_A, o.s2r_B, o.sA, o.sB, edges, *tensorcore.epilogue_arguments(epi),
+                           threads=o.threads, min_blocks=min_blocks)
+    return tensorcore.finish(k, o, edges=edges, **({"epi": epi} if epi else {}))

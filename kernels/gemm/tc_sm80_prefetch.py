@@ -13,7 +13,7 @@ for the next one at its last.
 from cutelite import _, size
 
 from ..cutejit import (
-    TileScheduler, assign, copy, cp_async_fence, cp_async_wait, fill, gemm, if_, kernel, local_tile,
+    TileScheduler, assign, copy, cp_async_fence, cp_async_wait, epilogue, fill, gemm, if_, kernel, local_tile,
     make_smem_tensor, range_, syncthreads, thread_idx, var,
 )
 from . import tensorcore
@@ -22,7 +22,8 @@ BEST = dict(BM=128, BN=128, BK=32, stages=4, warps=(2, 2), min_blocks=2)
 
 
 @kernel
-def gemm_tc_sm80_prefetch(mA, mB, mC, mma, g2s_A, g2s_B, s2r_A, s2r_B, sA_layout, sB_layout, stages, edges):
+def gemm_tc_sm80_prefetch(mA, mB, mC, mma, g2s_A, g2s_B, s2r_A, s2r_B, sA_layout, sB_layout, stages, edges,
+                          epi, mX, mBias, alpha, beta):
     tid = thread_idx()
     BM, BN, BK = size(sA_layout, 0), size(sB_layout, 0), size(sA_layout, 1)
     sched = TileScheduler((mC.shape[0] + BM - 1) // BM, (mC.shape[1] + BN - 1) // BN, group=8)
@@ -79,14 +80,17 @@ def gemm_tc_sm80_prefetch(mA, mB, mC, mma, g2s_A, g2s_B, s2r_A, s2r_B, sA_layout
                 assign(write, (write + 1) % stages)
             gemm(mma, tCrA[_, _, kb], tCrB[_, _, kb], tCrC)
     pC = tensorcore.edge_guard(thr_mma.partition_C, mC, (BM, BN), (m, n))() if edges else None
+    if epi is not None:                                  # D = act(alpha C + beta X + bias), in D's type
+        tCrC = epilogue(epi, tCrC, thr_mma.partition_C, (BM, BN), (m, n), mX, mBias, alpha, beta, pred=pC)
     copy(tCrC, thr_mma.partition_C(gC), pred=pC)
 
 
 def make(BM=128, BN=128, BK=32, stages=4, warps=(2, 2), dtype="float16", majors=("K", "MN"),
-         min_blocks=2, edges=False):
-    """As tc_sm80.make: a Kernel with .launch(A, B, C), .source, .config, .tile, .objects."""
+         min_blocks=2, edges=False, epi=None):
+    """As tc_sm80.make: a Kernel with .launch(A, B, C), .source, .config, .tile, .objects. epi: an Epilogue
+    (kernels.cutejit.epilogue), launched as .launch(A, B, D, *its run-time arguments); None: C = A @ B."""
     o = tensorcore.objects(BM, BN, BK, stages, warps, "sm80", dtype, majors)
-    k = gemm_tc_sm80_prefetch.build(*tensorcore.operand_matrices(o), o.mma, o.g2s_A,
-                                    o.g2s_B, o.s2r_A, o.s2r_B, o.sA, o.sB, stages, edges, threads=o.threads,
-                                    min_blocks=min_blocks)
-    return tensorcore.finish(k, o, edges=edges)
+    k = gemm_tc_sm80_prefetch.build(*tensorcore.operand_matrices(o, epi), o.mma, o.g2s_A,
+                                    o.g2s_B, o.s2r_A, o.s2r_B, o.sA, o.sB, stages, edges,
+                                    *tensorcore.epilogue_arguments(epi), threads=o.threads, min_blocks=min_blocks)
+    return tensorcore.finish(k, o, edges=edges, **({"epi": epi} if epi else {}))

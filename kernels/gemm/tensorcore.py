@@ -11,15 +11,22 @@ from cutelite.tensorcore import ATOMS, TensorCore, g2s_copy, objects, swizzle_at
 
 from ..cutejit import Matrix, elem_less, local_tile, make_identity_tensor
 
-__all__ = ["TensorCore", "objects", "swizzle_atom", "g2s_copy", "ATOMS", "operand_matrices", "edge_guard",
-           "finish"]
+__all__ = ["TensorCore", "objects", "swizzle_atom", "g2s_copy", "ATOMS", "operand_matrices", "epilogue_arguments",
+           "edge_guard", "finish"]
 
 
-def operand_matrices(o):
+def operand_matrices(o, epi=None):
     """The kernel's Matrix arguments for TensorCore objects o: A (M, K), B seen as (N, K) (the (K, N) array
-    transposed, no copy), each with o.majors' mode contiguous; C (M, N) float32 row-major."""
+    transposed, no copy), each with o.majors' mode contiguous; C (M, N) row-major, float32 or the type of
+    Epilogue epi's D."""
     a, b = o.majors
-    return Matrix(o.dtype, a), Matrix(o.dtype, b, transposed=True), Matrix("float32", Major.K)
+    return Matrix(o.dtype, a), Matrix(o.dtype, b, transposed=True), Matrix(epi.out if epi else "float32", Major.K)
+
+
+def epilogue_arguments(epi):
+    """What a step's kernel takes after its own arguments: the Epilogue and the specs of its run-time
+    arguments (C, bias, alpha, beta; None where it reads none); five Nones without one."""
+    return (epi,) + (epi.matrices() if epi else (None,) * 4)
 
 
 def edge_guard(partition, mX, tile, coord):
@@ -37,5 +44,5 @@ def finish(kernel, o, **config):
     kernel.objects, kernel.tile = o, o.tile
     kernel.config = dict(config, BM=BM, BN=BN, BK=BK, stages=o.stages, threads=o.threads, dtype=o.dtype,
                          majors=o.majors, smem=kernel.smem_bytes)
-    kernel.grid = lambda A, B, C: -(-C.shape[0] // BM) * -(-C.shape[1] // BN)
+    kernel.grid = lambda A, B, C, *epilogue: -(-C.shape[0] // BM) * -(-C.shape[1] // BN)
     return kernel

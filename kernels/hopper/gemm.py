@@ -30,7 +30,8 @@ class HopperGemm:
     """One step of the ladder, built for one configuration (see LADDER); M, N, K multiples of the tile."""
 
     def __init__(self, BN=256, stages=4, consumers=2, regs=None, group=1, persistent=False, tma_store=False,
-                 cp_async=False, pingpong=False, BM=None, dtype="float16", majors=("K", "K"), split_k=False):
+                 cp_async=False, pingpong=False, BM=None, dtype="float16", majors=("K", "K"), split_k=False,
+                 epi=None):
         if cp_async and (persistent or tma_store or regs or pingpong):
             raise ValueError("HopperGemm: cp_async=True is step 1 (every thread loads, no TMA): it takes BN, "
                              "stages, consumers and dtype only")
@@ -43,6 +44,9 @@ class HopperGemm:
         if pingpong and (tma_store or consumers != 2):
             raise ValueError("HopperGemm: pingpong=True is step 6 (two consumers, st.global epilogue): it takes BM, "
                              "BN, stages, regs, group and dtype")
+        if epi is not None and not tma_store:
+            raise ValueError("HopperGemm: an epilogue (epi=%r) is an option of the TMA-store kernel (tma_store=True)"
+                             % (epi,))
         if BM is not None and not pingpong and BM != 64 * consumers:
             raise ValueError("HopperGemm: BM is 64 per consumer warpgroup (%d) unless pingpong=True, got %r"
                              % (64 * consumers, BM))
@@ -52,7 +56,7 @@ class HopperGemm:
             self.kernel = pingpong_.make(BM or 64, BN, stages, regs or (40, 232), group, dtype)
         else:
             self.kernel = warp_specialized.make(BN, stages, consumers, regs, group, persistent, tma_store, dtype,
-                                                tuple(majors), split_k)
+                                                tuple(majors), split_k, epi)
         self.BM, self.BN = self.kernel.tile[0], self.kernel.tile[1]
         self.cp_async, self.tma_store, self.split_k = cp_async, tma_store, split_k
         self._maps = {}
@@ -65,13 +69,15 @@ class HopperGemm:
             self._maps[key] = encode_tensor_map(x, spec)
         return self._maps[key]
 
-    def __call__(self, a, bt, c, stream=0, splits=1):
-        self.prepare(a, bt, c, stream, splits)()
+    def __call__(self, a, bt, c, stream=0, splits=1, epilogue=()):
+        self.prepare(a, bt, c, stream, splits, epilogue)()
 
-    def prepare(self, a, bt, c, stream=0, splits=1):
+    def prepare(self, a, bt, c, stream=0, splits=1, epilogue=()):
         """A zero-argument callable that computes C = A @ Bt.T on these arrays and stream (the tensor maps
         encoded and the launch prepared once). A split_k kernel runs `splits` blocks a tile, each over a run of
-        K, that add their partial products into C: the call zeroes C first (one memset on the stream)."""
+        K, that add their partial products into C: the call zeroes C first (one memset on the stream).
+        `epilogue`: the run-time arguments of the kernel's Epilogue (kernels.lib.epilogue.Fused.arguments), if it
+        was built with one."""
         M, K = a.shape
         N = bt.shape[0]
         grid = None
@@ -99,7 +105,7 @@ class HopperGemm:
         if self.kernel.config.get("pingpong"):
             return self.kernel.prepare(a, bt, c, ma, mb, stream=stream)
         mc = self._map(c, o.tmC) if self.tma_store else ma
-        run = self.kernel.prepare(a, bt, c, ma, mb, mc, grid=grid, stream=stream)
+        run = self.kernel.prepare(a, bt, c, ma, mb, mc, *epilogue, grid=grid, stream=stream)
         return _after(prepared_zero(c, stream), run) if self.split_k else run
 
     def check_splits(self, K, splits):

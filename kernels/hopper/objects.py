@@ -21,12 +21,19 @@ from cutelite.tensorcore import g2s_copy
 
 from ..cutejit import Matrix, TensorMap
 
-__all__ = ["DTYPES", "EPI_BOX", "Hopper", "objects", "operand_matrices", "stage_layouts", "tma_atom", "finish",
+__all__ = ["DTYPES", "EPI_BOX", "epi_box", "Hopper", "objects", "operand_matrices", "stage_layouts", "tma_atom", "finish",
            "shared_bytes", "most_stages"]
 
 DTYPES = (Float16, BFloat16)                # the steps' A and B; they accumulate in float32
 FP8 = (Float8E4M3FN, Float8E5M2)            # kernels.hopper.fp8's A and B (K-major only)
-EPI_BOX = (64, 1024 // Float32.bits)        # the TMA-store epilogue's box of C: 64 rows of 128 bytes, 32 float32
+
+
+def epi_box(out="float32"):
+    """The TMA-store epilogue's box of C in `out` elements: 64 rows of 128 bytes (32 float32, 64 halves)."""
+    return (64, 1024 // numeric(out).bits)
+
+
+EPI_BOX = epi_box()                         # the box of a float32 C: 64 x 32
 
 
 @dataclass(frozen=True)
@@ -49,13 +56,14 @@ class Hopper:
 
 
 def objects(BM=128, BN=256, stages=4, consumers=2, dtype="float16", pingpong=False, majors=("K", "K"),
-            cluster=(1, 1)):
+            cluster=(1, 1), out="float32"):
     """The objects of one configuration. Cooperative consumers split a tile's rows, 64 each (BM = 64 x
     consumers); ping-pong consumers take whole tiles in turn, so the TiledMMA is one warpgroup's and BM is
     64 or 128 (at most 128 fp32 accumulators a thread: BM x BN <= 128 x 128 x 2). `majors`: which mode of A
     (M, K) and of B^T (N, K) is contiguous, "K" or "MN" (wgmma reads either through its descriptors).
     `cluster`: (CTAs along M, along N) sharing tiles: A's tile is multicast to the cluster's row of cn CTAs,
-    B's to its column of cm (kernels.hopper.cluster)."""
+    B's to its column of cm (kernels.hopper.cluster). `out`: C's element type, which the TMA-store epilogue's
+    box and buffers hold."""
     if dtype not in [t.name for t in DTYPES + FP8]:
         raise ValueError("objects: dtype must be one of %s, got %r" % (", ".join(t.name for t in DTYPES + FP8), dtype))
     if pingpong and (BM not in (64, 128) or BM * BN > 2 * 128 * 128):
@@ -72,11 +80,12 @@ def objects(BM=128, BN=256, stages=4, consumers=2, dtype="float16", pingpong=Fal
     (sA, boxA), (sB, boxB) = (stage_layouts(elem, rows, stages, major) for rows, major in zip((BM, BN), majors))
     tma_a, tma_b = (tma_atom("SM90_TMA_LOAD" if n == 1 else "SM90_TMA_LOAD_MULTICAST", elem, box, major, n)
                     for box, major, n in zip((boxA, boxB), majors, cluster[::-1]))
-    tma_c = tma_atom("SM90_TMA_STORE", "float", tile_to_smem(Layout_K_SW128_Atom("float"), EPI_BOX), "K")
+    c = numeric(out).cpp
+    tma_c = tma_atom("SM90_TMA_STORE", c, tile_to_smem(Layout_K_SW128_Atom(c), epi_box(out)), "K")
     return Hopper(
         mma=make_tiled_mma(atom, Layout((1 if pingpong else consumers, 1, 1))),
         sA=sA, sB=sB, tmA=TensorMap(tma_a), tmB=TensorMap(tma_b), tmC=TensorMap(tma_c),
-        sC=tile_to_smem(Layout_K_SW128_Atom("float"), EPI_BOX + (2 * consumers,)),
+        sC=tile_to_smem(Layout_K_SW128_Atom(c), epi_box(out) + (2 * consumers,)),
         g2s=g2s_copy("SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>", BN, BK, 128 * consumers, Major.K, elem),
         tile=(BM, BN, BK), stages=stages, consumers=consumers,
         tx_bytes=tma_a.transaction_bytes + tma_b.transaction_bytes, dtype=dtype, majors=majors, cluster=cluster)
@@ -125,10 +134,10 @@ def tma_atom(op, elem, tile, major, multicast=1):
     return make_tma_atom(op, Layout((dyn(rows), dyn(cols)), stride), tile, (rows, cols), multicast, value_type=elem)
 
 
-def operand_matrices(o):
-    """A (M, K) and B^T (N, K), each with o.majors' mode contiguous, C (M, N) float32 row-major."""
+def operand_matrices(o, out="float32"):
+    """A (M, K) and B^T (N, K), each with o.majors' mode contiguous, C (M, N) row-major of `out` elements."""
     a, b = o.majors
-    return Matrix(o.dtype, a), Matrix(o.dtype, b), Matrix("float32", Major.K)
+    return Matrix(o.dtype, a), Matrix(o.dtype, b), Matrix(out, Major.K)
 
 
 def finish(kernel, o, **config):

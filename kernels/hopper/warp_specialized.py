@@ -12,19 +12,22 @@ The same body is four steps of the ladder, by its arguments:
     the producer loading the next tile's stages while the consumers finish this one);
   * `regs`: setmaxnreg gives the producer's registers to the consumers (40 / 232 a thread);
   * `tma_store`: C leaves through shared memory and TMA stores (epilogue_tma) instead of st.global;
-  * `split_k` (with tma_store): block row y of a grid of gridDim.y rows computes the y-th of gridDim.y
-    equal runs of k-tiles and adds its partial C into C with TMA reduce-adds (cp.reduce.async.bulk.tensor
-    .add), C zeroed before the launch on the same stream (kernels.hopper.gemm): no workspace, no second pass.
+  * `split_k` (with tma_store, without epi): block row y of a grid of gridDim.y rows computes the y-th of
+    gridDim.y equal runs of k-tiles and adds its partial C into C with TMA reduce-adds
+    (cp.reduce.async.bulk.tensor .add), C zeroed before the launch on the same stream (kernels.hopper.gemm):
+    no workspace, no second pass;
+  * `epi` (with tma_store): an Epilogue (kernels.cutejit.epilogue) computes C's values from the accumulators
+    in registers, in C's type, before they leave (epilogue_tma).
 """
 
 from cutelite import Layout, _, logical_divide, make_tiled_mma, size
 from cutelite.gmma import make_gmma_atom
 
 from ..cutejit import (
-    NamedBarrier, PipelineState, PipelineTmaAsync, PipelineTmaStore, TileScheduler, block_idx, copy, else_,
-    fence_proxy_async, gemm, grid_dim, if_, kernel, local_tile, make_identity_tensor, make_producer_start_state,
-    make_smem_tensor, min_, prefetch_tensor_map, range_, setmaxnreg, thread_idx, tma_load, warpgroup_arrive,
-    warpgroup_commit, warpgroup_wait,
+    NamedBarrier, PipelineState, PipelineTmaAsync, PipelineTmaStore, TileScheduler, block_idx, copy, elem_less,
+    else_, epilogue, fence_proxy_async, gemm, grid_dim, if_, kernel, local_tile, make_identity_tensor,
+    make_producer_start_state, make_smem_tensor, min_, prefetch_tensor_map, range_, setmaxnreg, thread_idx,
+    tma_load, warpgroup_arrive, warpgroup_commit, warpgroup_wait,
 )
 from ..cutejit.tensor import RTensor
 from ..cutejit.tiled import wrap
@@ -35,7 +38,7 @@ __all__ = ["gemm_warp_specialized", "produce", "epilogue_tma", "make"]
 
 @kernel
 def gemm_warp_specialized(mA, mB, mC, tmA, tmB, tmC, mma, sA_layout, sB_layout, sC_layout, regs, group,
-                          persistent, tma_store_c, split_k):
+                          persistent, tma_store_c, split_k, epi, mX, mBias, alpha, beta):
     tid = thread_idx()
     BM, BN, BK, stages = size(sA_layout, 0), size(sB_layout, 0), size(sA_layout, 1), size(sA_layout, 2)
     consumers = size(mma.thr_layout_vmnk) // 128
@@ -61,7 +64,7 @@ def gemm_warp_specialized(mA, mB, mC, tmA, tmB, tmC, mma, sA_layout, sB_layout, 
         if regs:
             setmaxnreg(regs[1], grow=True)
         if tma_store_c:
-            sC = make_smem_tensor(sC_layout.element_layout(), "float32")   # (64, 32, 2 * consumers)
+            sC = make_smem_tensor(sC_layout.element_layout(), mC.dtype)    # (64, 128 bytes, 2 * consumers)
             store = PipelineTmaStore(sC, 2, (tid - 128) // 128, leader=(tid & 127) < 1)   # 2 buffers a warpgroup
             with if_(store.leader):
                 prefetch_tensor_map(tmC)                 # the thread that will store C, before its first store
@@ -87,7 +90,7 @@ def gemm_warp_specialized(mA, mB, mC, tmA, tmB, tmC, mma, sA_layout, sB_layout, 
             pipe.consumer_release(release)               # the tile's last stage
             release.advance()
             if tma_store_c:
-                epilogue_tma(tmC, mC, acc, store, m, n, BM, BN, consumers, add=split_k)
+                epilogue_tma(tmC, mC, acc, store, m, n, BM, BN, consumers, split_k, epi, mX, mBias, alpha, beta)
             else:
                 copy(acc, thr_mma.partition_C(gC))       # accumulators -> C
         if tma_store_c:
@@ -111,11 +114,14 @@ def produce(pipe, sched, k_tiles, tmA, cA, sA, tmB, cB, sB, k_first=None):
             state.advance()
 
 
-def epilogue_tma(tmC, mC, acc, store, m, n, BM, BN, consumers, add=False):
-    """C leaves a consumer warpgroup in 64 x 32 boxes: its threads write a box into its next staging buffer
-    (st.shared), fence them for the async proxy, and one thread issues the box's TMA store; the store
-    pipeline hands out a buffer once the store that last read it is done reading. add: the boxes are added
-    to C (TMA reduce-add: split-K's partial sums) instead of stored."""
+def epilogue_tma(tmC, mC, acc, store, m, n, BM, BN, consumers, add=False, epi=None, mX=None, mBias=None,
+                 alpha=None, beta=None):
+    """C leaves a consumer warpgroup in boxes of 64 rows of 128 bytes (64 x 32 float32): its threads write a
+    box into its next staging buffer (st.shared), fence them for the async proxy, and one thread issues the
+    box's TMA store; the store pipeline hands out a buffer once the store that last read it is done reading.
+    add: the boxes are added to C (TMA reduce-add: split-K's partial sums) instead of stored. With an
+    Epilogue `epi`, a box's values are first computed from its accumulators in registers (C and the bias
+    read inside mC's bounds), in C's type."""
     tid = thread_idx()
     c = (tid - 128) // 128                               # this consumer warpgroup
     rows, cols = size(store.buffers.layout, 0), size(store.buffers.layout, 1)
@@ -127,26 +133,37 @@ def epilogue_tma(tmC, mC, acc, store, m, n, BM, BN, consumers, add=False):
     cC = local_tile(make_identity_tensor(mC.shape), (rows, cols), (_, _))
     row = m * (BM // rows) + c
     for b in range(BN // cols):
+        box = (row, n * (BN // cols) + b)
+        values = boxes[_, b]
+        if epi is not None:                              # D = act(alpha acc + beta X + bias), before the wait
+            inside = elem_less(thr_box.partition_C(cC[(_, _) + box]), mC.shape)
+            values = epilogue(epi, values, thr_box.partition_C, (rows, cols), box, mX, mBias, alpha, beta, inside)
         buf = store.producer_acquire()                   # the store from this buffer has read it
         barrier.sync(c)
-        copy(boxes[_, b], thr_box.partition_C(buf))
+        copy(values, thr_box.partition_C(buf))
         fence_proxy_async()                              # the writes, before the TMA reads them
         barrier.sync(c)
-        store.producer_commit(tmC, buf, cC[_, _, row, n * (BN // cols) + b], add=add)
+        store.producer_commit(tmC, buf, cC[(_, _) + box], add=add)
 
 
 def make(BN=256, stages=4, consumers=2, regs=None, group=1, persistent=False, tma_store=False, dtype="float16",
-         majors=("K", "K"), split_k=False):
+         majors=("K", "K"), split_k=False, epi=None):
     """Steps 2-5 for one configuration: a cutejit Kernel launched as kernel.launch(A, Bt, C, mapA, mapB,
     mapC) (the tensor maps from encode_tensor_map and the objects' TensorMaps; mapC only read with
     tma_store). majors: which mode of A (M, K) and of Bt (N, K) is contiguous ("K" or "MN"). split_k (with
-    tma_store): launched on a grid of (blocks, splits) into a zeroed C (see the module)."""
+    tma_store): launched on a grid of (blocks, splits) into a zeroed C (see the module). epi: an Epilogue
+    (kernels.cutejit.epilogue; tma_store, no split_k), its run-time arguments launched after mapC."""
     if split_k and not tma_store:
         raise ValueError("warp_specialized.make: split_k=True adds partial C through the TMA: it needs "
                          "tma_store=True")
-    o = hopper.objects(64 * consumers, BN, stages, consumers, dtype, majors=majors)
-    k = gemm_warp_specialized.build(*hopper.operand_matrices(o), o.tmA, o.tmB, o.tmC, o.mma, o.sA, o.sB,
-                                    o.sC, regs, group, persistent, tma_store, split_k, threads=128 * (1 + consumers),
+    if epi is not None and (split_k or not tma_store):
+        raise ValueError("warp_specialized.make: an epilogue needs tma_store=True and split_k=False (the partial "
+                         "sums of split-K are not C), got tma_store=%r, split_k=%r" % (tma_store, split_k))
+    out = epi.out if epi else "float32"
+    o = hopper.objects(64 * consumers, BN, stages, consumers, dtype, majors=majors, out=out)
+    k = gemm_warp_specialized.build(*hopper.operand_matrices(o, out), o.tmA, o.tmB, o.tmC, o.mma, o.sA, o.sB,
+                                    o.sC, regs, group, persistent, tma_store, split_k, epi,
+                                    *(epi.matrices() if epi else (None,) * 4), threads=128 * (1 + consumers),
                                     max_registers=65536 // (128 * (1 + consumers)) // 8 * 8 if regs else None)
     return hopper.finish(k, o, regs=regs, group=group, persistent=persistent, tma_store=tma_store,
-                         **(dict(split_k=True) if split_k else {}))
+                         **(dict(split_k=True) if split_k else {}), **({"epi": epi} if epi else {}))

@@ -33,7 +33,8 @@ try:
 except ImportError:
     from numba.cuda.core.errors import TypingError
 
-from ..runtime import check_target
+from ..capability import supports
+from ..runtime import check_target, target_cc
 from .atoms import LDSM_PTX, ldmatrix_name, mma_name, mma_need, mma_registers
 
 SIMULATOR = False
@@ -366,17 +367,54 @@ def exp2_approx(typingctx, x):
 
 
 @intrinsic
+def tanh_approx(typingctx, x):
+    """tanh.approx.f32: an approximation of tanh(x) in one instruction (sm_75 and newer; PTX ISA, tanh)."""
+    if not isinstance(x, types.Float):
+        raise TypingError("tanh_approx: expected a float, got %s" % x)
+
+    def codegen(context, builder, sig, args):
+        check_target("tanh.approx.f32")
+        v = context.cast(builder, args[0], sig.args[0], types.float32)
+        return builder.call(ir.InlineAsm(ir.FunctionType(_f32, [_f32]), "tanh.approx.f32 $0, $1;", "=f,f"), [v])
+    return types.float32(x), codegen
+
+
+@intrinsic
 def pack_bf16x2(typingctx, lo, hi):
-    """Two floats rounded to nearest bf16 -> one b32 register, `lo` in the low half (cvt.rn.bf16x2.f32, which
-    takes the high half first)."""
+    """Two floats rounded to nearest bf16 (ties to even) -> one b32 register, `lo` in the low half:
+    cvt.rn.bf16x2.f32 where the target has it (sm_80 on; it takes the high half first), else the same
+    rounding in integer arithmetic (NaN -> the canonical 0x7FFF), so a T4 writes bf16 too."""
     if not (isinstance(lo, types.Float) and isinstance(hi, types.Float)):
         raise TypingError("pack_bf16x2: expected two floats, got %s, %s" % (lo, hi))
 
     def codegen(context, builder, sig, args):
-        check_target("cvt.rn.bf16x2.f32")
         a, b = (context.cast(builder, v, t, types.float32) for v, t in zip(args, sig.args))
-        return _asm(builder, _i32, [_f32, _f32], "cvt.rn.bf16x2.f32 $0, $1, $2;", "=r,f,f", [b, a])
+        cc = target_cc()
+        if cc is None or supports("cvt.rn.bf16x2.f32", cc):
+            return _asm(builder, _i32, [_f32, _f32], "cvt.rn.bf16x2.f32 $0, $1, $2;", "=r,f,f", [b, a])
+        halves = []
+        for x in (a, b):
+            bits = builder.bitcast(x, _i32)
+            odd = builder.and_(builder.lshr(bits, ir.Constant(_i32, 16)), ir.Constant(_i32, 1))
+            rounded = builder.lshr(builder.add(bits, builder.add(odd, ir.Constant(_i32, 0x7FFF))), ir.Constant(_i32, 16))
+            nan = builder.fcmp_unordered("uno", x, x)
+            halves.append(builder.select(nan, ir.Constant(_i32, 0x7FFF), rounded))
+        return builder.or_(halves[0], builder.shl(halves[1], ir.Constant(_i32, 16)))
     return types.uint32(lo, hi), codegen
+
+
+@intrinsic
+def unpack_bf16x2(typingctx, r):
+    """One b32 register -> its two bfloat16 halves as float32 (low half first): exact, the bits moved up."""
+    if not isinstance(r, types.Integer):
+        raise TypingError("unpack_bf16x2: expected an integer register, got %s" % r)
+
+    def codegen(context, builder, sig, args):
+        v = context.cast(builder, args[0], sig.args[0], types.uint32)
+        lo = builder.shl(v, ir.Constant(_i32, 16))
+        hi = builder.and_(v, ir.Constant(_i32, 0xFFFF0000))
+        return context.make_tuple(builder, sig.return_type, [builder.bitcast(x, _f32) for x in (lo, hi)])
+    return types.UniTuple(types.float32, 2)(r), codegen
 
 
 # ---- warp shuffles (numba's own take only signed ints and floats; these take any 8- to 64-bit scalar) ----

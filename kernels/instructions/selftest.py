@@ -30,7 +30,8 @@ from ..layout_codegen import layout_fn, layout_pyfunc
 from . import (
     SMEM_ALIGN, cp_async_ca_4, cp_async_ca_8, cp_async_ca_16, cp_async_cg_16, cp_async_commit, cp_async_wait,
     exp2_approx, ld_global_v4_b32, ld_global_v4_f32, ldmatrix_for, mma_for, pack_bf16x2, pack_half2,
-    shfl_down_sync, shfl_sync, shfl_up_sync, shfl_xor_sync, st_global_v4_b32, st_global_v4_f32, unpack_half2,
+    shfl_down_sync, shfl_sync, shfl_up_sync, shfl_xor_sync, st_global_v4_b32, st_global_v4_f32, tanh_approx,
+    unpack_bf16x2, unpack_half2,
 )
 from .atoms import LDSM_PTX, mma_need, mma_registers, supported
 from ..numeric import as_b32, decode, encode, storage
@@ -271,24 +272,36 @@ def run_vector_copy(rng):
                   "; ".join(r.name + ": " + r.note for r in parts if r.note))
 
 
-# ---- the online softmax's fast math: ex2.approx and the bf16 pair of two floats --------------------------
+# ---- fast math on float32 registers: ex2.approx, tanh.approx, the bf16 pair of two floats and back -------
 @cuda.jit
-def k_fast_math(x, powers, pairs):
-    """Per thread i: powers[i] = 2**x[i] (ex2.approx.ftz.f32); pairs[i] = x[2i], x[2i + 1] rounded to bf16, the
-    first in the low half (cvt.rn.bf16x2.f32)."""
+def k_fast_math(x, powers, th, pairs, back):
+    """Per thread i: powers[i] = 2**x[i] (ex2.approx.ftz.f32); th[i] = tanh(x[i]) (tanh.approx.f32);
+    pairs[i] = x[2i], x[2i + 1] rounded to bf16, the first in the low half (pack_bf16x2), unpacked again into
+    back[2i], back[2i + 1]."""
     i = cuda.threadIdx.x
     powers[i] = exp2_approx(x[i])
-    pairs[i] = pack_bf16x2(x[2 * i], x[2 * i + 1])
+    th[i] = tanh_approx(x[i])
+    p = pack_bf16x2(x[2 * i], x[2 * i + 1])
+    pairs[i] = p
+    lo, hi = unpack_bf16x2(p)
+    back[2 * i] = lo
+    back[2 * i + 1] = hi
 
 
-@selftest("ex2.approx, cvt.rn.bf16x2", "cvt.rn.bf16x2.f32")
+@selftest("ex2.approx, tanh.approx, bf16x2 pack/unpack", "tanh.approx.f32")
 def run_fast_math(rng):
+    name = "ex2.approx, tanh.approx, bf16x2 pack/unpack"
     x = rng.uniform(-20, 20, 64).astype(f32)
-    powers, pairs = np.full(32, np.nan, f32), np.full(32, 0xFFFFFFFF, u32)
-    k_fast_math[1, 32](x, powers, pairs)
+    x[32:35] = (1 + 2.0 ** -8, 1 + 3 * 2.0 ** -8, -(1 + 2.0 ** -9))      # ties and a half-way below: to even
+    powers, th = np.full(32, np.nan, f32), np.full(32, np.nan, f32)
+    pairs, back = np.full(32, 0xFFFFFFFF, u32), np.full(64, np.nan, f32)
+    k_fast_math[1, 32](x, powers, th, pairs, back)
+    bits = encode(x, "bfloat16")
     parts = [check("ex2.approx (ratio to 2**x)", powers / np.exp2(x[:32].astype(np.float64)), np.ones(32), 1e-6),
-             check_bits("cvt.rn.bf16x2", pairs, as_b32(encode(x, "bfloat16")))]
-    return Result("ex2.approx, cvt.rn.bf16x2", all(r.ok for r in parts), max(r.max_err for r in parts),
+             check("tanh.approx", th, np.tanh(x[:32].astype(np.float64)), 2.0 ** -10),
+             check_bits("pack_bf16x2", pairs, as_b32(bits)),
+             check("unpack_bf16x2", back, decode(bits, "bfloat16"), 0.0)]
+    return Result(name, all(r.ok for r in parts), max(r.max_err for r in parts),
                   "; ".join(r.name + ": " + r.note for r in parts if r.note))
 
 

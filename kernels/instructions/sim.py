@@ -329,10 +329,22 @@ def exp2_approx(x):
     return np.float32(np.exp2(np.float32(x)))
 
 
+def tanh_approx(x):
+    """Simulator twin of tanh.approx.f32: tanh(x) rounded to float32 (the GPU's approximates it; the tests
+    allow 2^-10)."""
+    check_target("tanh.approx.f32")
+    return np.float32(np.tanh(np.float32(x)))
+
+
 def pack_bf16x2(lo, hi):
-    """Simulator twin of cvt.rn.bf16x2.f32: two floats rounded to bf16, `lo` in the low half."""
-    check_target("cvt.rn.bf16x2.f32")
+    """Simulator twin of pack_bf16x2: two floats rounded to bf16, `lo` in the low half (any target)."""
     return np.uint32(_encode([lo, hi], "bf16")[0])
+
+
+def unpack_bf16x2(r):
+    """Simulator twin of unpack_bf16x2: a b32 register's two bf16 halves as float32, low half first."""
+    lo, hi = _decode(_regs([r]), "bf16")
+    return np.float32(lo), np.float32(hi)
 
 
 # ---- warp shuffles (the simulator has none) ------------------------------------------------------------

@@ -1,10 +1,10 @@
-"""matmul(A, B, out=None, kernel="auto"): C = A @ B on the GPU (or in the simulator) with the book's own
-kernels.
+"""matmul(A, B, out=None, out_dtype=None, alpha=1, beta=0, bias=None, activation=None, kernel="auto"):
+D = activation(alpha A @ B + beta C + bias) on the GPU (or in the simulator) with the book's own kernels.
 
-What it is for: a float32 product of f16 / bf16 (or f32) matrices from NumPy, PyTorch, CuPy or Numba
-arrays, at cuBLAS's speed on an H100 for sizes from about 2048 up (measured, every majorness: 0.92-1.05 of
-cuBLAS at 2048^3, 4096^3, 8192^3 and 4096x14336x4096; 0.84 or more at 4000x3000x2500;
-benchmarks/gemm/RESULTS.md). It has no batch mode and no epilogue. Elsewhere it is
+What it is for: a product of f16 / bf16 (or f32) matrices from NumPy, PyTorch, CuPy or Numba arrays, at
+cuBLAS's speed on an H100 for sizes from about 2048 up (measured for f32 out, no epilogue, every majorness:
+0.92-1.05 of cuBLAS at 2048^3, 4096^3, 8192^3 and 4096x14336x4096; 0.84 or more at 4000x3000x2500;
+benchmarks/gemm/RESULTS.md). It has no batch mode. Elsewhere it is
 the book's kernels, correct but slower: 0.63-0.72 of cuBLAS at 1024^3 on the H100, and the sm_80 kernel,
 timed on the H100, 0.52-0.60.
 
@@ -33,6 +33,13 @@ timed on the H100, 0.52-0.60.
     `scale_a`, `scale_b`: C = (scale_a A) @ (scale_b B) through chapter 8's kernel with FP8 wgmma on sm_90
     (kernels.lib.fp8: per-tensor or blockwise scales; float32 out, or bfloat16 / float16 into such an `out`,
     a NumPy bfloat16 `out` as uint16 bits).
+  * The epilogue, fused: D in float32 (default), float16 or bfloat16 (out_dtype, or out's type); C is out's
+    values before the call (beta != 0 needs out); bias of shape (N,) / (1, N) (a value per column) or (M, 1)
+    (per row), float32, float16 or bfloat16; activation None, "relu" or "gelu" (tanh form, with the GPU's
+    tanh.approx.f32). Every kernel family computes it in registers on its float32 accumulators from one
+    description (kernels.cutejit.epilogue.Epilogue, a build-time option: with the defaults each kernel is
+    the one it was without it); kernels.lib.epilogue reads and checks the options once (Fused). A NumPy
+    result of bfloat16 is its bits as uint16; simt_warptile has no epilogue.
   * NumPy's semantics where they matter: an `out` that overlaps A or B gets the product as if computed into a
     temporary (it is); an empty K gives zeros; f16 inputs to the SIMT kernel are converted exactly to f32.
   * What a call costs the host besides the GPU's work (benchmarks/gemm/launch_cost.py, matmul_replay.py):
@@ -57,8 +64,11 @@ from cutelite.numeric import BFloat16, Float8E4M3FN, Float8E5M2, Float16, Float3
 
 from ..arrays import is_device_array
 from ..capability import CapabilityError
+from ..cutejit.epilogue import Epilogue
+from ..numeric import storage
 from . import staging
-from .fp8 import FP8, OUT_DTYPES as FP8_OUT
+from .epilogue import OUT_DTYPES, PLAIN, Fused, fuse, out_type
+from .fp8 import FP8
 from .mma_sync import TC_SM75, TC_SM80
 from .operand import Operand, describe, shared_stream, stream_of
 from .simt import SIMT, SIMT_WARPTILE
@@ -77,46 +87,65 @@ INPUTS = tuple(AUTO)
 Array = Any         # a NumPy array, or a GPU array of Numba, CuPy or PyTorch (__cuda_array_interface__)
 
 
-def matmul(A: Array, B: Array, out: Optional[Array] = None, kernel: str = "auto", *, scale_a=None, scale_b=None,
+def matmul(A: Array, B: Array, out: Optional[Array] = None, kernel: str = "auto", *, out_dtype=None, alpha=1, beta=0,
+           bias: Optional[Array] = None, activation: Optional[str] = None, scale_a=None, scale_b=None,
            fp8_format: Optional[str] = None) -> Array:
-    """C = A @ B: A (M, K), B (K, N) -> C (M, N) float32; `out` (if given) is C and is returned, else a new
-    array (NumPy for NumPy inputs, else a Numba device array). 8-bit float inputs: C = (scale_a A) @ (scale_b B),
-    A and B uint8 bits of `fp8_format` ("e4m3" or "e5m2") or PyTorch float8 tensors. See the module docstring."""
-    scales = (scale_a, scale_b)
-    run = _PREPARED.get(_call_key(A, B, out, kernel, scales)) if _PREPARED else None
-    if run is not None:              # the same arrays and stream as a call before: its launch again
+    """D = activation(alpha A @ B + beta C + bias): A (M, K), B (K, N) -> D (M, N) of out_dtype (float32,
+    float16 or bfloat16; default: out's type, else float32). C is `out`'s values before the call (beta != 0
+    needs `out`); bias has shape (N,) or (1, N) (a value per column) or (M, 1) (per row); activation None,
+    "relu" or "gelu" (tanh form). `out` (if given) is D and is returned, else a new array (NumPy for NumPy
+    inputs, bfloat16 as its bits in uint16; else a Numba device array). 8-bit float inputs: D = (scale_a A) @
+    (scale_b B), A and B uint8 bits of `fp8_format` ("e4m3" or "e5m2") or PyTorch float8 tensors, with no
+    alpha, beta, bias or activation. See the module docstring."""
+    scales, options = (scale_a, scale_b), (out_dtype, alpha, beta, bias, activation)
+    run = _PREPARED.get(_call_key(A, B, out, kernel, scales, options)) if _PREPARED else None
+    if run is not None:              # the same arrays, options and stream as a call before: its launch again
         run()
         return out
     with warnings.catch_warnings():  # small grids are small matrices here, not a mistake to warn about
         warnings.filterwarnings("ignore", message=".*GPU under-utilization")
-        return _matmul(A, B, out, kernel, scales, fp8_format)
+        return _matmul(A, B, out, kernel, scales, fp8_format, options)
 
 
-def _matmul(A, B, out, kernel, scales=(None, None), fp8_format=None):
+def _matmul(A, B, out, kernel, scales=(None, None), fp8_format=None, options=(None, 1, 0, None, None)):
     if kernel not in KERNELS:
         raise ValueError("matmul: kernel must be one of %s, got %r" % (", ".join(KERNELS), kernel))
+    out_dtype, alpha, beta, bias, activation = options
     fp8 = _fp8_format(fp8_format, A, B)
     a, b = describe(A, "A", dtype=fp8), describe(B, "B", k=0, dtype=fp8)   # describe
     (M, K), N = a.shape, b.shape[1]
     _check(a, b, scales)                                            # check
-    c = _describe_out(out, M, N, FP8_OUT if a.dtype in FP8.dtypes else (Float32,))
+    c = _describe_out(out, M, N, out_dtype)
+    t = c.dtype if c is not None else Float32 if out_dtype is None else out_type(out_dtype)
+    on_device = a.on_device or b.on_device
+    fused = fuse(t, alpha, beta, bias, activation, M, N, out, on_device)
+    if a.dtype in FP8.dtypes and (fused.epi != Epilogue(out=t.name) or (c is None and t is not Float32)):
+        raise TypeError("matmul: 8-bit float inputs take no alpha, beta, bias or activation, and write float16 or "
+                        "bfloat16 only into an `out` (kernels.lib.fp8); got %r" % (fused.epi,))
     stream = shared_stream(a, b, c)
-    if 0 in (M, N, K):                       # an empty product: C is all zeros (or has no elements)
-        return _zeros(M, N, out, c, a.on_device or b.on_device, stream)
-    family = pick(kernel, a, b, c)                                  # pick
-    scaled = dict(scale_a=scales[0], scale_b=scales[1]) if family is FP8 else {}
-    call = family.prepare(a.to_device(), b.to_device(), c, stream, **scaled)   # allocate
+    if 0 in (M, N) or (K == 0 and fused.plain):   # an empty product: C is all zeros (or has no elements)
+        return _zeros(M, N, out, c, on_device, stream, t)
+    if K == 0:                               # the epilogue of a zero product: one zero column of A and row of B
+        a, b = (describe(cuda.to_device(np.zeros(shape, storage(a.dtype))), x.name, k=x.k, dtype=a.dtype)
+                for x, shape in ((a, (M, 8)), (b, (8, N))))
+    family = pick(kernel, a, b, c, fused=fused)                     # pick
+    if family is FP8:
+        call = family.prepare(a.to_device(), b.to_device(), c, stream, scale_a=scales[0], scale_b=scales[1])
+    else:
+        call = family.prepare(a.to_device(), b.to_device(), c, stream, fused)   # allocate
     C = call()                                                      # launch
     if c is not None and c.on_device:
-        _remember(A, B, out, kernel, scales, call)
+        _remember(A, B, out, kernel, scales, options, call)
         return out
-    if out is None and (a.on_device or b.on_device):
+    if out is None and on_device:
         return C
     if stream:
         stream.synchronize()
+    D = C.copy_to_host()
+    D = D.view(np.float16) if t is Float16 else D
     if out is None:
-        return C.copy_to_host()
-    out[...] = C.copy_to_host()
+        return D
+    out[...] = D
     return out
 
 
@@ -148,39 +177,44 @@ def _check(a: Operand, b: Operand, scales=(None, None)):
                          % (a.shape + b.shape + (a.shape[1], b.shape[0])))
 
 
-def _describe_out(out, M, N, dtypes=(Float32,)) -> Optional[Operand]:
+def _describe_out(out, M, N, out_dtype) -> Optional[Operand]:
+    """out's Operand (None without one): a (M, N) array of out_dtype (if given; a NumPy out of bfloat16 holds
+    its bits as uint16), of float32, float16 or bfloat16."""
     if out is None:
         return None
-    kinds = " or ".join(t.name for t in dtypes)
+    t = None if out_dtype is None else out_type(out_dtype)
     if not (isinstance(out, np.ndarray) or is_device_array(out)):
         raise TypeError("matmul: out must be a %s (%d, %d) NumPy or device array, got %r"
-                        % (kinds, M, N, type(out).__name__))
-    c = describe(out, "out", dtype=BFloat16 if BFloat16 in dtypes and str(out.dtype) == "uint16" else None)
-    if c.shape != (M, N) or c.dtype not in dtypes:
-        raise ValueError("matmul: out must be a %s (%d, %d) array, got %s %s" % (kinds, M, N, c.dtype.name, c.shape))
+                        % ((t or Float32).name, M, N, type(out).__name__))
+    bits = t is BFloat16 and isinstance(out, np.ndarray) and out.dtype == np.uint16
+    c = describe(out, "out", dtype=BFloat16 if bits else None)
+    if c.shape != (M, N) or c.dtype not in OUT_DTYPES or (t is not None and c.dtype is not t):
+        raise ValueError("matmul: out must be a %s (%d, %d) array, got %s %s%s" % (
+            (t or Float32).name, M, N, c.dtype.name, c.shape, "" if t else " (float16 and bfloat16 serve too)"))
     return c
 
 
-def pick(kernel: str, a: Operand, b: Operand, c: Optional[Operand], device=None):
-    """The kernel family that computes a @ b into c: the one named `kernel`, or for "auto" the first of
-    AUTO[dtype] that can implement it on `device` (default: this GPU or profile). A TypeError where the
-    family takes no such inputs, a CapabilityError where the GPU lacks what it needs."""
+def pick(kernel: str, a: Operand, b: Operand, c: Optional[Operand], device=None, fused: Fused = PLAIN):
+    """The kernel family that computes a @ b into c through the epilogue `fused`: the one named `kernel`, or
+    for "auto" the first of AUTO[dtype] that can implement it on `device` (default: this GPU or profile).
+    A TypeError where the family takes no such inputs, a CapabilityError where the GPU lacks what it needs."""
     names = AUTO[a.dtype] if kernel == "auto" else (kernel,)
     reasons = []
     for name in names:
-        ok, why = FAMILIES[name].can_implement(a, b, c, device)
+        family = FAMILIES[name]       # FP8 has no fused epilogue (_matmul refuses its options for 8-bit inputs)
+        ok, why = family.can_implement(a, b, c, device) if family is FP8 else family.can_implement(a, b, c, device, fused)
         if ok:
-            return FAMILIES[name]
+            return family
         reasons.append(why)
     error = TypeError if kernel != "auto" and a.dtype not in FAMILIES[kernel].dtypes else CapabilityError
     raise error("matmul: kernel=%r cannot compute a %s product here: %s" % (kernel, a.dtype.name, "; ".join(reasons)))
 
 
-def _zeros(M, N, out, c, on_device, stream):
-    """The product when M, N or K is 0: zeros, in `out` if given."""
+def _zeros(M, N, out, c, on_device, stream, t=Float32):
+    """The product when M, N or K is 0: zeros of type t, in `out` if given."""
     if out is None:
-        C = np.zeros((M, N), np.float32)
-        return cuda.to_device(C) if on_device and M * N else C
+        C = np.zeros((M, N), np.float16 if t is Float16 else storage(t))
+        return cuda.to_device(C.view(storage(t))) if on_device and M * N else C
     if isinstance(out, np.ndarray):
         out[...] = 0
     else:
@@ -208,28 +242,34 @@ def _scale_key(s):
     return None if ident is None else ("array", ident)
 
 
-def _call_key(A, B, out, kernel, scales=(None, None)):
-    """The key of a call that can be prepared (device A, B and out, queued on one stream), or None."""
+def _call_key(A, B, out, kernel, scales=(None, None), options=(None, 1, 0, None, None)):
+    """The key of a call that can be prepared (device A, B, out and bias, queued on one stream), or None."""
     if out is None:
         return None
     scale_keys = tuple(_scale_key(s) for s in scales)
     if None in scale_keys:
         return None
-    ids = (_identity(A), _identity(B), _identity(out))
+    out_dtype, alpha, beta, bias, activation = options
+    ids = (_identity(A), _identity(B), _identity(out)) + ((_identity(bias),) if bias is not None else ())
     if None in ids:
         return None
-    if all(type(x).__module__.startswith("torch") for x in (A, B, out)) and A.device == B.device == out.device:
+    arrays = (A, B, out) + ((bias,) if bias is not None else ())
+    if all(type(x).__module__.startswith("torch") for x in arrays) and all(x.device == A.device for x in arrays):
         stream = stream_of(A)                 # one device: one current stream
     else:
-        streams = {stream_of(x) for x in (A, B, out)}
+        streams = {stream_of(x) for x in arrays}
         if len(streams) != 1:                 # operands of several streams: matmul synchronizes them each time
             return None
         stream = streams.pop()
-    return ids + (kernel, stream) + scale_keys
+    try:
+        hash(out_dtype)
+    except TypeError:
+        return None
+    return ids + (kernel, stream, str(out_dtype), alpha, beta, activation) + scale_keys
 
 
-def _remember(A, B, out, kernel, scales, run: Callable):
-    key = _call_key(A, B, out, kernel, scales)
+def _remember(A, B, out, kernel, scales, options, run: Callable):
+    key = _call_key(A, B, out, kernel, scales, options)
     if key is not None:
         if len(_PREPARED) > 64:
             _PREPARED.clear()

@@ -12,7 +12,7 @@ import numpy as np
 from numba import cuda
 
 __all__ = ["BLOCK", "MAX_GRID_Y", "grid2", "launch2", "staged", "crop", "widen_to_f32", "fill_zero", "output",
-           "written", "prepared", "ceil_to"]
+           "written", "seeded", "prepared", "ceil_to"]
 
 BLOCK = (32, 8)            # 32 columns (one warp along a row) x 8 rows
 MAX_GRID_Y = 65535         # CUDA's limit on gridDim.y (gridDim.x may reach 2^31 - 1)
@@ -103,21 +103,32 @@ def fill_zero(dst, stream=0):
         launch2(_fill_zero, dst.shape, dst, stream=stream)
 
 
-def output(c, M: int, N: int):
-    """The device array C is delivered in: the caller's device `out` (Operand c), else a fresh float32 (M, N)."""
-    return c.array if c is not None and c.on_device else cuda.device_array((M, N), np.float32)
+def output(c, M: int, N: int, dtype=np.float32):
+    """The device array C is delivered in: the caller's device `out` (Operand c), else a fresh (M, N) array
+    of `dtype` (a NumPy dtype: an element type's storage)."""
+    return c.array if c is not None and c.on_device else cuda.device_array((M, N), dtype)
 
 
-def written(c, M: int, N: int, shape, reads, stream=0):
+def written(c, M: int, N: int, shape, reads, stream=0, dtype=np.float32):
     """(where a kernel writes C, padded to `shape`; the copies after the kernel; the device array holding C
     then): the caller's device `out` (Operand c) itself where it is packed at `shape` and shares no memory
     with the Operands the kernel `reads` (NumPy's rule for an overlap: as if into a temporary); else a fresh
-    buffer, cropped into C's place where the two differ."""
+    buffer of `dtype`, cropped into C's place where the two differ."""
     if c is not None and c.on_device and c.packed(shape) and not c.overlaps(*reads):
         return c.array, [], c.array
-    buf = cuda.device_array(shape, np.float32)
-    dst = output(c, M, N) if (c is not None and c.on_device) or tuple(shape) != (M, N) else buf
+    buf = cuda.device_array(shape, dtype)
+    dst = output(c, M, N, dtype) if (c is not None and c.on_device) or tuple(shape) != (M, N) else buf
     return buf, ([] if dst is buf else [crop(buf, dst, stream)]), dst
+
+
+def seeded(c, buf, stream=0):
+    """The copies that fill the buffer a kernel writes C into with C's values before it (Operand c: the
+    caller's `out`, on the device or the host; zeros past its edges), for an epilogue that reads them
+    (beta != 0): none where buf is c's own array."""
+    if c.on_device and buf is c.array:
+        return []
+    src = c.array if c.on_device else cuda.to_device(np.ascontiguousarray(c.array))
+    return [lambda: launch2(_copy_pad, buf.shape, src, buf, stream=stream)]
 
 
 def prepared(before, launch, after, result, keep=()) -> Callable:

@@ -21,7 +21,7 @@ import numpy as np
 from numba import cuda
 
 from cutelite import Major
-from cutelite.numeric import BFloat16, Float16, Float32
+from cutelite.numeric import BFloat16, Float16, Float32, numeric
 
 from ..arrays import transposed
 from ..hopper import HopperGemm
@@ -29,6 +29,7 @@ from ..hopper import gemm as hopper_gemm
 from ..numeric import storage
 from ..runtime import device_info, in_simulator
 from . import staging
+from .epilogue import PLAIN
 from .shapes import Tile, choose_tile
 
 __all__ = ["Wgmma", "WGMMA", "tma_view", "config_for"]
@@ -43,7 +44,7 @@ class Wgmma:
     def __init__(self):
         self._gemms = {}
 
-    def can_implement(self, a, b, c, device=None):
+    def can_implement(self, a, b, c, device=None, fused=PLAIN):
         """(whether this family computes a @ b into c, and why not): f16 or bf16 inputs on an sm_90 GPU (not
         the simulator, whose twins would take minutes); any shape, any order, any alignment."""
         if a.dtype not in self.dtypes:
@@ -54,17 +55,19 @@ class Wgmma:
                 "the simulator" if device.simulator else device.name)
         return True, ""
 
-    def gemm(self, dtype, majors, tile=Tile(128, 256, 1)):
-        """The HopperGemm for these operands and tile (config_for), built once."""
+    def gemm(self, dtype, majors, tile=Tile(128, 256, 1), epi=None):
+        """The HopperGemm for these operands, tile (config_for) and Epilogue (None: C = A @ B in float32),
+        built once."""
         config = config_for(tile)
-        key = (dtype, majors, tuple(sorted(config.items())))
+        key = (dtype, majors, epi, tuple(sorted(config.items())))
         if key not in self._gemms:
-            self._gemms[key] = HopperGemm(dtype=dtype.name, majors=majors, **config)
+            self._gemms[key] = HopperGemm(dtype=dtype.name, majors=majors, **config, **({"epi": epi} if epi else {}))
         return self._gemms[key]
 
-    def prepare(self, a, b, c, stream=0):
-        """The launchable call computing a @ b (device Operands) into c (an Operand, or None) on `stream`. An
-        out the TMA store cannot write, or one that overlaps A or B, is a temporary copied into place."""
+    def prepare(self, a, b, c, stream=0, fused=PLAIN):
+        """The launchable call computing a @ b (device Operands) into c (an Operand, or None) on `stream`,
+        through the epilogue `fused`. An out the TMA store cannot write, or one that overlaps A or B, is a
+        temporary copied into place."""
         (M, K), N = a.shape, b.shape[1]
         bt = b.T
         copy_a, copy_b = not a.tma_readable, not bt.tma_readable
@@ -75,17 +78,24 @@ class Wgmma:
             copy_a, copy_b = M <= N, M > N          # the smaller of A (M, K) and B (K, N)
         (av, fill_a), (btv, fill_b) = tma_view(a, copy_a, stream), tma_view(bt, copy_b, stream)
         tile = choose_tile(M, N, K, a.dtype, cuda.get_current_device().MULTIPROCESSOR_COUNT)
-        gemm = self.gemm(a.dtype, (a.major or Major.K, bt.major or Major.K), tile)
+        majors = (a.major or Major.K, bt.major or Major.K)
         before = [f for f in (fill_a, fill_b) if f is not None]
+        if not fused.plain:
+            tile = tile._replace(splits=1)    # an epilogue needs the whole sum: the tile, unsplit
+        out = numeric(fused.epi.out)
         if c is not None and c.on_device and c.major == Major.K and c.tma_readable and not c.overlaps(a, b):
             cv, after, result = c.array, [], c.array
         else:
-            result = staging.output(c, M, N)
+            result = staging.output(c, M, N, storage(out))
             fresh = c is None or not c.on_device
-            cv = result if fresh and (N * 4) % 16 == 0 else rows_of_128_bytes(M, N, Float32, Major.K)
+            cv = result if fresh and (N * out.bits // 8) % 16 == 0 else rows_of_128_bytes(M, N, out, Major.K)
             after = [] if cv is result else [staging.crop(cv, result, stream)]
-        run = gemm.prepare(av, btv, cv, stream, tile.splits)    # split-K: zeroes cv, then adds into it
-        return staging.prepared(before, run, after, result, keep=(av, btv, cv))
+        if fused.epi.beta:
+            before += staging.seeded(c, cv, stream)
+        epi, wide = fused.for_kernel()
+        args, fill = fused.arguments(cv, stream, wide)
+        run = self.gemm(a.dtype, majors, tile, epi).prepare(av, btv, cv, stream, tile.splits, epilogue=args)
+        return staging.prepared(before + fill, run, after, result, keep=(av, btv, cv) + args)   # split-K: C zeroed, added into
 
 
 def config_for(tile: Tile) -> dict:
