@@ -198,3 +198,35 @@ def test_timeline_slots_and_refusals():
         F_timeline.record(np.zeros((4, 6), np.uint64), 3)
     with pytest.raises(ValueError, match="pingpong"):
         F.make(D=64, BM=64, pingpong=True)
+
+
+@pytest.mark.parametrize("build,causal,S_q,S_k,H,H_kv", [
+    ({}, True, 100, 150, 2, 1), (dict(pingpong=True), False, 70, 150, 1, 1),
+    (dict(overlap=True), True, 150, 100, 2, 2), (dict(pingpong=True, overlap=True), True, 100, 150, 2, 1)],
+    ids=["plain", "pingpong", "overlap", "pingpong+overlap"])
+def test_builds_match_the_reference(build, causal, S_q, S_k, H, H_kv):
+    """Each build of the kernel on a working model of the TMA, wgmma (SS and RS, B MN-major) and the barriers
+    (tests/hopper_attention_model.py), against kernels/attention/reference.py in float32: D = 64, BN = 64 (three
+    key blocks, the last one partial), S_q != S_k, both masks, grouped heads; O and LSE poisoned with NaN first."""
+    from hopper_attention_model import AttentionModel
+    from kernels.attention.reference import reference
+    model = AttentionModel()
+    k = F.make(D=64, causal=causal, BM=128, BN=64, stages=2, overrides=model.overrides(), **build)
+    rng = np.random.default_rng(7)
+    B, D = 1, 64
+    q = rng.standard_normal((B, S_q, H, D)).astype(np.float16)
+    kk = rng.standard_normal((B, S_k, H_kv, D)).astype(np.float16)
+    v = rng.standard_normal((B, S_k, H_kv, D)).astype(np.float16)
+    out = np.full_like(q, np.nan)
+    lse = np.full((B * H, S_q), np.nan, np.float32)
+    o = k.objects
+    s_d_h_b, d_s_h_b = (1, 3, 2, 0), (3, 1, 2, 0)
+    maps = [model.tensor_map(x.transpose(perm), spec) for x, perm, spec in
+            ((q, s_d_h_b, o.tmQ), (kk, s_d_h_b, o.tmK), (v, d_s_h_b, o.tmV), (out, s_d_h_b, o.tmO))]
+    k.launch(lse, *maps, S_q, S_k, H, H // H_kv, grid=-(-S_q // 128) * B * H)
+    ro, rl = reference(q.astype(np.float32), kk.astype(np.float32), v.astype(np.float32), causal=causal)
+    assert not np.isnan(out).any() and not np.isnan(lse).any()
+    np.testing.assert_allclose(out.astype(np.float32), ro, atol=2e-2, rtol=0)
+    seen = ~np.isneginf(rl.reshape(B * H, S_q))
+    assert (np.isneginf(lse) == ~seen).all()
+    np.testing.assert_allclose(lse[seen], rl.reshape(B * H, S_q)[seen], atol=1e-2, rtol=0)
