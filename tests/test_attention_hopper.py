@@ -4,8 +4,11 @@
   wgmma D fragment: lanes 4g..4g+3 of a warp hold rows g and g + 8 of its 16; the xors 1 and 2), and P's C
   values as the RS atom's A values (the PTX ISA's A fragment for registers: the same rows and columns);
 - its protocol, recorded in Numba's simulator with stand-ins for the mbarrier, TMA and wgmma instructions and
-  replayed on cutelite's mbarrier model: Q once, then K and V on two pipelines, every wait passing.
-The numbers themselves need the GPU (wgmma and the TMA have no simulator twin): kernels.attention.check_hopper.
+  replayed on cutelite's mbarrier model: Q once, then K and V on two pipelines, every wait passing; for the
+  ping-pong build the consumers' turns on named barriers too, and the trace's records and drawing;
+- its numbers, every build at small sizes, on a working model of the TMA, wgmma and the barriers
+  (tests/hopper_attention_model.py) against kernels/attention/reference.py. At full size, and its speed, on the
+  GPU: kernels.attention.check_hopper.
 """
 
 
