@@ -14,6 +14,15 @@ of the tile and, for every K/V tile:
 At the end each consumer divides O by the row sums, writes the row's log-sum-exp, puts O (16-bit) in Q's
 shared memory and one thread TMA-stores the tile (rows past S_q clipped by the tensor map).
 
+Three build-time options (make) add FlashAttention-3's overlaps, and the plain kernel stays:
+  * pingpong: the two consumers take turns at the tensor cores (a PipelineOrder on two named barriers around
+    the wgmmas they issue), so one's softmax runs while the other's GEMMs do;
+  * overlap: a consumer issues S = Q K_j^T, and P V of block j - 1 behind it, before the softmax of S_j, which
+    then runs while P V does (two S accumulators live);
+  * trace: the lead thread of each warpgroup stamps %globaltimer at the start and end of each phase into a
+    buffer (kernels.attention.timeline reads and draws it).
+The grid hands out the longest query tiles first (block 0 takes the last tile: with `causal` it sees most keys).
+
 Q, K, V, O are seen through rank-4 tensor maps of modes (S, D, H, B) (V's (D, S, H, B): wgmma reads it as
 an MN-major B), so one kernel reads (B, S, H, D) and (B, H, S, D) strides alike, and a box never crosses
 into the next head: the TMA zero-fills rows past S, and the masks drop those keys.
