@@ -4,8 +4,11 @@
   wgmma D fragment: lanes 4g..4g+3 of a warp hold rows g and g + 8 of its 16; the xors 1 and 2), and P's C
   values as the RS atom's A values (the PTX ISA's A fragment for registers: the same rows and columns);
 - its protocol, recorded in Numba's simulator with stand-ins for the mbarrier, TMA and wgmma instructions and
-  replayed on cutelite's mbarrier model: Q once, then K and V on two pipelines, every wait passing.
-The numbers themselves need the GPU (wgmma and the TMA have no simulator twin): kernels.attention.check_hopper.
+  replayed on cutelite's mbarrier model: Q once, then K and V on two pipelines, every wait passing; for the
+  ping-pong build the consumers' turns on named barriers too, and the trace's records and drawing;
+- its numbers, every build at small sizes, on a working model of the TMA, wgmma and the barriers
+  (tests/hopper_attention_model.py) against kernels/attention/reference.py. At full size, and its speed, on the
+  GPU: kernels.attention.check_hopper.
 """
 
 
@@ -18,6 +21,7 @@ kernels.setup(verbose=False, simulator=True)
 
 from cutelite import make_tiled_mma, pipeline as P  # noqa: E402
 from kernels.attention import fa3_wgmma as F  # noqa: E402
+from kernels.attention import timeline as F_timeline  # noqa: E402
 from mbarrier_replay import EventLog, replay  # noqa: E402
 
 pytestmark = pytest.mark.numba("simulator")
@@ -99,3 +103,133 @@ def test_protocol_replays_on_the_pipeline_model(causal, S_q, S_k):
     nbytes = {q_full: k.objects.tmQ.bytes, k_full: k.objects.tmK.bytes, k_full + 1: k.objects.tmK.bytes,
               v_full: k.objects.tmV.bytes, v_full + 1: k.objects.tmV.bytes}
     assert replay(roles, bars, lambda role, bar, k: nbytes[bar]) == {}
+
+
+class _TurnRecorder(_Recorder):
+    """The recorder, with the consumers' turns: the named barriers' bar.sync and bar.arrive."""
+
+    def overrides(self):
+        o = super().overrides()
+        o["named_barrier_sync"] = lambda i, n: self.log("nsync", int(i), int(n))
+        o["named_barrier_arrive"] = lambda i, n: self.log("narrive", int(i), int(n))
+        return o
+
+
+def _with_turns(program):
+    """A role's events with its named-barrier events as mbarrier ones: bar.arrive an arrival, the k-th bar.sync
+    an arrival and then a wait for the barrier's k-th phase (a named barrier completes when its count arrived)."""
+    out, syncs = [], {}
+    for e in program:
+        if e[0] == "narrive":
+            out.append(("arrive", ("named", e[1])))
+        elif e[0] == "nsync":
+            k = syncs.get(e[1], 0)
+            syncs[e[1]] = k + 1
+            out += [("arrive", ("named", e[1])), ("wait", ("named", e[1]), k & 1)]
+        else:
+            out.append(e)
+    return out
+
+
+@pytest.mark.parametrize("pingpong,overlap,causal,S_q,S_k", [
+    (True, False, False, 80, 300), (False, True, True, 100, 300), (True, True, True, 128, 300),
+    (True, True, False, 50, 100)])
+def test_pingpong_and_overlap_replay_with_their_timeline(pingpong, overlap, causal, S_q, S_k):
+    """One block of two consumer warpgroups (BM = 128), 3 key blocks of 128 (1 for S_k = 100). The consumers'
+    wgmmas come in the build's order (overlap: S_j, then P V of block j - 1, before the softmax of S_j); the
+    waits and arrivals of the pipelines and of the ping-pong's named barriers replay to the end on cutelite's
+    model; and the trace records every phase of every warpgroup once, each ending after it starts."""
+    rec = _TurnRecorder()
+    k = F.make(D=64, causal=causal, BM=128, BN=128, stages=2, pingpong=pingpong, overlap=overlap, trace=True,
+               overrides=rec.overrides())
+    n = -(-S_k // 128)
+    lse = np.zeros((1, S_q), np.float32)
+    tm = np.zeros(16, np.uint64)
+    stamps = np.zeros((3, 2 * F_timeline.slots_for(n)), np.uint64)
+    k.launch(lse, tm, tm, tm, tm, S_q, S_k, 1, 1, stamps, grid=1)
+    ev = rec.events
+    s_blk, first_pv = [0, 1, 1, 1], lambda acc: [int(acc)] + [1] * 7
+    if overlap:
+        want = s_blk + sum((s_blk + first_pv(j > 1) for j in range(1, n)), []) + first_pv(n > 1)
+    else:
+        want = sum((s_blk + first_pv(j > 0) for j in range(n)), [])
+    for c in (128, 256):
+        assert [e[2] for e in ev if e[0] == c and e[1] == "wgmma"] == want
+    order = (1, 2) if pingpong else ()      # the PipelineOrder's barriers come first; the epilogue's after them
+    turns = {c: [e[1:3] for e in ev if e[0] == c and e[1] in ("nsync", "narrive") and e[2] in order]
+             for c in (128, 256)}
+    if pingpong:   # consumer 0 waits on barrier 1 from its second turn and hands each turn to barrier 2
+        assert turns[128] == [("narrive", 2)] + [("nsync", 1), ("narrive", 2)] * (n - 1)
+        assert turns[256] == [("nsync", 2), ("narrive", 1)] * (n - 1) + [("nsync", 2)]
+    else:
+        assert turns == {128: [], 256: []}
+    producer = [e[1:] for e in ev if e[0] == 0]
+    bar0 = min(e[1] for e in producer if e[0] == "expect_tx")
+    q_full, k_full, v_full = bar0, bar0 + 2, bar0 + 6
+    bars = {("named", i): P.MBarrier("named %d" % i, 8) for i in {e[2] for e in ev if e[1] in ("nsync", "narrive")}}
+    for full, st in ((q_full, 1), (k_full, 2), (v_full, 2)):
+        for s in range(st):
+            bars[full + s] = P.MBarrier("full", 1)
+            bars[full + st + s] = P.MBarrier("empty", P.empty_arrivals(2))
+    roles = {t: _with_turns([e[1:] for e in ev if e[0] == t and e[1] in ("wait", "expect_tx", "tma", "arrive",
+                                                                          "nsync", "narrive")])
+             for t in [0] + list(range(128, 384, 32))}
+    nbytes = {q_full: k.objects.tmQ.bytes, k_full: k.objects.tmK.bytes, k_full + 1: k.objects.tmK.bytes,
+              v_full: k.objects.tmV.bytes, v_full + 1: k.objects.tmV.bytes}
+    assert replay(roles, bars, lambda role, bar, k: nbytes[bar]) == {}
+    recs = F_timeline.record(stamps, 3)
+    seen = sorted((r["warpgroup"], r["phase"], r["block"]) for r in recs)
+    assert seen == sorted([(0, "load Q", None)] + [(0, p, j) for j in range(n) for p in ("load K", "load V")]
+                          + [(w, p, j) for w in (1, 2) for j in range(n) for p in ("S GEMM", "softmax", "PV GEMM")]
+                          + [(w, "epilogue", None) for w in (1, 2)])
+    assert all(r["cta"] == 0 and r["role"] == ("producer" if r["warpgroup"] == 0 else "consumer")
+               and 0 <= r["start_ns"] <= r["end_ns"] for r in recs)
+    fig = F_timeline.draw(recs, title="one block")
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["CTA 0 producer", "CTA 0 consumer 0",
+                                                                     "CTA 0 consumer 1"]
+    assert len(fig.axes[0].collections) == len(recs)      # a bar a record
+
+
+def test_timeline_slots_and_refusals():
+    """Slot 0 is the once-a-tile phase, then five slots a key block; a buffer of the wrong shape is refused."""
+    assert [F_timeline.slot(p, 2) for p in F_timeline.BLOCK_PHASES] == [11, 12, 13, 14, 15]
+    assert F_timeline.slot("epilogue") == F_timeline.slot("load Q") == 0
+    assert F_timeline.slots_for(3) == 16
+    with pytest.raises(ValueError, match="phase must be one of"):
+        F_timeline.slot("wait")
+    with pytest.raises(ValueError, match="warpgroups"):
+        F_timeline.record(np.zeros((4, 6), np.uint64), 3)
+    with pytest.raises(ValueError, match="pingpong"):
+        F.make(D=64, BM=64, pingpong=True)
+
+
+@pytest.mark.parametrize("build,causal,S_q,S_k,H,H_kv", [
+    ({}, True, 100, 150, 2, 1), (dict(pingpong=True), False, 70, 150, 1, 1),
+    (dict(overlap=True), True, 150, 100, 2, 2), (dict(pingpong=True, overlap=True), True, 100, 150, 2, 1)],
+    ids=["plain", "pingpong", "overlap", "pingpong+overlap"])
+def test_builds_match_the_reference(build, causal, S_q, S_k, H, H_kv):
+    """Each build of the kernel on a working model of the TMA, wgmma (SS and RS, B MN-major) and the barriers
+    (tests/hopper_attention_model.py), against kernels/attention/reference.py in float32: D = 64, BN = 64 (three
+    key blocks, the last one partial), S_q != S_k, both masks, grouped heads; O and LSE poisoned with NaN first."""
+    from hopper_attention_model import AttentionModel
+    from kernels.attention.reference import reference
+    model = AttentionModel()
+    k = F.make(D=64, causal=causal, BM=128, BN=64, stages=2, overrides=model.overrides(), **build)
+    rng = np.random.default_rng(7)
+    B, D = 1, 64
+    q = rng.standard_normal((B, S_q, H, D)).astype(np.float16)
+    kk = rng.standard_normal((B, S_k, H_kv, D)).astype(np.float16)
+    v = rng.standard_normal((B, S_k, H_kv, D)).astype(np.float16)
+    out = np.full_like(q, np.nan)
+    lse = np.full((B * H, S_q), np.nan, np.float32)
+    o = k.objects
+    s_d_h_b, d_s_h_b = (1, 3, 2, 0), (3, 1, 2, 0)
+    maps = [model.tensor_map(x.transpose(perm), spec) for x, perm, spec in
+            ((q, s_d_h_b, o.tmQ), (kk, s_d_h_b, o.tmK), (v, d_s_h_b, o.tmV), (out, s_d_h_b, o.tmO))]
+    k.launch(lse, *maps, S_q, S_k, H, H // H_kv, grid=-(-S_q // 128) * B * H)
+    ro, rl = reference(q.astype(np.float32), kk.astype(np.float32), v.astype(np.float32), causal=causal)
+    assert not np.isnan(out).any() and not np.isnan(lse).any()
+    np.testing.assert_allclose(out.astype(np.float32), ro, atol=2e-2, rtol=0)
+    seen = ~np.isneginf(rl.reshape(B * H, S_q))
+    assert (np.isneginf(lse) == ~seen).all()
+    np.testing.assert_allclose(lse[seen], rl.reshape(B * H, S_q)[seen], atol=1e-2, rtol=0)

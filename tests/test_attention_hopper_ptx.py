@@ -1,7 +1,8 @@
 """The Hopper attention kernel assembled offline: numba's PTX for sm_90a through `ptxas -arch=sm_90a`, under the
 register cap of its 384 threads (setmaxnreg then moves registers to the consumers): no spills, setmaxnreg
 honoured, the wgmma pipeline not serialized (no C7515) although O is rescaled in registers between its wgmmas.
-Slow (minutes a configuration on a busy 2-core machine); numba out of the simulator."""
+The ping-pong, overlap and traced builds too. Slow (minutes a configuration on a busy 2-core machine); numba
+out of the simulator."""
 import pytest
 from numba.cuda import types as T
 
@@ -11,13 +12,19 @@ pytestmark = pytest.mark.numba("cuda")
 
 
 @needs_ptxas
-@pytest.mark.parametrize("D,causal,dtype", [(128, True, "float16"), (64, False, "bfloat16")])
-def test_attention_assembles_without_spills_or_serialized_wgmma(D, causal, dtype):
+@pytest.mark.parametrize("D,causal,dtype,build", [
+    (128, True, "float16", {}), (64, False, "bfloat16", {}), (128, True, "float16", dict(pingpong=True, overlap=True)),
+    (128, False, "float16", dict(pingpong=True)), (64, False, "bfloat16", dict(pingpong=True, overlap=True)),
+    (128, True, "float16", dict(pingpong=True, overlap=True, trace=True))],
+    ids=["plain-128", "plain-64", "pingpong+overlap-128", "pingpong-128", "pingpong+overlap-64", "traced-128"])
+def test_attention_assembles_without_spills_or_serialized_wgmma(D, causal, dtype, build):
     from kernels.attention import fa3_wgmma
-    k = fa3_wgmma.make(D=D, causal=causal, dtype=dtype)
-    ptx = _compile(k.function, (T.float32[:, ::1],) + (T.uint64[::1],) * 4 + (T.int64,) * 4)
+    k = fa3_wgmma.make(D=D, causal=causal, dtype=dtype, **build)
+    stamps = (T.uint64[:, ::1],) if build.get("trace") else ()
+    ptx = _compile(k.function, (T.float32[:, ::1],) + (T.uint64[::1],) * 4 + (T.int64,) * 4 + stamps)
     BN = k.config["BN"]
-    assert ptx.count("wgmma.mma_async") == D // 16 + BN // 16        # S: D / 16 k-blocks; P V: BN / 16
+    copies = 2 if build.get("overlap") else 1      # overlap: block 0's S and the last P V outside the loop
+    assert ptx.count("wgmma.mma_async") == copies * (D // 16 + BN // 16)    # S: D / 16 k-blocks; P V: BN / 16
     assert ptx.count("cp.async.bulk.tensor.4d") == 3 * (D // 64) + D // 64   # Q, K, V and O: a box per 64 columns
     rc, err = _ptxas(ptx, ["-maxrregcount=%d" % (65536 // k.threads // 8 * 8)])
     assert rc == 0, err

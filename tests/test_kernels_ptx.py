@@ -48,9 +48,10 @@ KERNELS.update({
     "layout copy": (selftest.k_layout_copy, (f32_1, f32_1, f32_1), (7, 5)),
     "cp.async": (selftest.k_cp_async, (f32_3, f32_3), (8, 0)),
     "fast math": (selftest.k_fast_math, (f32_1, f32_1, f32_1, u32_1, f32_1), (7, 5)),
+    "globaltimer": (selftest.k_globaltimer, (f32_1, T.uint64[:, ::1]), (7, 5)),
 })
 EXPECT.update({"vector copy": "shfl.sync.bfly.b32", "layout copy": "xor.b", "cp.async": "cp.async.wait_group 1",
-               "fast math": "tanh.approx.f32"})
+               "fast math": "tanh.approx.f32", "globaltimer": "%globaltimer"})
 
 T4_KERNELS = [k for k, v in KERNELS.items() if v[2] <= (7, 5)]
 AMPERE_KERNELS = [k for k, v in KERNELS.items() if v[2] > (7, 5)]

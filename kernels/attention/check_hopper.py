@@ -1,61 +1,71 @@
 """The Hopper attention kernel on the GPU: correctness, then speed against PyTorch's SDPA in the same process.
 
-    python -m kernels.attention.check_hopper
+    python -m kernels.attention.check_hopper [--builds plain,pingpong,pingpong+overlap] [--cases 6]
+                                             [--timeline PATH] [--no-speed]
 
-1. Fuzz: random shapes (S_q, S_k not multiples of any tile, S_q != S_k, both masks, grouped heads, both
-   layouts, D = 64 and 128, fp16 and bf16), Gaussian q, k, v; O and LSE poisoned with NaN before the call,
-   compared element-wise with kernels/attention/reference.py in float32 (|O - ref| <= 2e-2 fp16, 4e-2 bf16
-   (P is rounded to the inputs' type); |LSE - ref| <= 1e-2; rows that see no key: O = 0, LSE = -inf).
+Each build of fa3_wgmma (BUILDS: the plain kernel, the ping-pong of its two consumers, the intra-warpgroup
+overlap, both) is fuzzed and timed; every build orders its causal tiles longest first (the grid's first blocks
+take the last query tiles). Every (build, D, mask, type) is a numba compile of about a minute, so each runs in a
+process of its own, all at once: they compile and fuzz together, meet on a barrier, then time one after another
+(the GPU to itself), each against SDPA in its own process.
+1. Fuzz: for each build, fp16 with D = 64 and 128, both masks, and bf16 (D = 64, causal) for the builds beside
+   the plain one: random shapes (S_q, S_k not multiples of any tile, S_q != S_k, grouped heads, both layouts),
+   Gaussian q, k, v; O and LSE poisoned with NaN before the call, compared element-wise with
+   kernels/attention/reference.py in float32 (|O - ref| <= 2e-2 fp16, 4e-2 bf16 (P is rounded to the inputs'
+   type); |LSE - ref| <= 1e-2; rows that see no key: O = 0, LSE = -inf).
 2. Speed (fp16, Gaussian, GPU time by kernels.timing.gpu_time_ms): B=4, H=16, D=128, S=4096 and B=2, S=8192,
    causal and not; B=4, H=32, D=64, S=4096; against SDPA with the cuDNN and the flash backend pinned. TFLOP/s
-   counts 4 B H S^2 D, half with the causal mask. A table last.
+   counts 4 B H S^2 D, half with the causal mask. A table last: each build's TFLOP/s, the best build's ratios.
+3. Timeline: the plain and the ping-pong + overlap builds with trace, B=4, H=16, D=128, S=2048, not causal, the
+   first 2 blocks' phases (kernels.attention.timeline.record) written as JSON to PATH (default
+   kernels/attention/timeline.json) for chapter 10. The stamps add a few instructions a phase.
 """
 
+import argparse
+import json
+import multiprocessing
+import os
+import queue
 import sys
+import threading
 
 import numpy as np
 
-import kernels
-
-kernels.setup()
-
-import torch  # noqa: E402
-import torch.nn.functional as TF  # noqa: E402
-from torch.nn.attention import SDPBackend, sdpa_kernel  # noqa: E402
-
-from kernels.attention.fa3_wgmma import prepare  # noqa: E402
-from kernels.attention.reference import reference  # noqa: E402
-from kernels.timing import gpu_time_ms  # noqa: E402
-
-TOL = {torch.float16: 2e-2, torch.bfloat16: 4e-2}
+TOL = {"float16": 2e-2, "bfloat16": 4e-2}
 LSE_TOL = 1e-2
+BUILDS = {"plain": {}, "pingpong": dict(pingpong=True), "overlap": dict(overlap=True),
+          "pingpong+overlap": dict(pingpong=True, overlap=True)}
+SHAPES = {128: ((4, 16, 4096), (2, 16, 8192)), 64: ((4, 32, 4096),)}      # (B, H, S) timed for each D
+TIMELINE = dict(B=4, H=16, D=128, S=2048, ctas=2)
+BARRIER_S = 420                  # how long a process waits for the others to compile and fuzz
 
 
-def _inputs(B, S_q, S_k, H, H_kv, D, dtype, layout, gen):
+def _inputs(torch, B, S_q, S_k, H, H_kv, D, dtype, layout, gen):
     def one(S, heads):
         shape = (B, S, heads, D) if layout == "BSHD" else (B, heads, S, D)
         return torch.randn(shape, generator=gen, device="cuda", dtype=torch.float32).to(dtype)
     return one(S_q, H), one(S_k, H_kv), one(S_k, H_kv)
 
 
-def fuzz(cases=24, seed=0):
-    """Random shapes through the kernel; every failure printed; the number of failures returned."""
+def fuzz(build, D, causal, dtype, cases, seed):
+    """Random shapes through one configuration; every case printed; the number of failures returned."""
+    import torch
+    from kernels.attention.fa3_wgmma import prepare
+    from kernels.attention.reference import reference
     rng = np.random.default_rng(seed)
     gen = torch.Generator(device="cuda").manual_seed(seed)
+    tdtype = getattr(torch, dtype)
     fails = 0
     for i in range(cases):
-        D = int(rng.choice([64, 128]))
-        dtype = torch.float16 if i % 4 else torch.bfloat16
-        causal = bool(i % 2)
         layout = "BSHD" if i % 3 else "BHSD"
         H_kv = int(rng.choice([1, 2]))
         H = H_kv * int(rng.choice([1, 2]))
         B = int(rng.integers(1, 3))
         S_q, S_k = (int(x) for x in rng.integers(1, 400, size=2))
-        q, k, v = _inputs(B, S_q, S_k, H, H_kv, D, dtype, layout, gen)
+        q, k, v = _inputs(torch, B, S_q, S_k, H, H_kv, D, tdtype, layout, gen)
         out = torch.full_like(q, float("nan"))
         lse = torch.full((B, H, S_q), float("nan"), device="cuda")
-        prepare(q, k, v, out, lse, causal, None, layout)()
+        prepare(q, k, v, out, lse, causal, None, layout, **BUILDS[build])()
         torch.cuda.synchronize()
         ro, rl = reference(q.float().cpu().numpy(), k.float().cpu().numpy(), v.float().cpu().numpy(), causal=causal,
                            layout=layout)
@@ -66,13 +76,16 @@ def fuzz(cases=24, seed=0):
                        initial=0) if not np.isnan(l).any() else float("nan")
         ok = err_o <= TOL[dtype] and err_l <= LSE_TOL
         fails += not ok
-        print("%s case %2d: B %d S_q %4d S_k %4d H %d/%d D %3d %s %s %s: |dO| %.2e |dLSE| %.2e" % (
-            "PASS" if ok else "FAIL", i, B, S_q, S_k, H, H_kv, D, str(dtype)[6:], "causal" if causal else "full",
+        print("%s %s case %d: B %d S_q %4d S_k %4d H %d/%d D %3d %s %s %s: |dO| %.2e |dLSE| %.2e" % (
+            "PASS" if ok else "FAIL", build, i, B, S_q, S_k, H, H_kv, D, dtype, "causal" if causal else "full",
             layout, err_o, err_l), flush=True)
     return fails
 
 
 def _sdpa(backend):
+    import torch.nn.functional as TF
+    from torch.nn.attention import sdpa_kernel
+
     def run(q, k, v, causal):
         with sdpa_kernel([backend]):
             return TF.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
@@ -80,38 +93,162 @@ def _sdpa(backend):
     return run
 
 
-def speed():
+def speed(build, D, causal):
+    """[(B, H, D, S, mask, {build, "cudnn", "flash": TFLOP/s})] of one configuration, SDPA in this process."""
+    import torch
+    from torch.nn.attention import SDPBackend
+    from kernels.attention.fa3_wgmma import prepare
+    from kernels.timing import gpu_time_ms
     rows = []
     gen = torch.Generator(device="cuda").manual_seed(1)
-    for B, H, D, S in ((4, 16, 128, 4096), (2, 16, 128, 8192), (4, 32, 64, 4096)):
-        for causal in (False, True):
-            q, k, v = _inputs(B, S, S, H, H, D, torch.float16, "BSHD", gen)
-            flops = 4 * B * H * S * S * D / (2 if causal else 1)
-            out = torch.empty_like(q)
-            lse = torch.empty((B, H, S), device="cuda")
-            go = prepare(q, k, v, out, lse, causal)
-            tf = {"fa3_wgmma": flops / gpu_time_ms(go) / 1e9}
-            for name, backend in (("cudnn", SDPBackend.CUDNN_ATTENTION), ("flash", SDPBackend.FLASH_ATTENTION)):
-                try:
-                    fn = _sdpa(backend)
-                    tf[name] = flops / gpu_time_ms(lambda: fn(q, k, v, causal)) / 1e9
-                except RuntimeError as e:
-                    print("%s refused: %s" % (name, str(e)[:100]))
-                    tf[name] = float("nan")
-            rows.append((B, H, D, S, "causal" if causal else "full", tf))
-    print("\n| B | H | D | S | mask | fa3_wgmma TFLOP/s | cuDNN | flash | / cuDNN | / flash |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    for B, H, S in SHAPES[D]:
+        q, k, v = _inputs(torch, B, S, S, H, H, D, torch.float16, "BSHD", gen)
+        flops = 4 * B * H * S * S * D / (2 if causal else 1)
+        out = torch.empty_like(q)
+        lse = torch.empty((B, H, S), device="cuda")
+        tf = {build: flops / gpu_time_ms(prepare(q, k, v, out, lse, causal, **BUILDS[build])) / 1e9}
+        for name, backend in (("cudnn", SDPBackend.CUDNN_ATTENTION), ("flash", SDPBackend.FLASH_ATTENTION)):
+            try:
+                fn = _sdpa(backend)
+                tf[name] = flops / gpu_time_ms(lambda: fn(q, k, v, causal)) / 1e9
+            except RuntimeError as e:
+                print("%s refused: %s" % (name, str(e)[:100]))
+                tf[name] = float("nan")
+        rows.append((B, H, D, S, "causal" if causal else "full", tf))
+        print("timed", build, rows[-1], flush=True)
+    return rows
+
+
+def record_timeline(build):
+    """The recorded phases of TIMELINE's first blocks under one build (kernels.attention.timeline.record)."""
+    import torch
+    from numba import cuda
+    from kernels.attention import timeline
+    from kernels.attention.fa3_wgmma import prepare
+    B, H, D, S, ctas = (TIMELINE[x] for x in ("B", "H", "D", "S", "ctas"))
+    gen = torch.Generator(device="cuda").manual_seed(2)
+    q, k, v = _inputs(torch, B, S, S, H, H, D, torch.float16, "BSHD", gen)
+    out = torch.empty_like(q)
+    lse = torch.empty((B, H, S), device="cuda")
+    zeros = np.zeros((ctas * 3, 2 * timeline.slots_for(S // 128)), np.uint64)
+    stamps = cuda.to_device(zeros)
+    go = prepare(q, k, v, out, lse, False, stamps=stamps, **BUILDS[build])
+    go()                                      # the first launch: warm
+    torch.cuda.synchronize()
+    stamps.copy_to_device(zeros)
+    go()
+    torch.cuda.synchronize()
+    recs = timeline.record(stamps.copy_to_host(), 3)
+    print("timeline %s: %d records, the first %d blocks done in %.1f us" % (
+        build, len(recs), ctas, max(r["end_ns"] for r in recs) / 1e3), flush=True)
+    return recs
+
+
+def _job(task, barrier, lock, results):
+    """One process: build and fuzz a configuration (or warm a traced build), wait for every process, then time it
+    (or record the timeline) while holding the GPU alone."""
+    import kernels
+    kernels.setup(verbose=False)
+    import torch
+    out = dict(task=task, fails=0, rows=[], records=None, device=torch.cuda.get_device_name())
+    try:
+        if task["kind"] == "check":
+            out["fails"] = fuzz(task["build"], task["D"], task["causal"], task["dtype"], task["cases"], task["seed"])
+        else:
+            record_timeline(task["build"])            # compiles; the records that count come in turn
+    except Exception as e:                            # reported, and the others go on
+        print("ERROR %s: %s: %s" % (task, type(e).__name__, str(e)[:400]), flush=True)
+        out["fails"] = max(out["fails"], 1)
+    try:
+        barrier.wait(timeout=BARRIER_S)
+    except threading.BrokenBarrierError:              # a process died or is stuck: time anyway, and say so
+        print("WARNING %s: not every process reached the barrier; timings may overlap others' work" % task,
+              flush=True)
+    with lock:
+        try:
+            if task["kind"] == "check" and task["speed"]:
+                out["rows"] = speed(task["build"], task["D"], task["causal"])
+            elif task["kind"] == "timeline":
+                out["records"] = record_timeline(task["build"])
+        except Exception as e:
+            print("ERROR timing %s: %s: %s" % (task, type(e).__name__, str(e)[:400]), flush=True)
+            out["fails"] = max(out["fails"], 1)
+    results.put(out)
+
+
+def tasks(builds, cases, timed, timeline_builds):
+    out = []
+    for b in builds:
+        for D in (128, 64):
+            for causal in (False, True):
+                out.append(dict(kind="check", build=b, D=D, causal=causal, dtype="float16", cases=cases,
+                                seed=len(out), speed=timed))
+        if b != "plain":
+            out.append(dict(kind="check", build=b, D=64, causal=True, dtype="bfloat16", cases=cases, seed=len(out),
+                            speed=False))
+    return out + [dict(kind="timeline", build=b) for b in timeline_builds]
+
+
+def table(rows, builds):
+    """The speed table (markdown): a row per shape and mask, each build's TFLOP/s, SDPA's, the best build's ratios."""
+    merged = {}
     for B, H, D, S, mask, tf in rows:
-        print("| %d | %d | %d | %d | %s | %.0f | %.0f | %.0f | %.2f | %.2f |" % (
-            B, H, D, S, mask, tf["fa3_wgmma"], tf["cudnn"], tf["flash"], tf["fa3_wgmma"] / tf["cudnn"],
-            tf["fa3_wgmma"] / tf["flash"]))
+        merged.setdefault((B, H, D, S, mask), {}).update(tf)      # SDPA: the last process's measurement
+    lines = ["| B | H | D | S | mask | %s | cuDNN | flash | best / cuDNN | best / flash |" % " | ".join(builds),
+             "|---|---|---|---|---|%s---|---|---|---|" % ("---|" * len(builds))]
+    order = [(B, H, D, S, m) for D in (128, 64) for B, H, S in SHAPES[D] for m in ("full", "causal")]
+    for key in [k for k in order if k in merged]:
+        tf = merged[key]
+        best = max(tf.get(b, float("nan")) for b in builds)
+        lines.append("| %d | %d | %d | %d | %s | %s | %.0f | %.0f | %.2f | %.2f |" % (
+            key + (" | ".join("%.0f" % tf.get(b, float("nan")) for b in builds), tf["cudnn"], tf["flash"],
+                   best / tf["cudnn"], best / tf["flash"])))
+    return "\n".join(lines)
 
 
-def main():
-    print(torch.cuda.get_device_name(), "torch", torch.__version__, flush=True)
-    fails = fuzz()
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--builds", default="plain,pingpong,pingpong+overlap",
+                    help="builds to fuzz and time, of: " + ", ".join(BUILDS))
+    ap.add_argument("--cases", type=int, default=6, help="fuzz cases a configuration")
+    ap.add_argument("--timeline", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "timeline.json"),
+                    help="where the recorded timeline goes ('' for none)")
+    ap.add_argument("--no-speed", action="store_true")
+    a = ap.parse_args(argv)
+    builds = a.builds.split(",")
+    for b in builds:
+        if b not in BUILDS:
+            ap.error("--builds: %r is none of %s" % (b, ", ".join(BUILDS)))
+    work = tasks(builds, a.cases, not a.no_speed, ("plain", "pingpong+overlap") if a.timeline else ())
+    ctx = multiprocessing.get_context("spawn")
+    barrier, lock, results = ctx.Barrier(len(work)), ctx.Lock(), ctx.Queue()
+    procs = [ctx.Process(target=_job, args=(t, barrier, lock, results)) for t in work]
+    print("%d processes: %s" % (len(work), ", ".join("%s%s" % (t["build"], "" if t["kind"] == "check" else " trace")
+                                                      for t in work)), flush=True)
+    for p in procs:
+        p.start()
+    done = []
+    try:
+        for _ in procs:
+            done.append(results.get(timeout=BARRIER_S + 180))
+    except queue.Empty:
+        print("FAIL: %d of %d processes never reported" % (len(procs) - len(done), len(procs)), flush=True)
+    for p in procs:
+        p.join(timeout=10)
+    fails = sum(d["fails"] for d in done) + len(procs) - len(done)
+    if done:
+        print("device:", done[0]["device"])
     print("fuzz: %s (%d failures)" % ("PASS" if not fails else "FAIL", fails), flush=True)
-    speed()
+    if a.timeline:
+        data = {"device": done[0]["device"] if done else None, "shape": dict(TIMELINE, causal=False, dtype="float16"),
+                "builds": {d["task"]["build"]: d["records"] for d in done
+                           if d["task"]["kind"] == "timeline" and d["records"]}}
+        with open(a.timeline, "w") as f:
+            json.dump(data, f, indent=0)
+        print("timeline written to", a.timeline)
+    if not a.no_speed:
+        print()
+        print(table([r for d in done for r in d["rows"]], builds))
     return 1 if fails else 0
 
 

@@ -14,6 +14,15 @@ of the tile and, for every K/V tile:
 At the end each consumer divides O by the row sums, writes the row's log-sum-exp, puts O (16-bit) in Q's
 shared memory and one thread TMA-stores the tile (rows past S_q clipped by the tensor map).
 
+Three build-time options (make) add FlashAttention-3's overlaps, and the plain kernel stays:
+  * pingpong: the two consumers take turns at the tensor cores (a PipelineOrder on two named barriers around
+    the wgmmas they issue), so one's softmax runs while the other's GEMMs do;
+  * overlap: a consumer issues S = Q K_j^T, and P V of block j - 1 behind it, before the softmax of S_j, which
+    then runs while P V does (two S accumulators live);
+  * trace: the lead thread of each warpgroup stamps %globaltimer at the start and end of each phase into a
+    buffer (kernels.attention.timeline reads and draws it).
+The grid hands out the longest query tiles first (block 0 takes the last tile: with `causal` it sees most keys).
+
 Q, K, V, O are seen through rank-4 tensor maps of modes (S, D, H, B) (V's (D, S, H, B): wgmma reads it as
 an MN-major B), so one kernel reads (B, S, H, D) and (B, H, S, D) strides alike, and a box never crosses
 into the next head: the TMA zero-fills rows past S, and the masks drop those keys.
@@ -29,7 +38,7 @@ from cutelite.gmma import Layout_K_SW128_Atom, Layout_MN_SW128_Atom, make_gmma_a
 from cutelite.numeric import BFloat16, Float16, Float32, numeric
 
 from ..cutejit import (
-    Matrix, NamedBarrier, PipelineState, PipelineTmaAsync, Sym, TensorMap, block_idx, else_, fence_proxy_async,
+    Matrix, NamedBarrier, PipelineOrder, PipelineState, PipelineTmaAsync, Sym, TensorMap, block_idx, else_, fence_proxy_async,
     gemm, if_, kernel, local_tile, make_identity_tensor, make_producer_start_state, make_smem_tensor,
     prefetch_tensor_map, range_, setmaxnreg, thread_idx, tma_load, tma_store, tma_store_commit, tma_store_wait,
     warpgroup_arrive, warpgroup_commit, warpgroup_wait,
@@ -37,7 +46,7 @@ from ..cutejit import (
 from ..expr import src
 from ..cutejit.trace import current
 
-__all__ = ["Int", "acc_rows", "p_as_a", "fa3_forward", "objects", "make", "DTYPES", "HEAD_DIMS"]
+__all__ = ["Int", "Stamps", "acc_rows", "p_as_a", "fa3_forward", "objects", "make", "DTYPES", "HEAD_DIMS"]
 
 DTYPES = (Float16, BFloat16)
 HEAD_DIMS = (64, 128)
@@ -119,7 +128,7 @@ def _f32(t, x):
 
 @kernel
 def fa3_forward(mLSE, tmQ, tmK, tmV, tmO, S_q, S_k, H, group, mma_s, mma_o, sQ_layout, sK_layout, sV_layout,
-                causal, scale, regs, slot, slot_o, masks, a_of_c):
+                causal, scale, regs, slot, slot_o, masks, a_of_c, pingpong, overlap, mStamps):
     from .. import instructions
     t = current()
     tid = thread_idx()
@@ -152,21 +161,29 @@ def fa3_forward(mLSE, tmQ, tmK, tmV, tmO, S_q, S_k, H, group, mma_s, mma_o, sQ_l
     cV = local_tile(make_identity_tensor((D, S_k)), (D, BN), (0, 0))
     for p in (pipe_q, pipe_k, pipe_v):
         p.init()
+    order = PipelineOrder(2, t.let(tid // 128 - 1, "consumer"), 128) if pingpong else None
+    clock = _Stamps(t, mStamps, 1 + consumers) if mStamps is not None else None
     with if_(tid < 128):                                                 # warpgroup 0: the producer
         setmaxnreg(regs[0], grow=False)
         with if_(tid < 1):
             for tm in (tmQ, tmK, tmV, tmO):
                 prefetch_tensor_map(tm)
             q_state = make_producer_start_state(1)
+            at = clock and clock.now()
             pipe_q.producer_acquire(q_state)
             tma_load(tmQ, cQ, sQ, *pipe_q.producer_barrier(q_state), h, b)
+            clock and clock.record(at, "load Q")
             ks, vs = make_producer_start_state(stages), make_producer_start_state(stages)
             for j in range_(n_blocks):
+                at = clock and clock.now()
                 pipe_k.producer_acquire(ks)
                 tma_load(tmK, _shift(cK, j * BN, 0), sK[_, _, ks.index], *pipe_k.producer_barrier(ks), hk, b)
+                clock and clock.record(at, "load K", j)
                 ks.advance()
+                at = clock and clock.now()
                 pipe_v.producer_acquire(vs)
                 tma_load(tmV, _shift(cV, j * BN, 1), sV[_, _, vs.index], *pipe_v.producer_barrier(vs), hk, b)
+                clock and clock.record(at, "load V", j)
                 vs.advance()
     with else_():                                                        # warpgroups 1..: the consumers
         setmaxnreg(regs[1], grow=True)
@@ -182,73 +199,244 @@ def fa3_forward(mLSE, tmQ, tmK, tmV, tmO, S_q, S_k, H, group, mma_s, mma_o, sQ_l
         for r in range(rows):
             t.emit("%s = %s" % (mx[r], _f32(t, -math.inf)))
             t.emit("%s = %s" % (sm[r], _f32(t, 0.0)))
-        exp2 = t.use("exp2_approx", instructions.exp2_approx)
-        shfl = t.use("shfl_xor_sync", instructions.shfl_xor_sync)
-        pack = t.use(*(("pack_half2", instructions.pack_half2) if dtype == "float16"
-                       else ("pack_bf16x2", instructions.pack_bf16x2)))
+        soft = _Softmax(t, thr_s, cS0, S_q, S_k, BN, causal, scale, slot, masks, mx, sm, dtype)
         pipe_q.consumer_wait(PipelineState(1))
         ks, vs = PipelineState(stages), PipelineState(stages)
-        for j in range_(n_blocks):
+        turn = _Turns(order)
+        if not overlap:
+            for j in range_(n_blocks):
+                pipe_k.consumer_wait(ks)
+                acc_s = thr_s.partition_fragment_C(cS0)
+                turn.begin(j < 1)
+                at = clock and clock.now()
+                warpgroup_arrive(acc_s)
+                gemm(mma_s, tSrQ, tSrK[_, _, _, ks.index], acc_s, accumulate=False)
+                warpgroup_commit()
+                turn.end(j > n_blocks - 2)
+                warpgroup_wait(0, acc_s)
+                clock and clock.record(at, "S GEMM", j)
+                pipe_k.consumer_release(ks)
+                ks.advance()
+                at = clock and clock.now()
+                p, corr = soft(acc_s, j)
+                _rescale(t, acc_o, slot_o, corr)
+                tOrP = thr_o.partition_fragment_A(cS0, dtype=dtype)
+                soft.pack(tOrP, p, a_of_c)
+                clock and clock.record(at, "softmax", j)
+                pipe_v.consumer_wait(vs)
+                at = clock and clock.now()
+                warpgroup_arrive(acc_o)
+                gemm(mma_o, tOrP, tOrV[_, _, _, vs.index], acc_o, accumulate=j > 0)
+                warpgroup_commit()
+                warpgroup_wait(0, acc_o)
+                clock and clock.record(at, "PV GEMM", j)
+                pipe_v.consumer_release(vs)
+                vs.advance()
+        else:
+            # block 0: S_0 and its softmax; then block j issues S_j, and P_j-1 V_j-1 behind it, before the
+            # softmax of S_j, which runs while P_j-1 V_j-1 does (FlashAttention-3's intra-warpgroup overlap)
             pipe_k.consumer_wait(ks)
             acc_s = thr_s.partition_fragment_C(cS0)
+            turn.begin(True)
+            at = clock and clock.now()
             warpgroup_arrive(acc_s)
             gemm(mma_s, tSrQ, tSrK[_, _, _, ks.index], acc_s, accumulate=False)
             warpgroup_commit()
+            turn.end(n_blocks < 2)
             warpgroup_wait(0, acc_s)
+            clock and clock.record(at, "S GEMM", 0)
             pipe_k.consumer_release(ks)
             ks.advance()
-            # the scores in log2 units, masked through the coordinates of S's values
-            cS = thr_s.partition_C(_shift(cS0, j * BN, 1))
-            x = []
-            for v in range(len(acc_s.regs)):
-                row, col = cS.coord(v)
-                keep = "(%s < %s)" % (_sym(col).src, S_k.src)
-                if causal:
-                    keep += " and (%s <= %s)" % (_sym(col).src, _sym(row + S_k - S_q).src)
-                name = t.fresh("x")
-                t.emit("%s = (%s * %s) if %s else %s" % (name, acc_s.regs[v], _f32(t, scale * LOG2E), keep,
-                                                         _f32(t, -math.inf)))
-                x.append(name)
-            # the row maxima: over the thread's values, then over the lanes of the row (the C layout's xors)
-            new = []
+            at = clock and clock.now()
+            p, corr = soft(acc_s, 0)
+            held = ["oc%d" % r for r in range(rows)]                     # O's correction, applied before P V
             for r in range(rows):
-                vals = [x[v] for v in range(len(x)) if slot[v] == r]
-                name = t.fresh("rmax")
-                t.emit("%s = max(%s, %s)" % (name, mx[r], _max_tree(vals)))
-                for mask in masks:
-                    t.emit("%s = max(%s, %s(0xFFFFFFFF, %s, %d))" % (name, name, shfl, name, mask))
-                safe = t.fresh("base")                                   # a row with no key yet: subtract 0
-                t.emit("%s = %s if %s != %s else %s" % (safe, name, name, _f32(t, -math.inf), _f32(t, 0.0)))
-                corr = t.fresh("corr")
-                t.emit("%s = %s(%s - %s)" % (corr, exp2, mx[r], safe))
-                t.emit("%s = %s" % (mx[r], name))
-                new.append((safe, corr))
-            p = []
-            for v in range(len(x)):
-                name = t.fresh("p")
-                t.emit("%s = %s(%s - %s)" % (name, exp2, x[v], new[slot[v]][0]))
-                p.append(name)
-            for r in range(rows):
-                t.emit("%s = %s * %s + %s" % (sm[r], sm[r], new[r][1], _sum_tree([p[v] for v in range(len(p))
-                                                                                  if slot[v] == r])))
-            # O *= the correction of its row (O's C layout has S's rows: same atom shape along M)
-            for name in acc_o.names:
-                t.emit("%s = %s" % (name, _tuple(["%s[%d] * %s" % (name, v, new[slot_o[v]][1])
-                                                  for v in range(acc_o.per_atom)])))
-            # P, rounded to 16 bits, as the RS atom's A fragment: register k holds A values 2k and 2k + 1
+                t.emit("%s = %s" % (held[r], corr[r]))
             tOrP = thr_o.partition_fragment_A(cS0, dtype=dtype)
-            for k in range(len(tOrP.regs)):
-                lo, hi = tOrP.layout(2 * k), tOrP.layout(2 * k + 1)
-                t.emit("%s = %s(%s, %s)" % (tOrP.regs[lo // 2], pack, p[a_of_c[2 * k]], p[a_of_c[2 * k + 1]]))
+            soft.pack(tOrP, p, a_of_c)
+            clock and clock.record(at, "softmax", 0)
+            for j in range_(n_blocks, 1):
+                pipe_k.consumer_wait(ks)
+                acc_s = thr_s.partition_fragment_C(cS0)
+                turn.begin(False)
+                at_s = clock and clock.now()
+                warpgroup_arrive(acc_s)
+                gemm(mma_s, tSrQ, tSrK[_, _, _, ks.index], acc_s, accumulate=False)
+                warpgroup_commit()
+                _rescale(t, acc_o, slot_o, held)
+                pipe_v.consumer_wait(vs)
+                at_o = clock and clock.now()
+                warpgroup_arrive(acc_o)
+                gemm(mma_o, tOrP, tOrV[_, _, _, vs.index], acc_o, accumulate=j > 1)
+                warpgroup_commit()
+                turn.end(j > n_blocks - 2)
+                warpgroup_wait(1, acc_s)
+                clock and clock.record(at_s, "S GEMM", j)
+                pipe_k.consumer_release(ks)
+                ks.advance()
+                at = clock and clock.now()
+                p, corr = soft(acc_s, j)
+                for r in range(rows):
+                    t.emit("%s = %s" % (held[r], corr[r]))
+                warpgroup_wait(0, acc_o)
+                clock and clock.record(at_o, "PV GEMM", j - 1)
+                pipe_v.consumer_release(vs)
+                vs.advance()
+                soft.pack(tOrP, p, a_of_c)
+                clock and clock.record(at, "softmax", j)
+            _rescale(t, acc_o, slot_o, held)
             pipe_v.consumer_wait(vs)
+            at = clock and clock.now()
             warpgroup_arrive(acc_o)
-            gemm(mma_o, tOrP, tOrV[_, _, _, vs.index], acc_o, accumulate=j > 0)
+            gemm(mma_o, tOrP, tOrV[_, _, _, vs.index], acc_o, accumulate=n_blocks > 1)
             warpgroup_commit()
             warpgroup_wait(0, acc_o)
+            clock and clock.record(at, "PV GEMM", n_blocks - 1)
             pipe_v.consumer_release(vs)
             vs.advance()
-        _epilogue(t, mLSE, tmO, sQ, thr_o, acc_o, bh, h, b, m, BM, D, S_q, slot_o, masks, mx, sm, shfl, pack,
-                  consumers)
+        at = clock and clock.now()
+        _epilogue(t, mLSE, tmO, sQ, thr_o, acc_o, bh, h, b, m, BM, D, S_q, slot_o, masks, mx, sm, soft.shfl,
+                  soft.pack_fn, consumers)
+        clock and clock.record(at, "epilogue")
+
+
+class _Turns:
+    """The ping-pong consumers' turns at the tensor cores (a PipelineOrder of the two; nothing without one):
+    begin() waits for this consumer's turn, end() hands the turn to the other. A named barrier has no phase,
+    so consumer 0 skips the wait of its first turn and consumer 1 the hand-over of its last: each barrier
+    then sees as many arrivals as waits."""
+
+    def __init__(self, order):
+        self.order = order
+
+    def begin(self, first):
+        """Wait for the turn; `first`: whether it is this consumer's first (a bool or a run-time condition)."""
+        if self.order is not None:
+            self._guarded(self.order.wait, 0, first)
+
+    def end(self, last):
+        """Hand the turn over; `last`: whether it is this consumer's last."""
+        if self.order is not None:
+            self._guarded(self.order.arrive, 1, last)
+
+    def _guarded(self, step, skipper, when):
+        if when is False:
+            return step()
+        cond = "%s != %d" % (self.order.group.src, skipper)
+        if when is not True:
+            cond = "(%s) or not (%s)" % (cond, src(when))
+        with if_(Sym(cond, True)):
+            step()
+
+
+class _Softmax:
+    """The online softmax of one block of S's accumulator fragment, on a consumer's running row maxima `mx` and
+    sums `sm` (names of the generated code): scale into log2 units, mask, the row maxima (over the thread's
+    values, then over the lanes of the row: the C layout's xors), P = 2^(x - max), the sums; and P rounded to
+    16 bits into the RS atom's A fragment."""
+
+    def __init__(self, t, thr_s, cS0, S_q, S_k, BN, causal, scale, slot, masks, mx, sm, dtype):
+        from .. import instructions
+        self.t, self.thr_s, self.cS0, self.S_q, self.S_k, self.BN = t, thr_s, cS0, S_q, S_k, BN
+        self.causal, self.scale, self.slot, self.masks, self.mx, self.sm = causal, scale, slot, masks, mx, sm
+        self.exp2 = t.use("exp2_approx", instructions.exp2_approx)
+        self.shfl = t.use("shfl_xor_sync", instructions.shfl_xor_sync)
+        self.pack_fn = t.use(*(("pack_half2", instructions.pack_half2) if dtype == "float16"
+                               else ("pack_bf16x2", instructions.pack_bf16x2)))
+
+    def __call__(self, acc_s, j):
+        """(p, corr): the names of P's values and of each row's correction 2^(old max - new max)."""
+        t, slot, mx, sm = self.t, self.slot, self.mx, self.sm
+        rows = len(mx)
+        # the scores in log2 units, masked through the coordinates of S's values
+        cS = self.thr_s.partition_C(_shift(self.cS0, j * self.BN, 1))
+        x = []
+        for v in range(len(acc_s.regs)):
+            row, col = cS.coord(v)
+            keep = "(%s < %s)" % (_sym(col).src, self.S_k.src)
+            if self.causal:
+                keep += " and (%s <= %s)" % (_sym(col).src, _sym(row + self.S_k - self.S_q).src)
+            name = t.fresh("x")
+            t.emit("%s = (%s * %s) if %s else %s" % (name, acc_s.regs[v], _f32(t, self.scale * LOG2E), keep,
+                                                     _f32(t, -math.inf)))
+            x.append(name)
+        # the row maxima: over the thread's values, then over the lanes of the row (the C layout's xors)
+        new = []
+        for r in range(rows):
+            vals = [x[v] for v in range(len(x)) if slot[v] == r]
+            name = t.fresh("rmax")
+            t.emit("%s = max(%s, %s)" % (name, mx[r], _max_tree(vals)))
+            for mask in self.masks:
+                t.emit("%s = max(%s, %s(0xFFFFFFFF, %s, %d))" % (name, name, self.shfl, name, mask))
+            safe = t.fresh("base")                                       # a row with no key yet: subtract 0
+            t.emit("%s = %s if %s != %s else %s" % (safe, name, name, _f32(t, -math.inf), _f32(t, 0.0)))
+            corr = t.fresh("corr")
+            t.emit("%s = %s(%s - %s)" % (corr, self.exp2, mx[r], safe))
+            t.emit("%s = %s" % (mx[r], name))
+            new.append((safe, corr))
+        p = []
+        for v in range(len(x)):
+            name = t.fresh("p")
+            t.emit("%s = %s(%s - %s)" % (name, self.exp2, x[v], new[slot[v]][0]))
+            p.append(name)
+        for r in range(rows):
+            t.emit("%s = %s * %s + %s" % (sm[r], sm[r], new[r][1], _sum_tree([p[v] for v in range(len(p))
+                                                                              if slot[v] == r])))
+        return p, [c for _, c in new]
+
+    def pack(self, tOrP, p, a_of_c):
+        """P, rounded to 16 bits, as the RS atom's A fragment: register k holds A values 2k and 2k + 1."""
+        for k in range(len(tOrP.regs)):
+            lo = tOrP.layout(2 * k)
+            self.t.emit("%s = %s(%s, %s)" % (tOrP.regs[lo // 2], self.pack_fn, p[a_of_c[2 * k]], p[a_of_c[2 * k + 1]]))
+
+
+def _rescale(t, acc_o, slot_o, corr):
+    """O *= the correction of its row (O's C layout has S's rows: same atom shape along M)."""
+    for name in acc_o.names:
+        t.emit("%s = %s" % (name, _tuple(["%s[%d] * %s" % (name, v, corr[slot_o[v]])
+                                          for v in range(acc_o.per_atom)])))
+
+
+class _Stamps:
+    """The recorded schedule of a build with `trace`: the lead thread of each warpgroup of the first
+    mStamps.shape[0] // warpgroups blocks writes %globaltimer at the start and end of each phase into its row
+    of mStamps (uint64, (blocks x warpgroups, 2 x slots)); kernels.attention.timeline reads them back."""
+
+    def __init__(self, t, mStamps, warpgroups):
+        from .. import instructions
+        from . import timeline
+        self.t, self.buf, self.timeline = t, mStamps, timeline
+        self.clock = t.use("globaltimer", instructions.globaltimer)
+        tid = thread_idx()
+        self.row = t.let(block_idx() * warpgroups + tid // 128, "stamp_row")
+        self.on = t.let(Sym("((%s %% 128) == 0) and (%s < %s.shape[0])" % (tid.src, self.row.src, mStamps.src),
+                            True), "stamping")
+
+    def now(self):
+        name = self.t.fresh("clk")
+        self.t.emit("%s = %s()" % (name, self.clock))
+        return Sym(name, True)
+
+    def record(self, start, phase, block=0):
+        slot = _sym(self.timeline.slot(phase, block))
+        with if_(Sym("(%s) and (%s < %s.shape[1] // 2)" % (self.on.src, slot.src, self.buf.src), True)):
+            self.t.emit("%s[%s, 2 * %s] = %s" % (self.buf.src, self.row.src, slot.src, start.src))
+            self.t.emit("%s[%s, 2 * %s + 1] = %s()" % (self.buf.src, self.row.src, slot.src, self.clock))
+
+
+class Stamps:
+    """The run-time stamp buffer of a build with `trace` (a 2-D uint64 device array; see _Stamps)."""
+
+    def bind(self, name, trace):
+        return Sym(name, True)
+
+    def check(self, a, what):
+        if str(getattr(a, "dtype", None)).replace("torch.", "") != "uint64" or len(getattr(a, "shape", ())) != 2:
+            raise TypeError("%s: a 2-D uint64 array of stamps, got %r" % (what, a))
+
+    def __repr__(self):
+        return "Stamps()"
 
 
 def _sym(x):
@@ -382,9 +570,14 @@ def objects(D=128, dtype="float16", BM=128, BN=128, stages=2):
 
 
 def make(D=128, dtype="float16", causal=False, scale=None, BM=128, BN=128, stages=2, regs=(24, 240),
-         overrides=None):
+         pingpong=False, overlap=False, trace=False, overrides=None):
     """The kernel of one configuration, launched as k.launch(LSE, mapQ, mapK, mapV, mapO, S_q, S_k, H, group)
-    on BM // 64 + 1 warpgroups; LSE a (B * H, S_q) float32 matrix; the maps from `tensor_maps`."""
+    on BM // 64 + 1 warpgroups; LSE a (B * H, S_q) float32 matrix; the maps from `tensor_maps`.
+    pingpong: the two consumers take turns at the tensor cores (one's softmax under the other's GEMMs);
+    overlap: each consumer issues S = Q K_j^T, and P V of the block before, ahead of the softmax of S;
+    trace: the launch takes one more argument, a uint64 stamp buffer (kernels.attention.timeline)."""
+    if pingpong and BM != 128:
+        raise ValueError("fa3 make: pingpong takes turns between two consumer warpgroups (BM = 128), got BM %r" % BM)
     o = objects(D, dtype, BM, BN, stages)
     scale = 1.0 / math.sqrt(D) if scale is None else float(scale)
     mma_s1 = make_tiled_mma(o.mma_s.atom)
@@ -399,11 +592,13 @@ def make(D=128, dtype="float16", causal=False, scale=None, BM=128, BN=128, stage
     a_of_c = p_as_a(mma_s1, mma_o1, BN)
     threads = 128 * (1 + BM // 64)
     k = fa3_forward.build(Matrix("float32"), o.tmQ, o.tmK, o.tmV, o.tmO, Int(), Int(), Int(), Int(), o.mma_s,
-                          o.mma_o, o.sQ, o.sK, o.sV, causal, scale, regs, slot, slot_o, masks, a_of_c, threads=threads,
+                          o.mma_o, o.sQ, o.sK, o.sV, causal, scale, regs, slot, slot_o, masks, a_of_c, bool(pingpong),
+                          bool(overlap), Stamps() if trace else None, threads=threads,
                           max_registers=65536 // threads // 8 * 8, overrides=overrides)
     k.objects = o
     k.config = dict(D=D, dtype=dtype, causal=causal, scale=scale, BM=BM, BN=BN, stages=stages, regs=regs,
-                    threads=threads, smem=k.smem_bytes)
+                    threads=threads, smem=k.smem_bytes, pingpong=bool(pingpong), overlap=bool(overlap),
+                    trace=bool(trace))
     return k
 
 
@@ -427,10 +622,11 @@ class _View:
 _BUILT = {}
 
 
-def prepare(q, k, v, out, lse, causal=False, scale=None, layout="BSHD"):
+def prepare(q, k, v, out, lse, causal=False, scale=None, layout="BSHD", pingpong=False, overlap=False, stamps=None):
     """A zero-argument launcher of the kernel on CUDA arrays q (B, S_q, H, D), k and v (B, S_k, H_kv, D) (or,
     with layout="BHSD", (B, H, S, D)), writing out (like q) and lse ((B, H, S_q) float32, contiguous). The
-    tensor maps are encoded here, once; call the result to launch on the default stream."""
+    tensor maps are encoded here, once; call the result to launch on the default stream. pingpong, overlap:
+    the build (make); stamps: a uint64 device buffer for the build with trace (kernels.attention.timeline)."""
     from numba import cuda
     from ..cutejit import encode_tensor_map
     dtype = {"float16": "float16", "bfloat16": "bfloat16"}.get(str(getattr(q, "dtype", "")).replace("torch.", ""))
@@ -441,9 +637,10 @@ def prepare(q, k, v, out, lse, causal=False, scale=None, layout="BSHD"):
     S_k, H_kv = k.shape[bshd[1]], k.shape[bshd[2]]
     if H % H_kv:
         raise ValueError("fa3 prepare: H = %d query heads is not a multiple of H_kv = %d" % (H, H_kv))
-    key = (D, dtype, bool(causal), scale)
+    key = (D, dtype, bool(causal), scale, bool(pingpong), bool(overlap), stamps is not None)
     if key not in _BUILT:
-        _BUILT[key] = make(D=D, dtype=dtype, causal=bool(causal), scale=scale)
+        _BUILT[key] = make(D=D, dtype=dtype, causal=bool(causal), scale=scale, pingpong=pingpong, overlap=overlap,
+                           trace=stamps is not None)
     kern = _BUILT[key]
     o = kern.objects
     s_d_h_b = tuple(bshd[i] for i in (1, 3, 2, 0))                   # the maps' modes (S, D, H, B)
@@ -452,7 +649,8 @@ def prepare(q, k, v, out, lse, causal=False, scale=None, layout="BSHD"):
             ((q, s_d_h_b, o.tmQ), (k, s_d_h_b, o.tmK), (v, d_s_h_b, o.tmV), (out, s_d_h_b, o.tmO))]
     lse2 = cuda.as_cuda_array(lse).reshape(B * H, S_q)
     grid = -(-S_q // o.BM) * B * H
-    return kern.prepare(lse2, *maps, S_q, S_k, H, H // H_kv, grid=grid)
+    extra = () if stamps is None else (cuda.as_cuda_array(stamps),)
+    return kern.prepare(lse2, *maps, S_q, S_k, H, H // H_kv, *extra, grid=grid)
 
 
 def attention(q, k, v, causal=False, scale=None, layout="BSHD"):

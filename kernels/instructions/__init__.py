@@ -44,8 +44,8 @@ def ldmatrix_for(copy_atom):
 
 _PLAIN = ["SIMULATOR", "SMEM_ALIGN", "cp_async_ca_4", "cp_async_ca_8", "cp_async_ca_16", "cp_async_cg_16",
           "cp_async_cg_16_zfill", "cp_async_commit", "cp_async_wait", "pack_half2", "unpack_half2", "pack_bf16x2",
-          "unpack_bf16x2", "exp2_approx", "tanh_approx", "shfl_sync", "shfl_xor_sync", "shfl_down_sync", "shfl_up_sync",
-          "syncwarp"]
+          "unpack_bf16x2", "exp2_approx", "tanh_approx", "globaltimer", "shfl_sync", "shfl_xor_sync", "shfl_down_sync",
+          "shfl_up_sync", "syncwarp"]
 _PLAIN += ["%s_%s_v%d_%s" % (op, space, n, kind) for op in ("ld", "st") for space in ("global", "shared")
            for n in (1, 2, 4) for kind in ("f32", "b32")]
 _HOPPER = ["wgmma_fence", "wgmma_commit", "wgmma_wait", "wgmma_zero", "wgmma_uninit", "wgmma",

@@ -380,6 +380,16 @@ def tanh_approx(typingctx, x):
 
 
 @intrinsic
+def globaltimer(typingctx):
+    """mov.u64 %globaltimer: the GPU's nanosecond clock (PTX ISA, special register %globaltimer), the same on
+    every SM, so stamps of different blocks and warpgroups share one time line. Kernels that record their
+    schedule (a build-time `trace`) read it at the start and end of each phase."""
+    def codegen(context, builder, sig, args):
+        return _asm(builder, _i64, [], "mov.u64 $0, %globaltimer;", "=l", [])
+    return types.uint64(), codegen
+
+
+@intrinsic
 def pack_bf16x2(typingctx, lo, hi):
     """Two floats rounded to nearest bf16 (ties to even) -> one b32 register, `lo` in the low half:
     cvt.rn.bf16x2.f32 where the target has it (sm_80 on; it takes the high half first), else the same

@@ -29,7 +29,7 @@ from ..capability import supports
 from ..layout_codegen import layout_fn, layout_pyfunc
 from . import (
     SMEM_ALIGN, cp_async_ca_4, cp_async_ca_8, cp_async_ca_16, cp_async_cg_16, cp_async_commit, cp_async_wait,
-    exp2_approx, ld_global_v4_b32, ld_global_v4_f32, ldmatrix_for, mma_for, pack_bf16x2, pack_half2,
+    exp2_approx, globaltimer, ld_global_v4_b32, ld_global_v4_f32, ldmatrix_for, mma_for, pack_bf16x2, pack_half2,
     shfl_down_sync, shfl_sync, shfl_up_sync, shfl_xor_sync, st_global_v4_b32, st_global_v4_f32, tanh_approx,
     unpack_bf16x2, unpack_half2,
 )
@@ -303,6 +303,28 @@ def run_fast_math(rng):
              check("unpack_bf16x2", back, decode(bits, "bfloat16"), 0.0)]
     return Result(name, all(r.ok for r in parts), max(r.max_err for r in parts),
                   "; ".join(r.name + ": " + r.note for r in parts if r.note))
+
+
+# ---- %globaltimer: the clock a kernel's recorded schedule reads ---------------------------------------
+@cuda.jit
+def k_globaltimer(x, stamps):
+    """Per thread i: stamps[i] = the clock before and after a few dependent exp2s of x[i] (kept in x)."""
+    i = cuda.threadIdx.x
+    stamps[i, 0] = globaltimer()
+    y = x[i]
+    for _ in range(64):
+        y = exp2_approx(y * np.float32(0.5))
+    x[i] = y
+    stamps[i, 1] = globaltimer()
+
+
+@selftest("globaltimer")
+def run_globaltimer(rng):
+    x = rng.uniform(-1, 1, 32).astype(f32)
+    stamps = np.zeros((32, 2), np.uint64)
+    k_globaltimer[1, 32](x, stamps)
+    ok = bool(np.all(stamps[:, 0] > 0) and np.all(stamps[:, 1] >= stamps[:, 0]))
+    return Result("globaltimer", ok, float("nan"), "" if ok else "stamps not written, or the clock ran backwards")
 
 
 # ---- cp.async: a two-stage tile copy ------------------------------------------------------------------

@@ -15,6 +15,7 @@ twin of an instruction that GPU lacks raises CapabilityError when it runs, as th
 """
 
 import threading
+import time
 
 import numpy as np
 
@@ -334,6 +335,12 @@ def tanh_approx(x):
     allow 2^-10)."""
     check_target("tanh.approx.f32")
     return np.float32(np.tanh(np.float32(x)))
+
+
+def globaltimer():
+    """Simulator twin of mov.u64 %globaltimer: the host's nanosecond clock (the simulator runs threads apart,
+    so its stamps order the phases of one thread but say nothing of the GPU's speed)."""
+    return np.uint64(time.perf_counter_ns())
 
 
 def pack_bf16x2(lo, hi):

@@ -34,6 +34,7 @@ HEAD_DIMS = (64, 128)
 LAYOUTS = ("BSHD", "BHSD")
 HOPPER_NEEDS = ("wgmma", "setmaxnreg", "cp.async.bulk.tensor", "mbarrier.try_wait", "fence.proxy.async")
 SIMULATOR_TILES = dict(BM=32, BN=32, warps=2)       # fa2_mma in the simulator: 64 threads a CTA, not 256
+HOPPER_BUILD = dict(pingpong=False, overlap=False)  # fa3_wgmma's options on sm_90 (check_hopper times each)
 Array = Any     # a NumPy array, or a GPU array of PyTorch, CuPy or Numba (__cuda_array_interface__)
 
 
@@ -248,6 +249,6 @@ def _launch_hopper(views, o_bits, lse, dtype, causal, scale, layout, stream):
     if stream:
         stream.synchronize()
     q, k, v, o = (_Typed(x, dtype) for x in views + [o_bits])
-    fa3_wgmma.prepare(q, k, v, o, lse, bool(causal), scale, layout)()
+    fa3_wgmma.prepare(q, k, v, o, lse, bool(causal), scale, layout, **HOPPER_BUILD)()
     if stream:
         cuda.default_stream().synchronize()
