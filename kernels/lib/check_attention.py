@@ -1,4 +1,5 @@
-"""python -m kernels.lib.check_attention [--seed S]: kernels.lib.attention on the GPU, every path a call takes.
+"""python -m kernels.lib.check_attention [--seed S] [--kernels picked,mma_sync]: kernels.lib.attention on the
+GPU, every path a call takes.
 
 Each case is one call, checked element-wise against a float32 reference of the same inputs on the GPU
 (kernels.attention.check.reference) with its outputs poisoned with NaN first (`out` and `lse` where the case
@@ -185,6 +186,8 @@ def host_cost(B=1, H=8, S=256, D=64, calls=100):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--kernels", default="picked,mma_sync",
+                   help="the cases with the kernel attention picks, and/or with fa2_mma (on sm_90 a second run)")
     args = p.parse_args(argv)
     import kernels
     info = kernels.setup()
@@ -193,7 +196,11 @@ def main(argv=None):
     from .attention import pick
     auto = pick("float16")
     failed = total = 0
-    for kernel in [None] + (["mma_sync"] if auto != "mma_sync" else []):
+    wanted = args.kernels.split(",")
+    runs = [None] if "picked" in wanted else []
+    if "mma_sync" in wanted and not (runs and auto == "mma_sync"):    # off sm_90 the picked kernel is fa2_mma
+        runs.append("mma_sync")
+    for kernel in runs:
         print("-- attention on %s" % (kernel or auto))
         with checked_calls(kernel):
             for i, case in enumerate(CASES):
