@@ -218,7 +218,8 @@ def make(D=64, dtype="float16", causal=False, scale=None, arch=None, BM=None, BN
     scale defaults to 1/sqrt(D); arch "sm80" (m16n8k16, cp.async) or "sm75" (a T4's m16n8k8), by default
     what the current GPU (or profile) has; BM, BN, warps default to BEST[arch].
     q_regs: Q's tile read into registers once (True), or from shared memory beside each K tile (False, as
-    FlashAttention-2 does: the registers go to 32 rows a warp instead). longest_first (causal only): the grid
+    FlashAttention-2 does, freeing Q's registers; `python tests/test_attention_ptx.py` prints what each
+    configuration uses and spills). longest_first (causal only): the grid
     runs every head's last q-tile first, then the tiles before it (the heaviest first across all heads), not
     one head's q-tiles after another."""
     arch = arch or default_arch()
