@@ -113,3 +113,73 @@ def test_attention_refuses_mixed_types_places_and_strides():
     d = cuda.to_device(np.zeros((1, 8, 64, 2), np.float16))
     with pytest.raises(ValueError, match="attention: k must be contiguous along D"):
         attention(cuda.to_device(x), d.transpose((0, 1, 3, 2)), cuda.to_device(x))
+
+
+def test_attention_numpy_into_out_and_lse():
+    """NumPy `out` and `lse` are filled (and returned) as the results."""
+    q, k, v = _inputs(1, 20, 20, 1, 1, seed=3)
+    out, lse = np.full(q.shape, np.nan, np.float16), np.full((1, 1, 20), np.nan, np.float32)
+    O, LSE = attention(q, k, v, out=out, lse=lse)
+    assert O is out and LSE is lse
+    _check(O, LSE, q, k, v)
+
+
+def test_attention_refuses_an_lse_it_cannot_fill():
+    x = np.zeros((1, 8, 2, 64), np.float16)
+    with pytest.raises(ValueError, match=r"attention: lse must have shape \(B, H, S_q\) = \(1, 2, 8\), "
+                                         r"got \(1, 8, 2\)"):
+        attention(x, x, x, lse=np.zeros((1, 8, 2), np.float32))
+    with pytest.raises(TypeError, match="attention: lse must be a float32 NumPy array like q, got ndarray float16"):
+        attention(x, x, x, lse=np.zeros((1, 2, 8), np.float16))
+
+
+class _Dev:
+    """What a device array shows the key of a prepared call: its __cuda_array_interface__ (and a stream)."""
+
+    def __init__(self, ptr, shape, typestr, stream=None):
+        self.__cuda_array_interface__ = {"data": (ptr, False), "shape": shape, "strides": None, "typestr": typestr,
+                                         "version": 3, "stream": stream}
+
+
+def test_attention_prepares_only_device_calls_with_out_and_lse():
+    """A call is replayed only when q, k, v, out and lse are device arrays of one stream; the key holds their
+    addresses, shapes, strides and types, the mask, the scale and the layout."""
+    import importlib
+    _call_key = importlib.import_module("kernels.lib.attention")._call_key
+    q, k, v, o = (_Dev((i + 1) << 20, (1, 8, 2, 64), "<f2") for i in range(4))
+    lse = _Dev(5 << 20, (1, 2, 8), "<f4")
+    host = np.zeros((1, 8, 2, 64), np.float16)
+    assert _call_key(q, k, v, o, None, False, None, "BSHD") is None
+    assert _call_key(q, k, v, None, lse, False, None, "BSHD") is None
+    assert _call_key(host, k, v, o, lse, False, None, "BSHD") is None
+    key = _call_key(q, k, v, o, lse, False, None, "BSHD")
+    assert key is not None and key == _call_key(q, k, v, o, lse, False, None, "BSHD")
+    others = [_call_key(k, q, v, o, lse, False, None, "BSHD"), _call_key(q, k, v, o, lse, True, None, "BSHD"),
+              _call_key(q, k, v, o, lse, False, 0.5, "BSHD"), _call_key(q, k, v, o, lse, False, None, "BHSD")]
+    assert None not in others and len({key, *others}) == 5
+    assert _call_key(q, k, v, o, _Dev(5 << 20, (1, 2, 8), "<f4", stream=7), False, None, "BSHD") is None
+
+
+def test_attention_replays_a_prepared_call(monkeypatch):
+    """The second call with the same device arrays, out and lse is the first call's launch again: no check runs
+    (they are made to fail), and out and lse, poisoned between the calls, are written again. (The simulator's
+    arrays have no __cuda_array_interface__: here they are keyed by id.)"""
+    import importlib
+    from numba import cuda
+    lib, matmul = (importlib.import_module("kernels.lib." + m) for m in ("attention", "matmul"))
+    monkeypatch.setattr(lib, "_PREPARED", {})
+    monkeypatch.setattr(matmul, "_identity", lambda x: id(x) if hasattr(x, "copy_to_host") else None)
+    q, k, v = _inputs(1, 16, 16, 1, 1, seed=4)
+    dq, dk, dv = (cuda.to_device(x) for x in (q, k, v))
+    out, lse = cuda.to_device(np.zeros(q.shape, np.float16)), cuda.to_device(np.zeros((1, 1, 16), np.float32))
+    O, LSE = attention(dq, dk, dv, causal=True, out=out, lse=lse)
+    assert O is out and LSE is lse and len(lib._PREPARED) == 1
+    out.copy_to_device(np.full(q.shape, np.nan, np.float16))
+    lse.copy_to_device(np.full((1, 1, 16), np.nan, np.float32))
+
+    def no_checks(*args):
+        raise AssertionError("a replayed call checked its arrays")
+    monkeypatch.setattr(lib, "_check_arrays", no_checks)
+    O, LSE = attention(dq, dk, dv, causal=True, out=out, lse=lse)
+    assert O is out and LSE is lse
+    _check(out.copy_to_host(), lse.copy_to_host(), q, k, v, causal=True)

@@ -49,12 +49,28 @@ def test_fa2_mma_assembles_without_spills(toolchain, arch, dtype):  # noqa: F811
     assert "ld.local" not in ptx and usage(err)[1] == 0, err
 
 
+@needs_ptxas
+@pytest.mark.parametrize("arch", ["sm80", "sm75"])
+def test_fa2_mma_options_assemble_without_spills(toolchain, arch):  # noqa: F811
+    """make's options as `python -m kernels.attention.check --variants` times them on sm_80 (check.ROWS32: 4
+    warps of 32 rows at D = 64; longest-first), and Q from shared memory on a T4: no spills."""
+    from kernels.attention.check import ROWS32
+    tiles = ROWS32[64] if arch == "sm80" else dict(q_regs=False)
+    ptx, err = build(arch, "float16", 64, True, longest_first=True, **tiles)
+    assert "ld.local" not in ptx and usage(err)[1] == 0, err
+
+
 if __name__ == "__main__":
     import kernels
     kernels.setup(simulator=False, verbose=False)
-    print("%-6s %-9s %4s %4s %4s %6s %10s %12s" % ("arch", "dtype", "D", "BM", "BN", "warps", "registers",
-                                                  "spill bytes"))
-    for arch, D, BM, BN, warps in [("sm75", 64, 64, 32, 4), ("sm75", 128, 64, 32, 4), ("sm75", 128, 64, 64, 4),
-                                   ("sm80", 64, 128, 64, 8), ("sm80", 128, 128, 64, 8), ("sm80", 128, 64, 64, 4)]:
-        regs, spill = usage(build(arch, "float16", D, True, BM=BM, BN=BN, warps=warps)[1])
-        print("%-6s %-9s %4d %4d %4d %6d %10d %12d" % (arch, "float16", D, BM, BN, warps, regs, spill))
+    import sys
+    only = sys.argv[1:] == ["--variants"]         # only the configurations of 4 warps of 32 rows
+    print("%-6s %-9s %4s %4s %4s %6s %7s %10s %12s" % ("arch", "dtype", "D", "BM", "BN", "warps", "q_regs",
+                                                      "registers", "spill bytes"))
+    rows = [("sm75", 64, 64, 32, 4, True), ("sm75", 128, 64, 32, 4, True), ("sm75", 128, 64, 64, 4, True),
+            ("sm80", 64, 128, 64, 8, True), ("sm80", 128, 128, 64, 8, True), ("sm80", 128, 64, 64, 4, True),
+            ("sm80", 64, 128, 128, 4, False), ("sm80", 128, 128, 64, 4, False), ("sm80", 64, 128, 64, 4, True),
+            ("sm80", 128, 128, 32, 4, False), ("sm80", 128, 128, 32, 4, True)]
+    for arch, D, BM, BN, warps, q_regs in rows[6:] if only else rows:
+        regs, spill = usage(build(arch, "float16", D, True, BM=BM, BN=BN, warps=warps, q_regs=q_regs)[1])
+        print("%-6s %-9s %4d %4d %4d %6d %7s %10d %12d" % (arch, "float16", D, BM, BN, warps, q_regs, regs, spill))

@@ -1,7 +1,8 @@
 """Attention on the CuTe layer in Numba's simulator: cutejit's accumulator pieces (the rows of a C fragment and
 the lanes that share them, row reductions, exp2, the C -> A retile of P), each on its own, then
 kernels.attention.fa2_mma against a float64 NumPy reference (outputs and LSE poisoned with NaN): edges, both
-masks, S_q != S_k, grouped-query heads, fp16 and bf16, m16n8k16 and (under the sm_75 profile) a T4's m16n8k8."""
+masks, S_q != S_k, grouped-query heads, fp16 and bf16, m16n8k16 and (under the sm_75 profile) a T4's m16n8k8,
+and make's options (Q from shared memory, the causal grid longest-first across heads)."""
 
 import functools
 
@@ -142,26 +143,26 @@ def reference(q, k, v, causal, scale):
 
 
 @functools.lru_cache(maxsize=None)
-def _kernel(dtype, causal, arch, BM=32):
-    """2 warps of BM / 2 rows each (BM = 64: two m16 atoms a warp)."""
+def _kernel(dtype, causal, arch, BM=32, **options):
+    """2 warps of BM / 2 rows each (BM = 64: two m16 atoms a warp); options: fa2_mma.make's q_regs, longest_first."""
     from kernels.attention import fa2_mma
-    return fa2_mma.make(BM=BM, BN=32, warps=2, D=64, dtype=dtype, causal=causal, arch=arch)
+    return fa2_mma.make(BM=BM, BN=32, warps=2, D=64, dtype=dtype, causal=causal, arch=arch, **options)
 
 
-def _run(S_q, S_k, H, H_kv, dtype, causal, arch, heads_first=False, BM=32, seed=0):
+def _run(S_q, S_k, H, H_kv, dtype, causal, arch, heads_first=False, BM=32, seed=0, B=1, **options):
     """One launch against the reference; heads_first: Q, K, V as (B, S, H, D) views of (B, H, S, D) arrays."""
     from kernels.numeric import decode, encode
     rng = np.random.default_rng(seed)
-    q = rng.standard_normal((1, S_q, H, 64))
-    k, v = (rng.standard_normal((1, S_k, H_kv, 64)) for _ in range(2))
+    q = rng.standard_normal((B, S_q, H, 64))
+    k, v = (rng.standard_normal((B, S_k, H_kv, 64)) for _ in range(2))
     bits = [encode(x.astype(np.float32), dtype) for x in (q, k, v)]
     if heads_first:               # device arrays: the simulator copies only contiguous host arrays
         from numba import cuda
         bits = [cuda.to_device(np.ascontiguousarray(b.transpose(0, 2, 1, 3))).transpose((0, 2, 1, 3)) for b in bits]
     q, k, v = (decode(np.asarray(b.copy_to_host() if heads_first else b), dtype).astype(np.float64) for b in bits)
-    o = encode(np.full((1, S_q, H, 64), np.nan, np.float32), dtype)
-    lse = np.full((1, H, S_q), np.nan, np.float32)
-    _kernel(dtype, causal, arch, BM).launch(*bits, o, lse)
+    o = encode(np.full((B, S_q, H, 64), np.nan, np.float32), dtype)
+    lse = np.full((B, H, S_q), np.nan, np.float32)
+    _kernel(dtype, causal, arch, BM, **options).launch(*bits, o, lse)
     want_o, want_lse = reference(q, k, v, causal, 1 / 8)
     got = decode(o, dtype).astype(np.float64)
     assert not np.isnan(got).any() and not np.isnan(lse).any(), "outputs never written"
@@ -182,6 +183,15 @@ def test_fa2_mma_matches_numpy(S_q, S_k, H, H_kv, dtype, causal, heads_first, BM
     _run(S_q, S_k, H, H_kv, dtype, causal, "sm80", heads_first, BM)
 
 
+@pytest.mark.parametrize("S_q, S_k, H, H_kv, dtype, causal, BM, B, options", [
+    (70, 100, 2, 1, "float16", True, 32, 2, dict(longest_first=True)),   # q-tiles of every head, heaviest first
+    (40, 70, 2, 2, "bfloat16", True, 64, 1, dict(q_regs=False)),         # Q read from shared memory each tile
+    (70, 40, 3, 1, "float16", True, 32, 2, dict(q_regs=False, longest_first=True)),
+])
+def test_fa2_mma_options_match_numpy(S_q, S_k, H, H_kv, dtype, causal, BM, B, options):
+    _run(S_q, S_k, H, H_kv, dtype, causal, "sm80", BM=BM, B=B, **options)
+
+
 @pytest.fixture
 def t4(monkeypatch):
     import kernels
@@ -200,6 +210,11 @@ def test_fa2_mma_on_a_t4(t4, S_q, S_k, causal):
     k = _kernel("float16", causal, "sm75")
     assert "cp_async" not in k.source and "m16n8k8" in k.source and "m16n8k16" not in k.source
     _run(S_q, S_k, 2, 1, "float16", causal, "sm75")
+
+
+def test_fa2_mma_on_a_t4_with_q_from_shared_memory(t4):
+    """q_regs=False with a T4's m16n8k8: one ldmatrix of Q feeds two k8 mma, as one of K does."""
+    _run(50, 40, 2, 2, "float16", True, "sm75", q_regs=False, longest_first=True, B=2)
 
 
 def test_fa2_mma_refuses_what_it_was_not_built_for():

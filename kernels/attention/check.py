@@ -1,5 +1,6 @@
 """python -m kernels.attention.check [--cases N] [--seed S] [--dims 64,128] [--dtypes float16,bfloat16]
-[--config BM,BN,warps] [--no-fuzz] [--no-bench]: fa2_mma on the GPU, checked and timed against PyTorch.
+[--config BM,BN,warps] [--no-fuzz] [--no-bench] [--variants NAME,...]: fa2_mma on the GPU, checked and timed
+against PyTorch.
 
 First a fuzz: random shapes (S_q and S_k of any length, not multiples of a tile, S_q != S_k), both masks,
 grouped-query heads, fp16 and bf16, D 64 and 128, Q/K/V as (B, S, H, D) arrays or transposed views of
@@ -10,6 +11,10 @@ SDPA's flash backend (FlashAttention-2) at B = 4, H = 16, D = 128 and H = 32, D 
 Gaussian data: TFLOP/s counted as 4 B H S_q S_k D (half with the causal mask) and the ratio.
 Each (D, dtype, mask) is a kernel of its own, compiled once (a minute or two each): --dims and --dtypes keep
 the fuzz to some of them.
+
+--variants compares make's build options (VARIANTS: the old default and what FlashAttention-2 does) in one
+process instead: each variant's kernels at the four speed shapes, a short NaN-poisoned fuzz of each kernel at
+random shapes, then one table of every variant against the flash backend, last.
 """
 
 import argparse
@@ -55,13 +60,23 @@ def reference(q, k, v, causal, scale):
 
 _KERNELS = {}
 CONFIG = {}         # the tile configuration (BM, BN, warps): fa2_mma.make's defaults unless --config says
+# make's options compared by --variants, by D and mask (None: no such kernel, or the default's): the causal grid
+# heaviest q-tiles first; 4 warps of 32 rows as FlashAttention-2 runs on sm_80 (one ldmatrix of K or V feeds 4
+# mma, not 2), longest-first when causal. Only where ptxas fits it in 255 registers without spilling: at D = 128
+# neither Q in registers nor Q from shared memory does, with 64 or 32 keys a tile (tests/test_attention_ptx.py)
+ROWS32 = {64: dict(BM=128, BN=64, warps=4)}
+VARIANTS = {"default": lambda D, causal: {},
+            "longest_first": lambda D, causal: dict(longest_first=True) if causal else None,
+            "rows32": lambda D, causal: dict(ROWS32[D], longest_first=causal) if D in ROWS32 else None}
 
 
-def kernel(D, dtype, causal, scale):
+def kernel(D, dtype, causal, scale, **options):
+    """fa2_mma for this configuration, built once (options: make's; CONFIG where none are given)."""
     from . import fa2_mma
-    key = (D, dtype, causal, scale)
+    options = options or CONFIG
+    key = (D, dtype, causal, scale, tuple(sorted(options.items())))
     if key not in _KERNELS:
-        _KERNELS[key] = fa2_mma.make(D=D, dtype=dtype, causal=causal, scale=scale, **CONFIG)
+        _KERNELS[key] = fa2_mma.make(D=D, dtype=dtype, causal=causal, scale=scale, **options)
     return _KERNELS[key]
 
 
@@ -90,82 +105,124 @@ def run(k, q, kk, v):
     return o, lse
 
 
-def fuzz(cases, seed, dims=(64, 128), dtypes=("float16", "bfloat16")):
-    """Random cases, one PASS / FAIL line each; the number that failed."""
+def fuzz(cases, seed, dims=(64, 128), dtypes=("float16", "bfloat16"), causal=None, options=None, label=""):
+    """Random cases, one PASS / FAIL line each; the number that failed. causal: both masks (None) or one;
+    options: make's (the kernel of each case built with them)."""
     rng = np.random.default_rng(seed)
     failed = 0
     for case in range(cases):
         D, dtype = int(rng.choice(dims)), str(rng.choice(dtypes))
-        causal, heads_first = bool(rng.integers(2)), bool(rng.integers(2))
+        mask, heads_first = bool(rng.integers(2)), bool(rng.integers(2))
+        mask = mask if causal is None else causal
         H_kv, group = int(rng.choice([1, 2, 4])), int(rng.choice([1, 2, 4]))
         B, S_q, S_k = int(rng.integers(1, 3)), int(rng.integers(1, 700)), int(rng.integers(1, 700))
         if case < 4:                          # the edges first: one row, one key, a tile and one more
             S_q, S_k = [(1, 1), (1, 300), (129, 65), (300, 1)][case]
         q, kk, v = inputs(B, S_q, S_k, H_kv * group, H_kv, D, dtype, heads_first, seed + case)
         scale = 1.0 / math.sqrt(D)
-        o, lse = run(kernel(D, dtype, causal, scale), q, kk, v)
-        want_o, want_lse = reference(q, kk, v, causal, scale)
+        o, lse = run(kernel(D, dtype, mask, scale, **(options or {})), q, kk, v)
+        want_o, want_lse = reference(q, kk, v, mask, scale)
         err = (o.float() - want_o).abs().max().item() if o.numel() else 0.0
         both_inf = (lse == want_lse) & want_lse.isinf()
         lse_err = (lse - want_lse).abs().masked_fill(both_inf, 0).max().item()
         ok = err < TOL[dtype] and lse_err < LSE_TOL and not (o.isnan().any() or lse.isnan().any())
         failed += not ok
-        print("%s  B=%d S_q=%-4d S_k=%-4d H=%-2d H_kv=%d D=%-3d %-8s %-7s %-10s  max|dO| %.2e  max|dLSE| %.2e" % (
-            "PASS" if ok else "FAIL", B, S_q, S_k, H_kv * group, H_kv, D, dtype, "causal" if causal else "full",
+        print("%s  %sB=%d S_q=%-4d S_k=%-4d H=%-2d H_kv=%d D=%-3d %-8s %-7s %-10s  max|dO| %.2e  max|dLSE| %.2e" % (
+            "PASS" if ok else "FAIL", label, B, S_q, S_k, H_kv * group, H_kv, D, dtype, "causal" if mask else "full",
             "(B,H,S,D)" if heads_first else "(B,S,H,D)", err, lse_err))
     return failed
 
 
-def bench(B, H, S, D, causal, dtype="float16", rounds=5):
-    """One line: GPU milliseconds and TFLOP/s of fa2_mma and of SDPA's flash backend, and their ratio."""
+def bench(B, H, S, D, causal, dtype="float16", rounds=5, variants=None):
+    """GPU milliseconds of fa2_mma (one kernel per variant: {name: make's options}; default: the default
+    kernel, and a printed line) and of SDPA's flash backend, interleaved in rounds: {name: median ms}."""
     from ..harness import time_rounds
     torch, _ = _torch()
     from torch.nn.attention import SDPBackend, sdpa_kernel
     q, kk, v = inputs(B, S, S, H, H, D, dtype, False, 1)
     scale = 1.0 / math.sqrt(D)
-    k = kernel(D, dtype, causal, scale)
     o = torch.empty_like(q)
     lse = torch.empty((B, H, S), dtype=torch.float32, device="cuda")
-    ours = k.prepare(*(device_array(x) for x in (q, kk, v, o, lse)))
+    args = [device_array(x) for x in (q, kk, v, o, lse)]
+    runs = {name: kernel(D, dtype, causal, scale, **opts).prepare(*args)
+            for name, opts in (variants or {"fa2_mma": {}}).items()}
     qt, kt, vt = (x.transpose(1, 2) for x in (q, kk, v))
 
     def flash():
         torch.nn.functional.scaled_dot_product_attention(qt, kt, vt, is_causal=causal, scale=scale)
 
+    runs["flash"] = flash
     with sdpa_kernel(SDPBackend.FLASH_ATTENTION):        # the flash backend only: an error if it cannot run
-        ours(), flash()
+        for go in runs.values():
+            go()
         torch.cuda.synchronize()
-        times = {name: float(np.median(t)) for name, t in time_rounds({"fa2_mma": ours, "flash": flash},
-                                                                       rounds=rounds).items()}
-    flops = 4 * B * H * S * S * D / (2 if causal else 1)
-    rate = {n: flops / (ms * 1e-3) / 1e12 for n, ms in times.items()}
-    print("B=%d H=%-2d S=%-5d D=%-3d %-6s %-8s  fa2_mma %8.3f ms %6.1f TFLOP/s   flash %8.3f ms %6.1f TFLOP/s   "
-          "ratio %.2f" % (B, H, S, D, "causal" if causal else "full", dtype, times["fa2_mma"], rate["fa2_mma"],
-                          times["flash"], rate["flash"], rate["fa2_mma"] / rate["flash"]))
+        times = {name: float(np.median(t)) for name, t in time_rounds(runs, rounds=rounds).items()}
+    if variants is None:
+        rate = {n: tflops(B, H, S, D, causal, ms) for n, ms in times.items()}
+        print("B=%d H=%-2d S=%-5d D=%-3d %-6s %-8s  fa2_mma %8.3f ms %6.1f TFLOP/s   flash %8.3f ms %6.1f TFLOP/s   "
+              "ratio %.2f" % (B, H, S, D, "causal" if causal else "full", dtype, times["fa2_mma"], rate["fa2_mma"],
+                              times["flash"], rate["flash"], rate["fa2_mma"] / rate["flash"]))
+    return times
+
+
+def tflops(B, H, S, D, causal, ms):
+    """TFLOP/s of a forward attention at (B, H, S, S, D) taking `ms`: 4 B H S^2 D FLOPs, half with the mask."""
+    return 4 * B * H * S * S * D / (2 if causal else 1) / (ms * 1e-3) / 1e12
+
+
+SHAPES = ((4, 16, 128), (4, 32, 64))     # (B, H, D) of the speed runs, at S = 4096
+
+
+def compare(names, dims=(64, 128), cases=6, seed=0):
+    """--variants: each variant's kernels fuzzed (`cases` random shapes per kernel, NaN-poisoned) and timed
+    at the speed shapes of head dims `dims` beside the flash backend, then a table of TFLOP/s and ratios; the
+    number of failed cases."""
+    failed, rows = 0, []
+    for B, H, D in (s for s in SHAPES if s[2] in dims):
+        for causal in (False, True):
+            variants = {n: VARIANTS[n](D, causal) for n in names}
+            variants = {n: opts for n, opts in variants.items() if opts is not None}   # None: same as default
+            for n, opts in variants.items():
+                failed += fuzz(cases, seed, (D,), ("float16",), causal, opts, label="%-13s " % n)
+            times = bench(B, H, 4096, D, causal, variants=variants)
+            rows += [(B, H, D, causal, n, tflops(B, H, 4096, D, causal, times[n]),
+                      tflops(B, H, 4096, D, causal, times["flash"])) for n in variants]
+    print("\n| B | H | D | S | mask | variant | fa2_mma TFLOP/s | flash TFLOP/s | / flash |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for B, H, D, causal, n, ours, flash in rows:
+        print("| %d | %d | %d | 4096 | %s | %s | %.1f | %.1f | %.2f |" % (B, H, D, "causal" if causal else "full", n,
+                                                                         ours, flash, ours / flash))
+    return failed
 
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--cases", type=int, default=40)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--dims", default="64,128", help="head dims of the fuzz")
+    p.add_argument("--dims", default="64,128", help="head dims of the fuzz (and of --variants' runs)")
     p.add_argument("--dtypes", default="float16,bfloat16", help="element types of the fuzz")
     p.add_argument("--no-fuzz", action="store_true")
     p.add_argument("--no-bench", action="store_true")
     p.add_argument("--config", help="BM,BN,warps of every kernel (default: fa2_mma.make's)")
+    p.add_argument("--variants", help="compare these of %s (comma-separated) instead" % ", ".join(VARIANTS))
     args = p.parse_args(argv)
+    names = args.variants.split(",") if args.variants else []
+    if any(n not in VARIANTS for n in names):
+        raise SystemExit("kernels.attention.check: --variants takes %s, got %r" % (", ".join(VARIANTS), args.variants))
     if args.config:
         CONFIG.update(zip(("BM", "BN", "warps"), (int(x) for x in args.config.split(","))))
     import kernels
     info = kernels.setup()
     if info.simulator:
         raise SystemExit("kernels.attention.check needs a GPU (the simulator runs tests/test_cutejit_attention.py)")
+    if names:
+        return 1 if compare(names, [int(d) for d in args.dims.split(",")], seed=args.seed) else 0
     failed = 0
     if not args.no_fuzz:
         failed = fuzz(args.cases, args.seed, [int(d) for d in args.dims.split(",")], args.dtypes.split(","))
         print("%d of %d cases passed" % (args.cases - failed, args.cases))
     if not args.no_bench:
-        for B, H, D in ((4, 16, 128), (4, 32, 64)):
+        for B, H, D in SHAPES:
             for causal in (False, True):
                 bench(B, H, 4096, D, causal)
     return 1 if failed else 0

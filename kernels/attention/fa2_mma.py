@@ -3,7 +3,8 @@ log-sum-exp of every row, for Q (B, S_q, H, D), K and V (B, S_k, H_kv, D) with D
 array is passed as its transposed view), H a multiple of H_kv (grouped-query heads share a K/V head).
 
 A CTA owns BM rows of Q for one (batch, head), BM / warps rows a warp, and walks the keys BN at a time. Its Q
-tile is read once into registers (the A operand of every S = Q K^T); each K and V tile comes through shared
+tile is read once into registers (the A operand of every S = Q K^T), or with q_regs=False read again from
+shared memory beside each K tile (registers left for more rows a warp); each K and V tile comes through shared
 memory (cp.async on sm_80+; on a T4, 16-byte loads into registers stored after the math), K's copy overlapping
 the softmax and P V, V's the Q K^T. Between the two GEMMs the online softmax keeps, per row, the running max m
 and sum l: S is scaled by scale * log2(e) so that every exponential is one ex2.approx; the row max is reduced
@@ -52,14 +53,18 @@ def objects(BM, BN, D, warps, arch, dtype):
 
 
 @kernel
-def fa2_fwd(mQ, mK, mV, mO, mLSE, mma, g2s_Q, g2s_KV, s2r_Q, s2r_K, s2r_V, sQ_layout, sKV_layout, scale, causal):
+def fa2_fwd(mQ, mK, mV, mO, mLSE, mma, g2s_Q, g2s_KV, s2r_Q, s2r_K, s2r_V, sQ_layout, sKV_layout, scale, causal,
+            q_regs, longest_first):
     tid, bid = thread_idx(), block_idx()
     BM, D, BN = size(sQ_layout, 0), size(sQ_layout, 1), size(sKV_layout, 0)
     S_q, H, S_k = mQ.shape[1], mQ.shape[2], mK.shape[1]
     m_tiles = (S_q + BM - 1) // BM
-    m, h, b = bid % m_tiles, (bid // m_tiles) % H, bid // (m_tiles * H)
-    if causal:
-        m = m_tiles - 1 - m                                  # the longest rows first
+    if causal and longest_first:                             # every head's last q-tile, then the tiles before
+        m, h, b = m_tiles - 1 - bid // (H * mQ.shape[0]), bid % H, (bid // H) % mQ.shape[0]
+    else:                                                    # a head's q-tiles one after another
+        m, h, b = bid % m_tiles, (bid // m_tiles) % H, bid // (m_tiles * H)
+        if causal:
+            m = m_tiles - 1 - m                              # the longest rows of the head first
     kv_h = h // (H // mK.shape[2])                           # grouped-query heads share K and V
     gQ = local_tile(mQ[b, _, h, _], (BM, D), (m, 0))         # (BM, D)
     gK = local_tile(mK[b, _, kv_h, _], (BN, D), (_, 0))      # (BN, D, n)
@@ -100,11 +105,14 @@ def fa2_fwd(mQ, mK, mV, mO, mLSE, mma, g2s_Q, g2s_KV, s2r_Q, s2r_K, s2r_V, sQ_la
             cp_async_wait(0)
         syncthreads()
 
-    def gemm_k(s2r, tXs, tXr, A, B, C):                     # C += A B, B's k-blocks read just before their mma
+    def gemm_k(s2r, tXs, tXr, A, B, C, s2r_A=None):        # C += A B, B's k-blocks read just before their mma
         per = size(B.layout, 2) // size(tXr.layout, 2)      # mma k-blocks per ldmatrix: 2 for a T4's k8
+        per_A = size(A.layout, 2) // size(tXrQ.layout, 2)
         for kb in range(size(tXr.layout, 2)):
             copy(s2r, tXs[_, _, kb], tXr[_, _, kb])
             for j in range(per * kb, per * (kb + 1)):
+                if s2r_A is not None and j % per_A == 0:    # and A's, when A stays in shared memory (Q)
+                    copy(s2r_A, tXsQ[_, _, j // per_A], tXrQ[_, _, j // per_A])
                 gemm(mma, A[_, _, j], B[_, _, j], C)
 
     n_tiles = gK.shape[2]
@@ -112,13 +120,14 @@ def fa2_fwd(mQ, mK, mV, mO, mLSE, mma, g2s_Q, g2s_KV, s2r_Q, s2r_K, s2r_V, sQ_la
     issue(g2s_Q, tQgQ, tQsQ, tQcQ, S_q, rQ)
     issue(g2s_KV, tKgK[_, _, _, 0], tKsK, tKcK[_, _, _, 0], S_k, rKV)
     land((rQ, tQsQ), (rKV, tKsK))
-    for kb in range(size(tXrQ.layout, 2)):                  # Q into registers, once
-        copy(s2r_Q, tXsQ[_, _, kb], tXrQ[_, _, kb])
+    if q_regs:
+        for kb in range(size(tXrQ.layout, 2)):              # Q into registers, once
+            copy(s2r_Q, tXsQ[_, _, kb], tXrQ[_, _, kb])
     for n in range_(n_end):
         tSrS = thr_mma.partition_fragment_C(cS[_, _, 0])    # S = Q K^T of this key tile, float32
         fill(tSrS, 0.0)
         issue(g2s_KV, tVgV[_, _, _, n], tVsV, tKcK[_, _, _, n], S_k, rKV)
-        gemm_k(s2r_K, tXsK, tXrK, tSrQ, tSrK, tSrS)
+        gemm_k(s2r_K, tXsK, tXrK, tSrQ, tSrK, tSrS, None if q_regs else s2r_Q)
         land((rKV, tVsV))                                    # V is in; everyone is done with sK
         with if_(n + 1 < n_end):
             issue(g2s_KV, tKgK[_, _, _, n + 1], tKsK, tKcK[_, _, _, n + 1], S_k, rKV)
@@ -202,11 +211,17 @@ def default_arch():
     return "sm80" if supports("cp.async") else "sm75"
 
 
-def make(D=64, dtype="float16", causal=False, scale=None, arch=None, BM=None, BN=None, warps=None):
+def make(D=64, dtype="float16", causal=False, scale=None, arch=None, BM=None, BN=None, warps=None, q_regs=True,
+         longest_first=False):
     """The kernel for one configuration: a cutejit Kernel with .launch(Q, K, V, O, LSE) (Q, O (B, S_q, H, D),
     K, V (B, S_k, H_kv, D) of `dtype` (or its bits as uint16), LSE (B, H, S_q) float32), .source, .config.
     scale defaults to 1/sqrt(D); arch "sm80" (m16n8k16, cp.async) or "sm75" (a T4's m16n8k8), by default
-    what the current GPU (or profile) has; BM, BN, warps default to BEST[arch]."""
+    what the current GPU (or profile) has; BM, BN, warps default to BEST[arch].
+    q_regs: Q's tile read into registers once (True), or from shared memory beside each K tile (False, as
+    FlashAttention-2 does, freeing Q's registers; `python tests/test_attention_ptx.py` prints what each
+    configuration uses and spills). longest_first (causal only): the grid
+    runs every head's last q-tile first, then the tiles before it (the heaviest first across all heads), not
+    one head's q-tiles after another."""
     arch = arch or default_arch()
     if arch not in BEST:
         raise ValueError("fa2_mma.make: arch must be one of %s, got %r" % (sorted(BEST), arch))
@@ -220,9 +235,10 @@ def make(D=64, dtype="float16", causal=False, scale=None, arch=None, BM=None, BN
     qo, kv = Matrix(dtype, rank=4), Matrix(dtype, rank=4)
     k = fa2_fwd.build(qo, kv, kv, Matrix(dtype, rank=4), Matrix("float32", rank=3), o["mma"], o["g2s_Q"],
                       o["g2s_KV"], o["s2r_Q"], o["s2r_K"], o["s2r_V"], o["sQ"], o["sKV"], scale, causal,
-                      threads=32 * warps, min_blocks=1)
+                      bool(q_regs), bool(longest_first and causal), threads=32 * warps, min_blocks=1)
     k.objects, k.tile = o, (BM, BN, D)
     k.config = dict(BM=BM, BN=BN, D=D, warps=warps, dtype=dtype, causal=causal, scale=scale, arch=arch,
-                    threads=32 * warps, smem=k.smem_bytes)
+                    threads=32 * warps, smem=k.smem_bytes, q_regs=bool(q_regs),
+                    longest_first=bool(longest_first and causal))
     k.grid = lambda Q, K, V, O, LSE: -(-Q.shape[1] // BM) * Q.shape[2] * Q.shape[0]
     return k

@@ -5,7 +5,7 @@
 
     operand.py    Operand: one argument described once (element type, shape, major, pitch, alignment,
                   stream, memory span), read by every check
-    attention.py  attention(q, k, v, causal, scale, out, layout) -> (O, LSE): chapter 10's kernels (fa3_wgmma
+    attention.py  attention(q, k, v, causal, scale, out, layout, lse) -> (O, LSE): chapter 10's kernels (fa3_wgmma
                   on sm_90, fa2_mma elsewhere), for the same arrays
     matmul.py     the entry: describe, check, pick a kernel family, prepare, launch (and launch again)
     simt.py, mma_sync.py, wgmma.py, fp8.py
