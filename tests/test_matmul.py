@@ -11,6 +11,7 @@ from cutelite import Major
 from cutelite.numeric import BFloat16, Float16, Float32
 from kernels.capability import CapabilityError
 from kernels.lib import describe, matmul
+from kernels.numeric import decode
 from kernels.runtime import DeviceInfo
 
 pytestmark = pytest.mark.numba("simulator")
@@ -224,3 +225,16 @@ def test_copies_loop_over_the_rows_past_the_grid(monkeypatch):
     B = rng.standard_normal((40, 50)).astype(np.float16)
     for name in ("simt", "tc_sm80"):
         _check(matmul(A, B, kernel=name), A, B, 1e-5)
+
+
+def test_bf16_widening_moves_the_bits():
+    """The SIMT family and a bf16 bias widen bfloat16 device arrays to float32 on the device: the value of each
+    bf16 (its bits in the high half of a float32), not the number its bits spell as an integer. Both int16
+    (PyTorch's view of bf16) and uint16 bits, against kernels.numeric.decode."""
+    from numba import cuda
+    from kernels.lib import staging
+    bits = np.array([[0x3F80, 0xC000, 0x4049, 0x0001, 0x7F80, 0xFF7F]], np.uint16)
+    for held in (bits, bits.view(np.int16)):
+        buf, widen = staging.widen_to_f32(cuda.to_device(held), True)
+        widen()
+        assert np.array_equal(buf.copy_to_host(), decode(bits, BFloat16).astype(np.float32))

@@ -56,10 +56,11 @@ def _copy_crop(src, dst):
 
 @cuda.jit
 def _bf16_to_f32(src, dst):
+    """dst (float32 seen as uint32) = the bf16 bits of src in the high half: the same value, exactly."""
     j, first = cuda.grid(2)
     if j < dst.shape[1]:
         for i in range(first, dst.shape[0], cuda.gridsize(2)[1]):
-            dst[i, j] = np.uint32(src[i, j]) << np.uint32(16)
+            dst[i, j] = (np.uint32(src[i, j]) & np.uint32(0xFFFF)) << np.uint32(16)
 
 
 @cuda.jit
@@ -94,8 +95,9 @@ def widen_to_f32(a, bfloat16: bool, stream=0) -> Tuple[object, Callable]:
     """(a float32 row-major device buffer of a's shape, the copy that converts the 16-bit device array `a`
     (f16 or bf16 bits) into it exactly)."""
     buf = cuda.device_array(a.shape, np.float32)
-    kernel, src = (_bf16_to_f32, a) if bfloat16 else (_f16_to_f32, a.view(np.float16))
-    return buf, lambda: launch2(kernel, a.shape, src, buf, stream=stream)
+    if bfloat16:        # the bits moved, not the number converted: written through a uint32 view of buf
+        return buf, lambda: launch2(_bf16_to_f32, a.shape, a, buf.view(np.uint32), stream=stream)
+    return buf, lambda: launch2(_f16_to_f32, a.shape, a.view(np.float16), buf, stream=stream)
 
 
 def fill_zero(dst, stream=0):
