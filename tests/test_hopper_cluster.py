@@ -225,7 +225,8 @@ def test_cluster_verdict_reads_the_rows():
     from kernels.hopper.chapter import cluster_verdict
     rows = [("64x64x64", "cuBLAS", 1.0, 9.0, 1.0, 1.0, 1.0), ("64x64x64", "cluster 1x1", 2.0, 9.0, 0.5, 0.4, 0.6),
             ("64x64x64", "cluster 2x1", 4.0, 9.0, 0.25, 0.2, 0.3),
-            ("128x64x64", "cluster 1x1", 2.0, 9.0, 0.8, 0.7, 0.9), ("128x64x64", "cluster 2x1", 1.0, 9.0, 0.9, 0.8, 1.0)]
+            ("128x64x64", "cluster 1x1", 2.0, 9.0, 0.8, 0.7, 0.9),
+            ("128x64x64", "cluster 2x1", 1.0, 9.0, 0.9, 0.8, 1.0)]
     assert cluster_verdict(rows) == ("In this run the 2x1 clusters were slower than 1x1 at 1 of the 2 sizes: "
                                      "0.25 - 0.90 of cuBLAS against 0.50 - 0.80.")
     assert "at every size" in cluster_verdict(rows[:3])

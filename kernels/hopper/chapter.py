@@ -20,7 +20,7 @@ from . import objects as hopper
 
 __all__ = ["RECORD", "recorded_table", "timing_method_table", "mainloop_excerpt", "plot_sweeps", "NAME_MAP", "name_map",
            "name_map_table", "ladder_table", "spread_4096", "dsl_table", "host_path_2048", "profile_lines",
-           "odd_shape_lines", "cluster_lines", "cluster_verdict"]
+           "odd_shape_lines", "cluster_lines", "cluster_verdict", "fp8_tables"]
 
 RECORD = load("kernels/hopper")
 STEP5, OURS = "persistent BN256 st4 group16 tma-store", "ours (persistent, TMA store)"
@@ -305,3 +305,24 @@ def cluster_verdict(rows):
     return "In this run the %s clusters were slower than 1x1 %s: %.2f - %.2f of cuBLAS against %.2f - %.2f." % (
         names, where, min(ratio[k] for k in multi), max(ratio[k] for k in multi),
         min(ratio[s, "cluster 1x1"] for s in sizes), max(ratio[s, "cluster 1x1"] for s in sizes))
+
+
+def fp8_tables(record=None):
+    """Chapter 11's recorded FP8 run (`record`, default RECORD["fp8"], written by benchmarks/gemm/fp8_bench.py)
+    as Markdown: the run, a table of each kernel's TFLOP/s and ratio to cuBLAS's _scaled_mm at each size (bf16
+    out), and one of each one's relative error at accuracy_size^3 (float32 out); or a line saying there is no
+    record yet."""
+    r = RECORD.get("fp8") if record is None else record
+    if r is None:
+        return "Speed and accuracy on a Hopper GPU: not measured yet (benchmarks/gemm/fp8_bench.py writes the record)."
+    run, sizes = r["run"], sorted(r["speed"])
+    kernels = list(r["speed"][sizes[0]])
+    lines = ["Recorded %s on %s, `%s` (best of %d rounds):" % (run["date"], run["device"], run["command"],
+                                                              run["rounds"]), "",
+             "| e4m3, bf16 out | " + " | ".join("%d^3: TFLOP/s, of cuBLAS" % s for s in sizes) + " |",
+             "|---|" + "---|" * len(sizes)]
+    lines += ["| %s | %s |" % (k, " | ".join("%.0f, %.2f" % tuple(r["speed"][s][k][1:]) for s in sizes))
+              for k in kernels]
+    lines += ["", "| float32 out, %d^3 | relative error |" % r["accuracy_size"], "|---|---|"]
+    lines += ["| %s | %.2e |" % (k, e) for k, e in r["accuracy"].items()]
+    return "\n".join(lines)
