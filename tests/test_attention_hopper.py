@@ -233,3 +233,26 @@ def test_builds_match_the_reference(build, causal, S_q, S_k, H, H_kv):
     seen = ~np.isneginf(rl.reshape(B * H, S_q))
     assert (np.isneginf(lse) == ~seen).all()
     np.testing.assert_allclose(lse[seen], rl.reshape(B * H, S_q)[seen], atol=1e-2, rtol=0)
+
+
+def test_timeline_span_and_gemm_share():
+    """span_us and gemm_share on records made up by hand: block 0 runs 0-60 ns, its consumers' GEMMs cover 10-40
+    (two overlapping phases, counted once); block 1 runs 0-10 ns, all of it in a GEMM."""
+    def rec(cta, wg, phase, start, end):
+        return dict(cta=cta, warpgroup=wg, role="producer" if wg == 0 else "consumer", phase=phase, block=0,
+                    start_ns=start, end_ns=end)
+    recs = [rec(0, 0, "load Q", 0, 10), rec(0, 1, "S GEMM", 10, 30), rec(0, 2, "PV GEMM", 20, 40),
+            rec(0, 1, "softmax", 30, 50), rec(0, 2, "epilogue", 40, 60), rec(1, 1, "S GEMM", 0, 10)]
+    assert F_timeline.span_us(recs) == 0.06
+    assert F_timeline.gemm_share(recs) == {0: 0.5, 1: 1.0}
+
+
+def test_timeline_record_holds_both_builds():
+    """kernels/attention/timeline.json (check_hopper --timeline): the plain build and the ping-pong + overlap one,
+    each with the recorded blocks' producer and two consumers."""
+    r = F_timeline.recorded()
+    assert set(r["builds"]) == {"plain", "pingpong+overlap"}
+    for recs in r["builds"].values():
+        assert {(x["cta"], x["warpgroup"]) for x in recs} == {(c, w) for c in range(r["shape"]["ctas"])
+                                                             for w in range(3)}
+        assert all(0 <= x["start_ns"] <= x["end_ns"] for x in recs)

@@ -217,3 +217,16 @@ def test_launch_structs_have_cuda_h_layout():
     assert (config.gridDimX, config.numAttrs, attr.x, attr.y, attr.z) == (132, 1, 2, 1, 1)
     with pytest.raises(ValueError, match="not whole clusters"):
         cluster_config((133, 1, 1), (384, 1, 1), 0, 0, (2, 1, 1))
+
+
+def test_cluster_verdict_reads_the_rows():
+    """kernels.hopper.chapter.cluster_verdict on rows made up by hand: slower means more ms than the 1 x 1
+    cluster at the same size, and the ranges are those of the median ratios."""
+    from kernels.hopper.chapter import cluster_verdict
+    rows = [("64x64x64", "cuBLAS", 1.0, 9.0, 1.0, 1.0, 1.0), ("64x64x64", "cluster 1x1", 2.0, 9.0, 0.5, 0.4, 0.6),
+            ("64x64x64", "cluster 2x1", 4.0, 9.0, 0.25, 0.2, 0.3),
+            ("128x64x64", "cluster 1x1", 2.0, 9.0, 0.8, 0.7, 0.9),
+            ("128x64x64", "cluster 2x1", 1.0, 9.0, 0.9, 0.8, 1.0)]
+    assert cluster_verdict(rows) == ("In this run the 2x1 clusters were slower than 1x1 at 1 of the 2 sizes: "
+                                     "0.25 - 0.90 of cuBLAS against 0.50 - 0.80.")
+    assert "at every size" in cluster_verdict(rows[:3])

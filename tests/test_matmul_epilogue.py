@@ -127,3 +127,18 @@ def test_traffic_counts_each_matrix_once_a_step():
     assert plans["fused"] == [("GEMM + bias + gelu", 2 * (21 + 35 + 5), 2 * 15)]
     assert plans["separate"] == [("GEMM", 2 * (21 + 35), 2 * 15), ("bias", 2 * (15 + 5), 2 * 15),
                                  ("gelu", 2 * 15, 2 * 15)]
+
+
+def test_recorded_prints_the_record_and_its_fuzz(tmp_path):
+    """kernels.lib.epilogue.recorded: a record written as epilogue_bench.py --records writes it prints its
+    device, command, fuzz result and one table row per run; with no record it says so."""
+    import json
+    from kernels.lib.epilogue import RECORDS, recorded
+    assert recorded(str(tmp_path)).startswith("no record yet: " + RECORDS)
+    (tmp_path / RECORDS).parent.mkdir(parents=True)
+    (tmp_path / RECORDS).write_text(json.dumps({
+        "device": "GPU X", "date": "2026-01-02", "command": "python b.py", "fuzz": {"cases": 4, "failed": 1},
+        "rows": [{"size": 64, "run": "torch.mm bf16 out", "ms": 0.0123, "tflops": 42.04}]}))
+    lines = recorded(str(tmp_path)).splitlines()
+    assert lines[0] == "GPU X, 2026-01-02: `python b.py`; its fuzz: 1 of 4 cases failed"
+    assert lines[-1] == "| 64^3 | torch.mm bf16 out | 0.012 | 42.0 |"

@@ -106,6 +106,37 @@ def test_ldmatrix_alignment_is_the_results_md_table():
     assert {int(k): v for k, v in rows.items()} == LDMATRIX_ALIGNMENT["cases"]
 
 
+def test_fp8_and_cluster_records_are_consistent():
+    """Chapter 11's FP8 record and chapter 8's cluster record: each TFLOP/s is 2 M N K over the time, and each
+    ratio to cuBLAS is cuBLAS's time over the kernel's (the records round ms to 4 digits; a cluster ratio is the
+    median over rounds, so it is allowed 1%)."""
+    hopper = records.load("kernels/hopper")
+    for S, row in hopper["fp8"]["speed"].items():
+        base = row["cuBLAS _scaled_mm"][0]
+        for kernel, (ms, tflops, ratio) in row.items():
+            assert abs(2 * S ** 3 / ms / 1e9 - tflops) / tflops < 1e-3, (S, kernel)
+            assert abs(base / ms - ratio) < 2e-3, (S, kernel)
+    rows = hopper["cluster"]["rows"]
+    cublas = {size: ms for size, name, ms, *_ in rows if name == "cuBLAS"}
+    for size, name, ms, tflops, ratio, lo, hi in rows:
+        m, n, k = map(int, size.split("x"))
+        assert abs(2 * m * n * k / ms / 1e9 - tflops) / tflops < 1e-3, (size, name)
+        assert abs(cublas[size] / ms - ratio) < 0.01 and lo <= ratio <= hi, (size, name)
+
+
+def test_fp8_tables_print_the_record():
+    """kernels.hopper.chapter.fp8_tables on a record made up by hand."""
+    from kernels.hopper.chapter import fp8_tables
+    rec = {"run": {"date": "2026-01-02", "device": "GPU X", "rounds": 2, "command": "python b.py"},
+           "speed": {64: {"cuBLAS": (0.01, 52.4, 1.0), "ours": (0.02, 26.2, 0.5)}},
+           "accuracy_size": 64, "accuracy": {"ours": 0.00123}}
+    lines = fp8_tables(rec).splitlines()
+    assert lines[0] == "Recorded 2026-01-02 on GPU X, `python b.py` (best of 2 rounds):"
+    assert lines[2:6] == ["| e4m3, bf16 out | 64^3: TFLOP/s, of cuBLAS |", "|---|---|", "| cuBLAS | 52, 1.00 |",
+                          "| ours | 26, 0.50 |"]
+    assert lines[-2:] == ["|---|---|", "| ours | 1.23e-03 |"]
+
+
 # ---- the reader ----------------------------------------------------------------------------------------------
 
 def test_every_records_file_is_a_folder_of_the_reader():

@@ -12,7 +12,8 @@ against cuBLAS (torch._scaled_mm) in one process, on the same data.
 3. Accuracy (kernels.hopper.fp8_accuracy.errors, at the smallest size, float32 out, where the accumulation's
    precision is not hidden by bf16's rounding): each one's relative error (Frobenius) against the float64
    product of its own dequantized inputs, cuBLAS's on the same codes and scales.
-4. The record: fp8_records.json (speed and accuracy, cutelite.teach.records.dump) in --out (default $OUT).
+4. The record: fp8_records.json in --out (default $OUT), {"fp8": {run, speed, accuracy}}
+   (cutelite.teach.records.dump): the entry chapter 11 reads from kernels/hopper/records.json (merge it there).
 
     python benchmarks/gemm/fp8_bench.py [--sizes 4096 8192] [--rounds 2] [--out DIR]
 """
@@ -176,7 +177,7 @@ def record(rows, errs, S_acc, device, rounds, out):
     """The run as a record (cutelite.teach.records.dump), for chapter 11: speed and accuracy."""
     os.makedirs(out, exist_ok=True)
     path = os.path.join(out, "fp8_records.json")
-    records.dump({
+    records.dump({"fp8": {
         "about": "FP8 e4m3 GEMM on Hopper (benchmarks/gemm/fp8_bench.py). speed: {size: {kernel: [ms, TFLOP/s, ratio "
                  "to cuBLAS _scaled_mm]}}, bf16 out, GPU time, best of the rounds; accuracy: {kernel: relative "
                  "(Frobenius) error against float64 of its dequantized inputs}, float32 out, at accuracy_size^3.",
@@ -185,7 +186,7 @@ def record(rows, errs, S_acc, device, rounds, out):
                                                                                     sorted({r[0] for r in rows}))},
         "speed": {S: {k: [round(t, 4), round(tf, 1), round(ratio, 3)] for S_, k, t, tf, ratio, _ in rows if S_ == S}
                   for S in sorted({r[0] for r in rows})},
-        "accuracy_size": S_acc, "accuracy": {k: float("%.3e" % e) for k, e in errs.items()}}, path)
+        "accuracy_size": S_acc, "accuracy": {k: float("%.3e" % e) for k, e in errs.items()}}}, path)
     print("wrote", path)
 
 

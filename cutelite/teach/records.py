@@ -23,7 +23,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 FOLDERS = {"cutelite/teach": "chapters 1 and 4: copies, transposes, bank conflicts",
            "kernels/tiled": "chapter 6: ldmatrix and misaligned rows",
            "kernels/gemm": "chapter 7: the GEMM ladder",
-           "kernels/hopper": "chapter 8: the Hopper ladder, sweeps and profile",
+           "kernels/hopper": "chapter 8: the Hopper ladder, sweeps, profile and clusters; chapter 11: FP8",
            "kernels/dsl": "chapter 9: the CuTe DSL's kernels beside ours",
            "kernels/attention": "chapter 10: attention, naive, PyTorch's backends and ours"}
 

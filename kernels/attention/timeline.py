@@ -10,15 +10,20 @@ Slot 0 is the phase a warpgroup does once (the producer's "load Q", a consumer's
     ... launch with it ...
     recs = record(stamps, warpgroups)          # [{cta, warpgroup, role, phase, block, start_ns, end_ns}, ...]
     draw(recs)                                 # a matplotlib Figure
+
+RECORD (check_hopper --timeline) holds two builds' records of the same launch; `span_us` and `gemm_share`
+read a build's.
 """
 
-__all__ = ["ONCE", "BLOCK_PHASES", "PHASES", "slot", "slots_for", "record", "draw"]
+__all__ = ["ONCE", "BLOCK_PHASES", "PHASES", "RECORD", "slot", "slots_for", "record", "recorded", "span_us",
+           "gemm_share", "draw"]
 
 ONCE = {"producer": "load Q", "consumer": "epilogue"}
 BLOCK_PHASES = ("load K", "load V", "S GEMM", "softmax", "PV GEMM")
 PHASES = ("load Q",) + BLOCK_PHASES + ("epilogue",)
 COLOURS = {"load Q": "#9e9e9e", "load K": "#8dd3c7", "load V": "#bebada", "S GEMM": "#fb8072",
            "softmax": "#80b1d3", "PV GEMM": "#fdb462", "epilogue": "#b3de69"}
+RECORD = "kernels/attention/timeline.json"    # {device, shape, builds: {build: records}}, for chapter 10
 
 
 def slot(phase, block=0):
@@ -61,6 +66,42 @@ def record(stamps, warpgroups):
             out.append(dict(cta=row // warpgroups, warpgroup=wg, role=role, phase=phase, block=block,
                             start_ns=start - t0, end_ns=end - t0))
     out.sort(key=lambda r: (r["cta"], r["warpgroup"], r["start_ns"]))
+    return out
+
+
+def recorded(root=None):
+    """RECORD under `root` (default: this checkout), as JSON reads it."""
+    import json
+    import os
+    root = root or os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    with open(os.path.join(root, RECORD), encoding="utf-8") as f:
+        return json.load(f)
+
+
+def span_us(records):
+    """The time from the first stamp of `records` to the last, in microseconds."""
+    return (max(r["end_ns"] for r in records) - min(r["start_ns"] for r in records)) / 1e3
+
+
+def _covered(intervals):
+    """The length of the union of (start, end) intervals."""
+    total, end = 0, None
+    for a, b in sorted(intervals):
+        if end is None or a > end:
+            total, end = total + b - a, b
+        elif b > end:
+            total, end = total + b - end, b
+    return total
+
+
+def gemm_share(records):
+    """{cta: the fraction of the block's time (its first stamp to its last) during which at least one of its
+    consumers was inside a GEMM phase (stamped from before the wgmmas' issue to after their wait)}."""
+    out = {}
+    for cta in sorted({r["cta"] for r in records}):
+        mine = [r for r in records if r["cta"] == cta]
+        gemms = [(r["start_ns"], r["end_ns"]) for r in mine if r["phase"] in ("S GEMM", "PV GEMM")]
+        out[cta] = _covered(gemms) / (span_us(mine) * 1e3)
     return out
 
 

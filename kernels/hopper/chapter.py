@@ -20,7 +20,7 @@ from . import objects as hopper
 
 __all__ = ["RECORD", "recorded_table", "timing_method_table", "mainloop_excerpt", "plot_sweeps", "NAME_MAP", "name_map",
            "name_map_table", "ladder_table", "spread_4096", "dsl_table", "host_path_2048", "profile_lines",
-           "odd_shape_lines", "cluster_lines"]
+           "odd_shape_lines", "cluster_lines", "cluster_verdict", "fp8_tables"]
 
 RECORD = load("kernels/hopper")
 STEP5, OURS = "persistent BN256 st4 group16 tma-store", "ours (persistent, TMA store)"
@@ -289,4 +289,40 @@ def cluster_lines():
         run["date"], run["device"], run["command"], ", ".join("%s %s" % kv for kv in r["fuzz"].items())), ""]
     lines += ["%-16s %-42s %8.1f TFLOP/s  %.2f of cuBLAS (%.2f - %.2f)" % (size, name, tf, ratio, lo, hi)
               for size, name, ms, tf, ratio, lo, hi in r["rows"]]
+    return "\n".join(lines + ["", cluster_verdict(r["rows"])])
+
+
+def cluster_verdict(rows):
+    """One sentence on recorded `rows` (RECORD["cluster"]["rows"]): at how many sizes every multi-block cluster
+    took longer than the 1 x 1 cluster, and the ranges of their median ratios to cuBLAS."""
+    ms = {(size, name): t for size, name, t, tf, ratio, lo, hi in rows if name.startswith("cluster ")}
+    ratio = {(size, name): q for size, name, t, tf, q, lo, hi in rows if name.startswith("cluster ")}
+    sizes = sorted({size for size, name in ms if name == "cluster 1x1"})
+    multi = [(size, name) for size, name in ms if name != "cluster 1x1" and size in sizes]
+    slower = [s for s in sizes if all(ms[k] > ms[s, "cluster 1x1"] for k in multi if k[0] == s)]
+    names = " and ".join(sorted({name[len("cluster "):] for _, name in multi}, reverse=True))
+    where = "at every size" if slower == sizes else "at %d of the %d sizes" % (len(slower), len(sizes))
+    return "In this run the %s clusters were slower than 1x1 %s: %.2f - %.2f of cuBLAS against %.2f - %.2f." % (
+        names, where, min(ratio[k] for k in multi), max(ratio[k] for k in multi),
+        min(ratio[s, "cluster 1x1"] for s in sizes), max(ratio[s, "cluster 1x1"] for s in sizes))
+
+
+def fp8_tables(record=None):
+    """Chapter 11's recorded FP8 run (`record`, default RECORD["fp8"], written by benchmarks/gemm/fp8_bench.py)
+    as Markdown: the run, a table of each kernel's TFLOP/s and ratio to cuBLAS's _scaled_mm at each size (bf16
+    out), and one of each one's relative error at accuracy_size^3 (float32 out); or a line saying there is no
+    record yet."""
+    r = RECORD.get("fp8") if record is None else record
+    if r is None:
+        return "Speed and accuracy on a Hopper GPU: not measured yet (benchmarks/gemm/fp8_bench.py writes the record)."
+    run, sizes = r["run"], sorted(r["speed"])
+    kernels = list(r["speed"][sizes[0]])
+    lines = ["Recorded %s on %s, `%s` (best of %d rounds):" % (run["date"], run["device"], run["command"],
+                                                              run["rounds"]), "",
+             "| e4m3, bf16 out | " + " | ".join("%d^3: TFLOP/s, of cuBLAS" % s for s in sizes) + " |",
+             "|---|" + "---|" * len(sizes)]
+    lines += ["| %s | %s |" % (k, " | ".join("%.0f, %.2f" % tuple(r["speed"][s][k][1:]) for s in sizes))
+              for k in kernels]
+    lines += ["", "| float32 out, %d^3 | relative error |" % r["accuracy_size"], "|---|---|"]
+    lines += ["| %s | %.2e |" % (k, e) for k, e in r["accuracy"].items()]
     return "\n".join(lines)

@@ -179,7 +179,8 @@ RECORDS = "benchmarks/gemm/epilogue_records.json"    # written by benchmarks/gem
 
 def recorded(root=None):
     """The recorded timings of the fused epilogues (RECORDS under `root`, default: this checkout) as a
-    Markdown table, or a line saying there is no record yet."""
+    Markdown table under the run's device, date, command and fuzz result, or a line saying there is no record
+    yet."""
     import json
     import os
     root = root or os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -187,7 +188,9 @@ def recorded(root=None):
     if not os.path.exists(path):
         return "no record yet: %s is written by `python benchmarks/gemm/epilogue_bench.py --records`" % RECORDS
     rec = json.load(open(path))
-    lines = ["%s, %s: %s" % (rec["device"], rec["date"], rec["command"]), "",
+    fuzz = rec["fuzz"]
+    lines = ["%s, %s: `%s`; its fuzz: %d of %d cases failed" % (rec["device"], rec["date"], rec["command"],
+                                                                 fuzz["failed"], fuzz["cases"]), "",
              "| size | run | ms | TFLOP/s |", "|---|---|---|---|"]
     lines += ["| %d^3 | %s | %.3f | %.1f |" % (r["size"], r["run"], r["ms"], r["tflops"]) for r in rec["rows"]]
     return "\n".join(lines)
