@@ -189,8 +189,9 @@ def recorded(root=None):
         return "no record yet: %s is written by `python benchmarks/gemm/epilogue_bench.py --records`" % RECORDS
     rec = json.load(open(path))
     fuzz = rec["fuzz"]
-    lines = ["%s, %s: `%s`; its fuzz: %d of %d cases failed" % (rec["device"], rec["date"], rec["command"],
-                                                                 fuzz["failed"], fuzz["cases"]), "",
+    note = " (%s)" % fuzz["note"] if fuzz.get("note") else ""
+    lines = ["%s, %s: `%s`; its fuzz: %d of %d cases failed%s" % (rec["device"], rec["date"], rec["command"],
+                                                                   fuzz["failed"], fuzz["cases"], note), "",
              "| size | run | ms | TFLOP/s |", "|---|---|---|---|"]
     lines += ["| %d^3 | %s | %.3f | %.1f |" % (r["size"], r["run"], r["ms"], r["tflops"]) for r in rec["rows"]]
     return "\n".join(lines)
