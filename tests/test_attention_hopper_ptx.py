@@ -11,12 +11,13 @@ from test_hopper_ptx import _compile, _ptxas, needs_ptxas
 pytestmark = pytest.mark.numba("cuda")
 
 
+# The build kernels.lib.attention uses on sm_90. The plain, ping-pong-only and traced builds assembled the same
+# way when they were written (no spills, no serialized wgmma); each is a compile of a minute or more, so CI
+# checks the one the library runs.
 @needs_ptxas
 @pytest.mark.parametrize("D,causal,dtype,build", [
-    (128, True, "float16", {}), (64, False, "bfloat16", {}), (128, True, "float16", dict(pingpong=True, overlap=True)),
-    (128, False, "float16", dict(pingpong=True)), (64, False, "bfloat16", dict(pingpong=True, overlap=True)),
-    (128, True, "float16", dict(pingpong=True, overlap=True, trace=True))],
-    ids=["plain-128", "plain-64", "pingpong+overlap-128", "pingpong-128", "pingpong+overlap-64", "traced-128"])
+    (128, True, "float16", dict(pingpong=True, overlap=True)), (64, False, "bfloat16", dict(pingpong=True, overlap=True))],
+    ids=["pingpong+overlap-128", "pingpong+overlap-64"])
 def test_attention_assembles_without_spills_or_serialized_wgmma(D, causal, dtype, build):
     from kernels.attention import fa3_wgmma
     k = fa3_wgmma.make(D=D, causal=causal, dtype=dtype, **build)

@@ -20,7 +20,7 @@ def _arguments(epi, d, bias):
 
 
 @needs_ptxas
-@pytest.mark.parametrize("epi", [EPI, Epilogue(out="float16", bias="row", activation="relu")])
+@pytest.mark.parametrize("epi", [EPI])      # every option at once: one compile of a minute or more
 def test_t4_step_with_an_epilogue_is_t4_legal(toolchain, epi):  # noqa: F811
     from kernels.gemm import tc_sm75
     k = tc_sm75.make(**dict(tc_sm75.BEST, epi=epi))
@@ -45,7 +45,7 @@ def test_simt_kernel_with_an_epilogue_is_t4_legal(toolchain):  # noqa: F811
 
 
 @needs_ptxas
-@pytest.mark.parametrize("epi", [EPI, Epilogue(out="float32", bias="row", activation="relu")])
+@pytest.mark.parametrize("epi", [EPI])
 def test_hopper_kernel_with_an_epilogue_keeps_its_pipeline(epi):
     from kernels.hopper import warp_specialized
     k = warp_specialized.make(BN=256, regs=(40, 232), group=16, persistent=True, tma_store=True, epi=epi)
