@@ -16,7 +16,8 @@ pytestmark = pytest.mark.numba("cuda")
 # checks the one the library runs.
 @needs_ptxas
 @pytest.mark.parametrize("D,causal,dtype,build", [
-    (128, True, "float16", dict(pingpong=True, overlap=True)), (64, False, "bfloat16", dict(pingpong=True, overlap=True))],
+    (128, True, "float16", dict(pingpong=True, overlap=True)),
+    (64, False, "bfloat16", dict(pingpong=True, overlap=True))],
     ids=["pingpong+overlap-128", "pingpong+overlap-64"])
 def test_attention_assembles_without_spills_or_serialized_wgmma(D, causal, dtype, build):
     from kernels.attention import fa3_wgmma

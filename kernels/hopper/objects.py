@@ -21,8 +21,8 @@ from cutelite.tensorcore import g2s_copy
 
 from ..cutejit import Matrix, TensorMap
 
-__all__ = ["DTYPES", "EPI_BOX", "epi_box", "Hopper", "objects", "operand_matrices", "stage_layouts", "tma_atom", "finish",
-           "shared_bytes", "most_stages"]
+__all__ = ["DTYPES", "EPI_BOX", "epi_box", "Hopper", "objects", "operand_matrices", "stage_layouts", "tma_atom",
+           "finish", "shared_bytes", "most_stages"]
 
 DTYPES = (Float16, BFloat16)                # the steps' A and B; they accumulate in float32
 FP8 = (Float8E4M3FN, Float8E5M2)            # kernels.hopper.fp8's A and B (K-major only)

@@ -38,7 +38,8 @@ HEAD_DIMS = (64, 128)
 LAYOUTS = ("BSHD", "BHSD")
 HOPPER_NEEDS = ("wgmma", "setmaxnreg", "cp.async.bulk.tensor", "mbarrier.try_wait", "fence.proxy.async")
 SIMULATOR_TILES = dict(BM=32, BN=32, warps=2)       # fa2_mma in the simulator: 64 threads a CTA, not 256
-HOPPER_BUILD = dict(pingpong=True, overlap=True)   # fa3_wgmma on sm_90: the fastest build check_hopper measured (RESULTS.md)
+# fa3_wgmma's build on sm_90: the fastest that check_hopper measured (benchmarks/attention/RESULTS.md)
+HOPPER_BUILD = dict(pingpong=True, overlap=True)
 Array = Any     # a NumPy array, or a GPU array of PyTorch, CuPy or Numba (__cuda_array_interface__)
 
 

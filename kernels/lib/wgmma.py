@@ -95,7 +95,7 @@ class Wgmma:
         epi, wide = fused.for_kernel()
         args, fill = fused.arguments(cv, stream, wide)
         run = self.gemm(a.dtype, majors, tile, epi).prepare(av, btv, cv, stream, tile.splits, epilogue=args)
-        return staging.prepared(before + fill, run, after, result, keep=(av, btv, cv) + args)   # split-K: C zeroed, added into
+        return staging.prepared(before + fill, run, after, result, keep=(av, btv, cv) + args)
 
 
 def config_for(tile: Tile) -> dict:
