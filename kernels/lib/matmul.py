@@ -178,15 +178,15 @@ def _check(a: Operand, b: Operand, scales=(None, None)):
 
 
 def _describe_out(out, M, N, out_dtype) -> Optional[Operand]:
-    """out's Operand (None without one): a (M, N) array of out_dtype (if given; a NumPy out of bfloat16 holds
-    its bits as uint16), of float32, float16 or bfloat16."""
+    """out's Operand (None without one): a (M, N) array of out_dtype (if given), of float32, float16 or
+    bfloat16; a uint16 array (NumPy, Numba, CuPy) holds bfloat16 as its bits."""
     if out is None:
         return None
     t = None if out_dtype is None else out_type(out_dtype)
     if not (isinstance(out, np.ndarray) or is_device_array(out)):
         raise TypeError("matmul: out must be a %s (%d, %d) NumPy or device array, got %r"
                         % ((t or Float32).name, M, N, type(out).__name__))
-    bits = t is BFloat16 and isinstance(out, np.ndarray) and out.dtype == np.uint16
+    bits = t in (None, BFloat16) and str(getattr(out, "dtype", "")) == "uint16"    # bfloat16 held as its bits
     c = describe(out, "out", dtype=BFloat16 if bits else None)
     if c.shape != (M, N) or c.dtype not in OUT_DTYPES or (t is not None and c.dtype is not t):
         raise ValueError("matmul: out must be a %s (%d, %d) array, got %s %s%s" % (
