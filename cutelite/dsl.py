@@ -287,8 +287,25 @@ class OperandSource:
     RMEM = "RS"
 
 
+class _WarpgroupMmaOp:
+    """What the warpgroup MMA ops share: one warpgroup's 64 x N x k product of their types, named as C++ names
+    its atom, once the types (`types_ok`, else ValueError naming `rule` and what was `got`) and the
+    instruction_shape, (64, N) or (64, N, k), are checked."""
+
+    def _cpp(self, a, b, acc, k, types_ok, rule, got):
+        name = "warpgroup." + type(self).__name__[len("Warpgroup"):]
+        if not types_ok:
+            raise ValueError(f"{name}: {rule}; got {got}")
+        shape = tuple(self.instruction_shape)
+        if len(shape) not in (2, 3) or shape[0] != 64 or shape[2:] not in ((), (k,)):
+            raise ValueError(f"{name}: instruction_shape must be (64, N) or (64, N, {k}), got "
+                             f"{self.instruction_shape!r}")
+        return (f"SM90::GMMA::MMA_64x{shape[1]}x{k}_{acc.letters}{a.letters}{b.letters}_{self.a_src}"
+                f"<GMMA::Major::{self.a_major_mode}, GMMA::Major::{self.b_major_mode}>")
+
+
 @dataclass(frozen=True)
-class WarpgroupMmaF16BF16Op:
+class WarpgroupMmaF16BF16Op(_WarpgroupMmaOp):
     """The DSL's nvgpu.warpgroup.MmaF16BF16Op: wgmma.mma_async with f16 or bf16 inputs (sm_90a), one
     warpgroup's 64 x N x 16 product; instruction_shape (64, N) or (64, N, 16)."""
     ab_dtype: Numeric
@@ -299,20 +316,14 @@ class WarpgroupMmaF16BF16Op:
     b_major_mode: str
 
     def cpp(self):
-        ab, acc, shape = self.ab_dtype, self.acc_dtype, tuple(self.instruction_shape)
-        if ab not in (Float16, BFloat16) or acc not in (Float16, Float32) or (ab is BFloat16 and acc is not Float32):
-            raise ValueError(f"warpgroup.MmaF16BF16Op: A/B Float16 with Float16 or Float32 accumulators, or BFloat16 "
-                             f"with Float32; got {ab!r}, {acc!r}")
-        if len(shape) not in (2, 3) or shape[0] != 64 or shape[2:] not in ((), (16,)):
-            raise ValueError(f"warpgroup.MmaF16BF16Op: instruction_shape must be (64, N) or (64, N, 16), got "
-                             f"{self.instruction_shape!r}")
-        a, c = ab.letters, acc.letters
-        return (f"SM90::GMMA::MMA_64x{shape[1]}x16_{c}{a}{a}_{self.a_src}"
-                f"<GMMA::Major::{self.a_major_mode}, GMMA::Major::{self.b_major_mode}>")
+        ab, acc = self.ab_dtype, self.acc_dtype
+        ok = ab in (Float16, BFloat16) and acc in (Float16, Float32) and not (ab is BFloat16 and acc is not Float32)
+        return self._cpp(ab, ab, acc, 16, ok, "A/B Float16 with Float16 or Float32 accumulators, or BFloat16 with "
+                         "Float32", f"{ab!r}, {acc!r}")
 
 
 @dataclass(frozen=True)
-class WarpgroupMmaF8Op:
+class WarpgroupMmaF8Op(_WarpgroupMmaOp):
     """The DSL's nvgpu.warpgroup.MmaF8Op: wgmma.mma_async with e4m3 or e5m2 inputs, any pair (sm_90a), one
     warpgroup's 64 x N x 32 product; instruction_shape (64, N) or (64, N, 32). Both operands must be K-major
     (the DSL's docstring says so, yet its 4.8.1 builds an MN-major atom): an MN major is refused here as C++
@@ -326,15 +337,10 @@ class WarpgroupMmaF8Op:
     b_major_mode: str
 
     def cpp(self):
-        a, b, acc, shape = self.a_dtype, self.b_dtype, self.acc_dtype, tuple(self.instruction_shape)
-        if a not in (Float8E4M3FN, Float8E5M2) or b not in (Float8E4M3FN, Float8E5M2) or acc not in (Float16, Float32):
-            raise ValueError(f"warpgroup.MmaF8Op: A and B Float8E4M3FN or Float8E5M2, Float16 or Float32 accumulators; "
-                             f"got {a!r}, {b!r}, {acc!r}")
-        if len(shape) not in (2, 3) or shape[0] != 64 or shape[2:] not in ((), (32,)):
-            raise ValueError(f"warpgroup.MmaF8Op: instruction_shape must be (64, N) or (64, N, 32), got "
-                             f"{self.instruction_shape!r}")
-        return (f"SM90::GMMA::MMA_64x{shape[1]}x32_{acc.letters}{a.letters}{b.letters}_{self.a_src}"
-                f"<GMMA::Major::{self.a_major_mode}, GMMA::Major::{self.b_major_mode}>")
+        a, b, acc = self.a_dtype, self.b_dtype, self.acc_dtype
+        ok = a in (Float8E4M3FN, Float8E5M2) and b in (Float8E4M3FN, Float8E5M2) and acc in (Float16, Float32)
+        return self._cpp(a, b, acc, 32, ok, "A and B Float8E4M3FN or Float8E5M2, Float16 or Float32 accumulators",
+                         f"{a!r}, {b!r}, {acc!r}")
 
 
 class SmemLayoutAtomKind:

@@ -162,18 +162,24 @@ def test_what_a_kernel_can_read_in_place():
 
 def test_matmul_stages_what_a_tensor_map_cannot_read():
     """An operand with rows that are not 16-byte multiples is copied into a buffer whose rows are 128 bytes
-    apart, in the same order (row- or column-major), and the kernel reads the view of its real shape."""
+    apart, in the same order (row- or column-major) or K-major where asked (the FP8 family's), and the kernel
+    reads the view of its real shape. A source whose pitch allows narrower words than the buffer's is copied
+    in words both allow."""
     from numba import cuda
     from kernels.arrays import transposed
     from kernels.hopper import operand_major, tma_readable
     from kernels.lib.wgmma import rows_of_128_bytes, tma_view
     x = np.arange(5 * 13, dtype=np.uint16).reshape(5, 13)
-    for d, major in ((cuda.to_device(x), "K"), (cuda.to_device(np.asfortranarray(x)), "MN")):
-        v, copy = tma_view(describe(d, "A", dtype=BFloat16), True)
+    wide = np.arange(5 * 10, dtype=np.uint16).reshape(5, 10)
+    for d, want, asked, major in ((cuda.to_device(x), x, None, "K"),
+                                  (cuda.to_device(np.asfortranarray(x)), x, None, "MN"),
+                                  (cuda.to_device(wide)[:, :8], wide[:, :8], None, "K"),   # rows 16 bytes, 20 apart
+                                  (cuda.to_device(np.asfortranarray(x)), x, Major.K, "K")):
+        v, copy = tma_view(describe(d, "A", dtype=BFloat16), True, major=asked)
         copy()
-        assert v.shape == (5, 13) and operand_major(v) == major and tma_readable(v)
+        assert v.shape == want.shape and operand_major(v) == major and tma_readable(v)
         host = (v if major == "K" else transposed(v)).copy_to_host()
-        assert np.array_equal(host if major == "K" else host.T, x)
+        assert np.array_equal(host if major == "K" else host.T, want)
     ok = cuda.to_device(np.zeros((4, 16), np.uint16))
     assert tma_view(describe(ok, "A", dtype=BFloat16), False) == (ok, None)
     c = rows_of_128_bytes(4, 3, Float32, Major.K)

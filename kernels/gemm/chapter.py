@@ -79,7 +79,7 @@ def _source(s):
     """(source lines, first line number, path from kernels/) of a Step's object or of any object."""
     obj = (s.module if s.quoted is None else getattr(s.module, s.quoted)) if isinstance(s, Step) else s
     obj = getattr(obj, "fn", obj)                        # a cutejit kernel: the function it traces
-    obj = getattr(obj, "py_func", obj)
+    obj = inspect.unwrap(getattr(obj, "py_func", obj))   # a decorated function (contextmanager): its own
     lines, first = inspect.getsourcelines(obj)
     path = inspect.getsourcefile(obj).replace("\\", "/")
     path = path[path.rindex("kernels/"):] if "kernels/" in path else path

@@ -21,14 +21,13 @@ from cutelite.numeric import numeric
 from cutelite.scales import scale_layout
 
 from ..cutejit import (
-    Matrix, PipelineState, PipelineTmaAsync, TileScheduler, copy, elem_less, else_, fill, gemm, if_, kernel,
-    local_tile, make_fragment_like, make_identity_tensor, make_smem_tensor, min_, range_, setmaxnreg,
-    thread_idx, warpgroup_arrive, warpgroup_commit, warpgroup_wait,
+    Matrix, PipelineState, copy, elem_less, fill, gemm, if_, kernel, local_tile, make_fragment_like,
+    make_identity_tensor, min_, range_, thread_idx, warpgroup_arrive, warpgroup_commit, warpgroup_wait,
 )
 from ..cutejit.elementwise import axpy, convert, load_scalar, multiply
 from ..capability import max_shared_per_block
 from . import objects as hopper
-from .warp_specialized import produce
+from .warp_specialized import consumers_after_producer, setup
 
 __all__ = ["gemm_fp8", "make", "scale_shapes", "SCALE_BLOCKS", "OUT_DTYPES"]
 
@@ -41,28 +40,15 @@ SCALE_BLOCKS = {"tensor": None, "blockwise": ((1, 128), (128, 128))}   # (A's bl
 def gemm_fp8(mA, mB, mC, mSA, mSB, tmA, tmB, mma, sA_layout, sB_layout, regs, group, persistent, promote,
              blockwise):
     tid = thread_idx()
-    BM, BN, BK, stages = size(sA_layout, 0), size(sB_layout, 0), size(sA_layout, 1), size(sA_layout, 2)
-    consumers = size(mma.thr_layout_vmnk) // 128
-    sA = make_smem_tensor(sA_layout.element_layout(), mA.dtype)    # (BM, BK, stages), as the TMA writes it
-    sB = make_smem_tensor(sB_layout.element_layout(), mB.dtype)
-    pipe = PipelineTmaAsync(stages, tmA.spec.bytes + tmB.spec.bytes, consumers)
-    sched = TileScheduler((mC.shape[0] + BM - 1) // BM, (mC.shape[1] + BN - 1) // BN, group, persistent)
-    k_tiles = (mA.shape[1] + BK - 1) // BK
+    BM, BN, BK, consumers, sA, sB, pipe, sched, k_tiles = setup(mA, mB, mC, tmA, tmB, mma, sA_layout, sB_layout,
+                                                                group, persistent)
     cA = local_tile(make_identity_tensor(mA.shape), (BM, BK), (_, _))
     cB = local_tile(make_identity_tensor(mB.shape), (BN, BK), (_, _))
-    pipe.init()
-    with if_(tid < 128):                                 # warpgroup 0: the producer, as in chapter 8
-        if regs:
-            setmaxnreg(regs[0], grow=False)
-        with if_(tid < 1):
-            produce(pipe, sched, k_tiles, tmA, cA, sA, tmB, cB, sB)
-    with else_():                                        # warpgroups 1..: the consumers
-        if regs:
-            setmaxnreg(regs[1], grow=True)
+    with consumers_after_producer(tid, regs, pipe, sched, k_tiles, tmA, cA, sA, tmB, cB, sB):   # as in chapter 8
         thr_mma = mma.get_slice(tid - 128)
         tCrA = thr_mma.partition_fragment_A(sA)          # (1, MMA_M, MMA_K, stages): descriptors
         tCrB = thr_mma.partition_fragment_B(sB)
-        state, release = PipelineState(stages), PipelineState(stages)
+        state, release = PipelineState(pipe.stages), PipelineState(pipe.stages)
         per_tensor = None if blockwise else multiply(load_scalar(mSA, 0, 0), load_scalar(mSB, 0, 0))
         for tile in sched.tiles():
             m, n = tile.coords

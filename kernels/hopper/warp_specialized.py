@@ -20,6 +20,8 @@ The same body is four steps of the ladder, by its arguments:
     in registers, in C's type, before they leave (epilogue_tma).
 """
 
+import contextlib
+
 from cutelite import Layout, _, logical_divide, make_tiled_mma, size
 from cutelite.gmma import make_gmma_atom
 
@@ -33,20 +35,15 @@ from ..cutejit.tensor import RTensor
 from ..cutejit.tiled import wrap
 from . import objects as hopper
 
-__all__ = ["gemm_warp_specialized", "produce", "epilogue_tma", "make"]
+__all__ = ["gemm_warp_specialized", "setup", "consumers_after_producer", "produce", "epilogue_tma", "make"]
 
 
 @kernel
 def gemm_warp_specialized(mA, mB, mC, tmA, tmB, tmC, mma, sA_layout, sB_layout, sC_layout, regs, group,
                           persistent, tma_store_c, split_k, epi, mX, mBias, alpha, beta):
     tid = thread_idx()
-    BM, BN, BK, stages = size(sA_layout, 0), size(sB_layout, 0), size(sA_layout, 1), size(sA_layout, 2)
-    consumers = size(mma.thr_layout_vmnk) // 128
-    sA = make_smem_tensor(sA_layout.element_layout(), mA.dtype)    # (BM, BK, stages), as the TMA writes it
-    sB = make_smem_tensor(sB_layout.element_layout(), mB.dtype)
-    pipe = PipelineTmaAsync(stages, tmA.spec.bytes + tmB.spec.bytes, consumers)
-    sched = TileScheduler((mC.shape[0] + BM - 1) // BM, (mC.shape[1] + BN - 1) // BN, group, persistent)
-    k_tiles = (mA.shape[1] + BK - 1) // BK
+    BM, BN, BK, consumers, sA, sB, pipe, sched, k_tiles = setup(mA, mB, mC, tmA, tmB, mma, sA_layout, sB_layout,
+                                                                group, persistent)
     k_first = None
     if split_k:                                          # this block row's run of k-tiles
         per_split = (k_tiles + grid_dim("y") - 1) // grid_dim("y")
@@ -54,15 +51,7 @@ def gemm_warp_specialized(mA, mB, mC, tmA, tmB, tmC, mma, sA_layout, sB_layout, 
         k_tiles = min_(per_split, k_tiles - k_first)     # the host makes every run non-empty
     cA = local_tile(make_identity_tensor(mA.shape), (BM, BK), (_, _))   # (BM, BK, m, k): coordinates
     cB = local_tile(make_identity_tensor(mB.shape), (BN, BK), (_, _))
-    pipe.init()
-    with if_(tid < 128):                                 # warpgroup 0: the producer
-        if regs:
-            setmaxnreg(regs[0], grow=False)
-        with if_(tid < 1):
-            produce(pipe, sched, k_tiles, tmA, cA, sA, tmB, cB, sB, k_first)   # one thread loads every k-tile
-    with else_():                                        # warpgroups 1..: the consumers
-        if regs:
-            setmaxnreg(regs[1], grow=True)
+    with consumers_after_producer(tid, regs, pipe, sched, k_tiles, tmA, cA, sA, tmB, cB, sB, k_first):
         if tma_store_c:
             sC = make_smem_tensor(sC_layout.element_layout(), mC.dtype)    # (64, 128 bytes, 2 * consumers)
             store = PipelineTmaStore(sC, 2, (tid - 128) // 128, leader=(tid & 127) < 1)   # 2 buffers a warpgroup
@@ -71,7 +60,7 @@ def gemm_warp_specialized(mA, mB, mC, tmA, tmB, tmC, mma, sA_layout, sB_layout, 
         thr_mma = mma.get_slice(tid - 128)
         tCrA = thr_mma.partition_fragment_A(sA)          # (1, MMA_M, MMA_K, stages): descriptors
         tCrB = thr_mma.partition_fragment_B(sB)
-        state, release = PipelineState(stages), PipelineState(stages)
+        state, release = PipelineState(pipe.stages), PipelineState(pipe.stages)
         for tile in sched.tiles():
             m, n = tile.coords
             gC = local_tile(mC, (BM, BN), (m, n))
@@ -95,6 +84,37 @@ def gemm_warp_specialized(mA, mB, mC, tmA, tmB, tmC, mma, sA_layout, sB_layout, 
                 copy(acc, thr_mma.partition_C(gC))       # accumulators -> C
         if tma_store_c:
             store.producer_tail()                        # every store done before the block ends
+
+
+def setup(mA, mB, mC, tmA, tmB, mma, sA_layout, sB_layout, group, persistent):
+    """(BM, BN, BK, consumers, sA, sB, pipe, sched, k_tiles): what a warp-specialized body (this one,
+    kernels.hopper.fp8's) starts from: the tile, the consumer warpgroups, A's and B's stages in shared memory
+    as the TMA writes them, the TMA pipeline, the tile scheduler, and the k-tiles of K."""
+    BM, BN, BK, stages = size(sA_layout, 0), size(sB_layout, 0), size(sA_layout, 1), size(sA_layout, 2)
+    consumers = size(mma.thr_layout_vmnk) // 128
+    sA = make_smem_tensor(sA_layout.element_layout(), mA.dtype)    # (BM, BK, stages), as the TMA writes it
+    sB = make_smem_tensor(sB_layout.element_layout(), mB.dtype)
+    pipe = PipelineTmaAsync(stages, tmA.spec.bytes + tmB.spec.bytes, consumers)
+    sched = TileScheduler((mC.shape[0] + BM - 1) // BM, (mC.shape[1] + BN - 1) // BN, group, persistent)
+    k_tiles = (mA.shape[1] + BK - 1) // BK
+    return BM, BN, BK, consumers, sA, sB, pipe, sched, k_tiles
+
+
+@contextlib.contextmanager
+def consumers_after_producer(tid, regs, pipe, sched, k_tiles, tmA, cA, sA, tmB, cB, sB, k_first=None):
+    """The pipeline initialised, then warpgroup 0 as the producer (one thread loads every k-tile: produce);
+    the with block is the consumers' branch (warpgroups 1..). regs: setmaxnreg's (producer's, consumers')
+    registers a thread, or None."""
+    pipe.init()
+    with if_(tid < 128):                                 # warpgroup 0: the producer
+        if regs:
+            setmaxnreg(regs[0], grow=False)
+        with if_(tid < 1):
+            produce(pipe, sched, k_tiles, tmA, cA, sA, tmB, cB, sB, k_first)   # one thread loads every k-tile
+    with else_():                                        # warpgroups 1..: the consumers
+        if regs:
+            setmaxnreg(regs[1], grow=True)
+        yield
 
 
 def produce(pipe, sched, k_tiles, tmA, cA, sA, tmB, cB, sB, k_first=None):

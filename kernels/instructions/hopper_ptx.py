@@ -22,6 +22,8 @@ once (a simulated block runs its threads to each barrier together); wgmma and th
 CapabilityError ("needs sm_90a"): the simulator has no tensor-memory engine to stand in for them.
 """
 
+import inspect
+
 from llvmlite import ir
 
 from .ptx import (TypingError, _asm, _element_ptr, _named, _shared_u32, _unpack, intrinsic, types,
@@ -313,28 +315,48 @@ def mbarrier_arrive_cluster(typingctx, bar, idx, cta):
 def _generic_u64(context, builder, arrty, arr):
     return builder.ptrtoint(_element_ptr(context, builder, arrty, arr, ir.Constant(_i64, 0), types.int64), _i64)
 
-@intrinsic
-def tma_load_2d(typingctx, dst, dst_idx, tmap, bar, bar_idx, c0, c1):
-    """cp.async.bulk.tensor.2d: the box at coordinates (c0 innermost, c1) of the tensor map `tmap` (a
-    uint64 device array of 16 words) -> shared dst[dst_idx:], completing `box bytes` on bar[bar_idx].
-    One thread issues it; dst must be 128-byte aligned (1024 for the 128-byte swizzle)."""
-    _check_array("tma_load_2d", dst, dst_idx)
-    _check_array("tma_load_2d", bar, bar_idx)
-    if not isinstance(tmap, types.Array):
-        raise TypingError("tma_load_2d: tmap must be the tensor map's device array, got %s" % tmap)
-    sig = types.void(dst, dst_idx, tmap, bar, bar_idx, c0, c1)
-    text = "%s [$0], [$1, {$2, $3}], [$4];" % PTX["tma_load_2d"]
+def _with_coordinates(impl, rank):
+    """impl(typingctx, ..., *coords) with a signature naming `rank` coordinates c0, c1, ...: numba reads an
+    intrinsic's arguments from its signature, and would pass *coords as one tuple."""
+    sig = inspect.signature(impl)
+    fixed = [p for p in sig.parameters.values() if p.kind != p.VAR_POSITIONAL]
+    coords = [inspect.Parameter("c%d" % i, inspect.Parameter.POSITIONAL_OR_KEYWORD) for i in range(rank)]
+    impl.__signature__ = sig.replace(parameters=fixed + coords)
+    return impl
 
-    def codegen(context, builder, sig, args):
-        _check_sm90a("cp.async.bulk.tensor")
-        d = _shared_u32(context, builder, sig.args[0], args[0], args[1], sig.args[1])
-        t = _generic_u64(context, builder, sig.args[2], args[2])
-        b = _shared_u32(context, builder, sig.args[3], args[3], args[4], sig.args[4])
-        x = context.cast(builder, args[5], sig.args[5], types.int32)
-        y = context.cast(builder, args[6], sig.args[6], types.int32)
-        _asm(builder, ir.VoidType(), [_i32, _i64, _i32, _i32, _i32], text, "r,l,r,r,r,~{memory}", [d, t, x, y, b])
-        return context.get_dummy_value()
-    return sig, codegen
+
+def _tma_load(rank):
+    """cp.async.bulk.tensor.<rank>d as an intrinsic (dst, dst_idx, tmap, bar, bar_idx, c0, ... c<rank-1>): the
+    box at coordinates (c0 innermost, ...) of the tensor map `tmap` (a uint64 device array of 16 words) ->
+    shared dst[dst_idx:], completing `box bytes` on bar[bar_idx]. One thread issues it; dst must be 128-byte
+    aligned (1024 for the 128-byte swizzle). Rank 2: a GEMM's tiles; rank 4: a tile of one (head, batch) of
+    attention's (S, D, H, B) tensors."""
+    name = "tma_load_%dd" % rank
+    text = "%s [$0], [$1, {%s}], [$%d];" % (PTX[name], ", ".join("$%d" % (2 + i) for i in range(rank)), 2 + rank)
+
+    def impl(typingctx, dst, dst_idx, tmap, bar, bar_idx, *coords):
+        _check_array(name, dst, dst_idx)
+        _check_array(name, bar, bar_idx)
+        if not isinstance(tmap, types.Array):
+            raise TypingError("%s: tmap must be the tensor map's device array, got %s" % (name, tmap))
+        if len(coords) != rank:
+            raise TypingError("%s: takes %d coordinates, got %d" % (name, rank, len(coords)))
+        sig = types.void(dst, dst_idx, tmap, bar, bar_idx, *coords)
+
+        def codegen(context, builder, sig, args):
+            _check_sm90a("cp.async.bulk.tensor")
+            d = _shared_u32(context, builder, sig.args[0], args[0], args[1], sig.args[1])
+            t = _generic_u64(context, builder, sig.args[2], args[2])
+            b = _shared_u32(context, builder, sig.args[3], args[3], args[4], sig.args[4])
+            cs = [context.cast(builder, args[i], sig.args[i], types.int32) for i in range(5, 5 + rank)]
+            _asm(builder, ir.VoidType(), [_i32, _i64] + [_i32] * (rank + 1), text,
+                 "r,l," + "r," * (rank + 1) + "~{memory}", [d, t] + cs + [b])
+            return context.get_dummy_value()
+        return sig, codegen
+    return _named(name, _with_coordinates(impl, rank))
+
+tma_load_2d = _tma_load(2)
+tma_load_4d = _tma_load(4)
 
 @intrinsic
 def tma_load_2d_multicast(typingctx, dst, dst_idx, tmap, bar, bar_idx, c0, c1, mask):
@@ -361,27 +383,6 @@ def tma_load_2d_multicast(typingctx, dst, dst_idx, tmap, bar, bar_idx, c0, c1, m
     return sig, codegen
 
 @intrinsic
-def tma_load_4d(typingctx, dst, dst_idx, tmap, bar, bar_idx, c0, c1, c2, c3):
-    """cp.async.bulk.tensor.4d: tma_load_2d for a rank-4 tensor map, the box at coordinates (c0 innermost, c1,
-    c2, c3): a tile of one (head, batch) of attention's (S, D, H, B) tensors."""
-    _check_array("tma_load_4d", dst, dst_idx)
-    _check_array("tma_load_4d", bar, bar_idx)
-    if not isinstance(tmap, types.Array):
-        raise TypingError("tma_load_4d: tmap must be the tensor map's device array, got %s" % tmap)
-    sig = types.void(dst, dst_idx, tmap, bar, bar_idx, c0, c1, c2, c3)
-    text = "%s [$0], [$1, {$2, $3, $4, $5}], [$6];" % PTX["tma_load_4d"]
-
-    def codegen(context, builder, sig, args):
-        _check_sm90a("cp.async.bulk.tensor")
-        d = _shared_u32(context, builder, sig.args[0], args[0], args[1], sig.args[1])
-        t = _generic_u64(context, builder, sig.args[2], args[2])
-        b = _shared_u32(context, builder, sig.args[3], args[3], args[4], sig.args[4])
-        cs = [context.cast(builder, args[i], sig.args[i], types.int32) for i in range(5, 9)]
-        _asm(builder, ir.VoidType(), [_i32, _i64] + [_i32] * 5, text, "r,l,r,r,r,r,r,~{memory}", [d, t] + cs + [b])
-        return context.get_dummy_value()
-    return sig, codegen
-
-@intrinsic
 def tma_prefetch_desc(typingctx, tmap):
     """Make a tensor map in global memory (written by the host) ready for this thread's TMA copies: order the
     generic-proxy writes that made it before the tensormap-proxy reads (fence.proxy.tensormap; the host
@@ -397,63 +398,37 @@ def tma_prefetch_desc(typingctx, tmap):
         return context.get_dummy_value()
     return types.void(tmap), codegen
 
-@intrinsic
-def tma_store_2d(typingctx, tmap, src, src_idx, c0, c1):
-    """cp.async.bulk.tensor.2d.global.shared::cta.bulk_group: shared src[src_idx:] (laid out as the tensor
-    map's box, swizzle included) -> the box at coordinates (c0 innermost, c1) of `tmap`'s global array.
-    One thread issues it, after fence_proxy_async by every thread that wrote src and a barrier among
-    them; completion is tracked by bulk groups (tma_store_commit, tma_store_wait_read / _wait)."""
-    _check_array("tma_store_2d", src, src_idx)
-    if not isinstance(tmap, types.Array):
-        raise TypingError("tma_store_2d: tmap must be the tensor map's device array, got %s" % tmap)
-    text = "%s [$0, {$1, $2}], [$3];" % PTX["tma_store_2d"]
+def _tma_store(name, rank, what):
+    """PTX[name] as an intrinsic (tmap, src, src_idx, c0, ... c<rank-1>): shared src[src_idx:] (laid out as the
+    tensor map's box, swizzle included) -> the box at coordinates (c0 innermost, ...) of `tmap`'s global
+    array. One thread issues it, after fence_proxy_async by every thread that wrote src and a barrier among
+    them; completion is tracked by bulk groups (tma_store_commit, tma_store_wait_read / _wait). `what`: the
+    instruction, as a refusal below sm_90a names it."""
+    text = "%s [$0, {%s}], [$%d];" % (PTX[name], ", ".join("$%d" % (1 + i) for i in range(rank)), 1 + rank)
 
-    def codegen(context, builder, sig, args):
-        _check_sm90a("cp.async.bulk.tensor (store)")
-        t = _generic_u64(context, builder, sig.args[0], args[0])
-        s = _shared_u32(context, builder, sig.args[1], args[1], args[2], sig.args[2])
-        x = context.cast(builder, args[3], sig.args[3], types.int32)
-        y = context.cast(builder, args[4], sig.args[4], types.int32)
-        _asm(builder, ir.VoidType(), [_i64, _i32, _i32, _i32], text, "l,r,r,r,~{memory}", [t, x, y, s])
-        return context.get_dummy_value()
-    return types.void(tmap, src, src_idx, c0, c1), codegen
+    def impl(typingctx, tmap, src, src_idx, *coords):
+        _check_array(name, src, src_idx)
+        if not isinstance(tmap, types.Array):
+            raise TypingError("%s: tmap must be the tensor map's device array, got %s" % (name, tmap))
+        if len(coords) != rank:
+            raise TypingError("%s: takes %d coordinates, got %d" % (name, rank, len(coords)))
 
-@intrinsic
-def tma_reduce_add_2d(typingctx, tmap, src, src_idx, c0, c1):
-    """cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.bulk_group: tma_store_2d that adds the box to the
-    global array's elements instead of overwriting them (each element's add is atomic; boxes from several
-    blocks land in any order), clipped at the map's bounds. Split-K's blocks add their partial C this way."""
-    _check_array("tma_reduce_add_2d", src, src_idx)
-    if not isinstance(tmap, types.Array):
-        raise TypingError("tma_reduce_add_2d: tmap must be the tensor map's device array, got %s" % tmap)
-    text = "%s [$0, {$1, $2}], [$3];" % PTX["tma_reduce_add_2d"]
+        def codegen(context, builder, sig, args):
+            _check_sm90a(what)
+            t = _generic_u64(context, builder, sig.args[0], args[0])
+            s = _shared_u32(context, builder, sig.args[1], args[1], args[2], sig.args[2])
+            cs = [context.cast(builder, args[i], sig.args[i], types.int32) for i in range(3, 3 + rank)]
+            _asm(builder, ir.VoidType(), [_i64] + [_i32] * (rank + 1), text, "l," + "r," * (rank + 1) + "~{memory}",
+                 [t] + cs + [s])
+            return context.get_dummy_value()
+        return types.void(tmap, src, src_idx, *coords), codegen
+    return _named(name, _with_coordinates(impl, rank))
 
-    def codegen(context, builder, sig, args):
-        _check_sm90a("cp.reduce.async.bulk.tensor")
-        t = _generic_u64(context, builder, sig.args[0], args[0])
-        s = _shared_u32(context, builder, sig.args[1], args[1], args[2], sig.args[2])
-        x = context.cast(builder, args[3], sig.args[3], types.int32)
-        y = context.cast(builder, args[4], sig.args[4], types.int32)
-        _asm(builder, ir.VoidType(), [_i64, _i32, _i32, _i32], text, "l,r,r,r,~{memory}", [t, x, y, s])
-        return context.get_dummy_value()
-    return types.void(tmap, src, src_idx, c0, c1), codegen
-
-@intrinsic
-def tma_store_4d(typingctx, tmap, src, src_idx, c0, c1, c2, c3):
-    """tma_store_2d for a rank-4 tensor map: shared src[src_idx:] -> the box at (c0 innermost, c1, c2, c3)."""
-    _check_array("tma_store_4d", src, src_idx)
-    if not isinstance(tmap, types.Array):
-        raise TypingError("tma_store_4d: tmap must be the tensor map's device array, got %s" % tmap)
-    text = "%s [$0, {$1, $2, $3, $4}], [$5];" % PTX["tma_store_4d"]
-
-    def codegen(context, builder, sig, args):
-        _check_sm90a("cp.async.bulk.tensor (store)")
-        t = _generic_u64(context, builder, sig.args[0], args[0])
-        s = _shared_u32(context, builder, sig.args[1], args[1], args[2], sig.args[2])
-        cs = [context.cast(builder, args[i], sig.args[i], types.int32) for i in range(3, 7)]
-        _asm(builder, ir.VoidType(), [_i64] + [_i32] * 5, text, "l,r,r,r,r,r,~{memory}", [t] + cs + [s])
-        return context.get_dummy_value()
-    return types.void(tmap, src, src_idx, c0, c1, c2, c3), codegen
+tma_store_2d = _tma_store("tma_store_2d", 2, "cp.async.bulk.tensor (store)")
+tma_store_4d = _tma_store("tma_store_4d", 4, "cp.async.bulk.tensor (store)")
+# the store that adds its box to the global array's elements (each add atomic; boxes from several blocks land
+# in any order), clipped at the map's bounds: split-K's blocks add their partial C this way
+tma_reduce_add_2d = _tma_store("tma_reduce_add_2d", 2, "cp.reduce.async.bulk.tensor")
 
 tma_store_commit = _void("tma_store_commit")
 

@@ -28,7 +28,7 @@ from ..arrays import device_view, is_device_array, transposed
 from ..hopper import fp8 as kernel_fp8
 from ..runtime import device_info, in_simulator, require_shared
 from . import staging
-from .wgmma import rows_of_128_bytes
+from .wgmma import tma_view
 
 __all__ = ["Fp8", "FP8", "CONFIG", "OUT_DTYPES", "scale_matrices"]
 
@@ -102,11 +102,8 @@ class Fp8:
 def k_major(x, stream=0):
     """(Operand x (MN, K) as the tensor maps read it, K-major; the copy that makes it, or None): x itself where
     it is K-major with 16-byte rows at a 16-byte-aligned address, else a K-major buffer of 128-byte rows
-    filled by a (transposing) copy."""
-    if x.major == Major.K and x.tma_readable:
-        return x.array, None
-    view = rows_of_128_bytes(*x.shape, x.dtype, Major.K)
-    return view, staging.crop(x.array, view, stream)
+    (wgmma.tma_view)."""
+    return tma_view(x, not (x.major == Major.K and x.tma_readable), stream, Major.K)
 
 
 def scale_matrices(scale_a, scale_b, M, N, K, stream=0):

@@ -118,33 +118,38 @@ def rows_of_128_bytes(rows, cols, dtype, major):
     return cuda.device_array((rows, staging.ceil_to(cols, per_128_bytes)), held)[:, :cols]
 
 
-def tma_view(x, copy, stream=0):
+def tma_view(x, copy, stream=0, major=None):
     """(Operand x's matrix as the tensor maps read it, the copy that refreshes it or None): x itself where
-    `copy` is False; else a buffer of 128-byte rows in x's order (K-major where x has no unit stride), viewed
-    at x's shape."""
+    `copy` is False; else a buffer of 128-byte rows, viewed at x's shape, in the order `major` (None: x's,
+    K-major where x has no unit stride)."""
     if not copy:
         return x.array, None
-    major = x.major or Major.K
+    major = major or x.major or Major.K
     view = rows_of_128_bytes(*x.shape, x.dtype, major)
     src, dst = (transposed(x.array), transposed(view)) if major == Major.MN else (x.array, view)
-    src, dst = widened(src), widened(dst)         # copied along the contiguous mode
-    return view, staging.crop(src, dst, stream)
+    return view, staging.crop(*widened(src, dst), stream)     # copied along the contiguous mode
 
 
-def widened(x):
-    """The row-major device array x seen as 8- or 4-byte words where its rows, pitch and address allow (a
-    copy then moves 4x or 2x fewer elements); else x."""
+def widened(*xs):
+    """The device arrays xs (of one shape) seen as the widest words, 8 or 4 bytes, that every one's rows,
+    pitch and address allow (a copy then moves 4x or 2x fewer elements); else xs. Words that suit one array
+    but not another would cut the copy's rows at different places, and a copy from an array without a unit
+    stride along its rows (transposing) is never widened."""
     if in_simulator():
-        return x
+        return xs
     from numba.cuda.cudadrv.devicearray import DeviceNDArray
-    rows, cols = x.shape
-    row_bytes, pitch = cols * x.dtype.itemsize, x.strides[0]
-    address = x.__cuda_array_interface__["data"][0]
+
+    def fits(x, size):
+        row_bytes, pitch = x.shape[1] * x.dtype.itemsize, x.strides[0]
+        address = x.__cuda_array_interface__["data"][0]
+        return x.strides[1] == x.dtype.itemsize and row_bytes % size == 0 and pitch % size == 0 and address % size == 0
+
     for word in (np.uint64, np.uint32):
         size = np.dtype(word).itemsize
-        if x.strides[1] == x.dtype.itemsize and row_bytes % size == 0 and pitch % size == 0 and address % size == 0:
-            return DeviceNDArray((rows, row_bytes // size), (pitch, size), np.dtype(word), gpu_data=x.gpu_data)
-    return x
+        if all(fits(x, size) for x in xs):
+            return tuple(DeviceNDArray((x.shape[0], x.shape[1] * x.dtype.itemsize // size), (x.strides[0], size),
+                                       np.dtype(word), gpu_data=x.gpu_data) for x in xs)
+    return xs
 
 
 WGMMA = Wgmma()
