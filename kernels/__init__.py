@@ -12,7 +12,9 @@
     (partition_S, copy, retile_D, gemm, ...) is traced into straight-line Numba code, every layout folded.
   * the kernels, by chapter: kernels.tiled (chapter 6: a TiledCopy and a TiledMMA tile), kernels.gemm
     (chapter 7: the GEMM ladder, SIMT and tensor cores), kernels.hopper (chapter 8: wgmma and TMA).
-  * kernels.lib.matmul: C = A @ B for NumPy, CuPy and PyTorch arrays, on the chapters' best kernels.
+  * kernels.lib: the library entries on the chapters' best kernels, for NumPy, CuPy, PyTorch and Numba arrays:
+    matmul (D = act(alpha A @ B + beta C + bias), 16-bit, float32 and FP8 inputs) and attention ((O, LSE) of
+    forward attention, chapter 10's kernels).
 Beside them: kernels.expr (a run-time integer as source text, constants folded), kernels.layout_codegen (a
 static layout evaluated at run-time coordinates: cutejit indexes memory with it, and layout_fn writes it as a
 device function for the kernels written by hand, the SIMT steps and chapters 1-4),
