@@ -184,9 +184,8 @@ def test_fa2_mma_matches_numpy(S_q, S_k, H, H_kv, dtype, causal, heads_first, BM
 
 
 @pytest.mark.parametrize("S_q, S_k, H, H_kv, dtype, causal, BM, B, options", [
-    (70, 100, 2, 1, "float16", True, 32, 2, dict(longest_first=True)),   # q-tiles of every head, heaviest first
     (40, 70, 2, 2, "bfloat16", True, 64, 1, dict(q_regs=False)),         # Q read from shared memory each tile
-    (70, 40, 3, 1, "float16", True, 32, 2, dict(q_regs=False, longest_first=True)),
+    (70, 40, 2, 1, "float16", True, 32, 1, dict(q_regs=False, longest_first=True)),   # + heaviest q-tiles first
 ])
 def test_fa2_mma_options_match_numpy(S_q, S_k, H, H_kv, dtype, causal, BM, B, options):
     _run(S_q, S_k, H, H_kv, dtype, causal, "sm80", BM=BM, B=B, **options)
