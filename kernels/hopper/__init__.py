@@ -16,4 +16,3 @@ Import after kernels.setup().
 
 from .gemm import (EXPLORE, LADDER, MATMUL_CONFIG, HopperGemm, main, make_step, operand_major,  # noqa: F401
                    row_pitch, step, time_vs_cublas, tma_readable)
-from .objects import EPI_BOX  # noqa: F401

@@ -21,7 +21,7 @@ from cutelite.tensorcore import g2s_copy
 
 from ..cutejit import Matrix, TensorMap
 
-__all__ = ["DTYPES", "EPI_BOX", "epi_box", "Hopper", "objects", "operand_matrices", "stage_layouts", "tma_atom",
+__all__ = ["DTYPES", "epi_box", "Hopper", "objects", "operand_matrices", "stage_layouts", "tma_atom",
            "finish", "shared_bytes", "most_stages"]
 
 DTYPES = (Float16, BFloat16)                # the steps' A and B; they accumulate in float32
@@ -31,9 +31,6 @@ FP8 = (Float8E4M3FN, Float8E5M2)            # kernels.hopper.fp8's A and B (K-ma
 def epi_box(out="float32"):
     """The TMA-store epilogue's box of C in `out` elements: 64 rows of 128 bytes (32 float32, 64 halves)."""
     return (64, 1024 // numeric(out).bits)
-
-
-EPI_BOX = epi_box()                         # the box of a float32 C: 64 x 32
 
 
 @dataclass(frozen=True)
