@@ -21,9 +21,10 @@ Hopper kernel (an sm_90 GPU; elsewhere a row saying why not), and "fa2_mma", the
 (kernels.attention.check.kernel: the entry would pick fa3 on sm_90). Each is checked through its call (O and LSE
 poisoned with NaN first, and none left anywhere) and timed as a prepared launch (its tensor maps or arguments made
 once; PyTorch's calls are timed whole, their host work included). Each (D, dtype, mask) is a kernel of its own per
-family, compiled once (a minute or so each): the default sweep (2 head dims, 2 dtypes, 2 masks) builds 16; split
-it by dtype and D (4 builds a call) and join the calls' folders with `python benchmarks/attention/record.py
---merge DIR ... --out DIR`.
+family, compiled once (a minute or so each): the default sweep (2 head dims, 2 dtypes, 2 masks) builds 16. To
+build them in parallel, start one run per (dtype, D, mask) at once with `--turns DIR N` (N the number of runs):
+each builds its kernels first, then they time one at a time under DIR's lock, the GPU never shared while timing;
+join their folders with `python benchmarks/attention/record.py --merge DIR ... --out DIR`.
 
 A kernel plugged in: `--kernel pkg.module:attention` imports attention(q, k, v, causal) -> O or (O, lse), with
 q, k, v and O (B, S, H, D) CUDA tensors of the dtype. Writes attention.csv and records.json (what chapter 10
@@ -113,9 +114,10 @@ class Ours:
     def prepare(self, q, k, v, causal):
         B, S, H, D = q.shape
         o, lse = torch.empty_like(q), torch.empty((B, H, S), dtype=torch.float32, device=q.device)
-        if self.name == "fa3_wgmma":           # the entry's own build: the same (D, dtype, mask, scale)
+        if self.name == "fa3_wgmma":           # the entry's own build: the same (D, dtype, mask, scale, options)
             from kernels.attention import fa3_wgmma
-            return fa3_wgmma.prepare(q, k, v, o, lse, causal, 1.0 / math.sqrt(D))
+            from kernels.lib.attention import HOPPER_BUILD
+            return fa3_wgmma.prepare(q, k, v, o, lse, causal, 1.0 / math.sqrt(D), **HOPPER_BUILD)
         from kernels.attention.check import device_array
         return self._fa2(q, causal).prepare(*(device_array(x) for x in (q, k, v, o, lse)))
 
@@ -174,6 +176,32 @@ def measure(name, attention, dtype, D, causal, S, args):
     return row
 
 
+def build_first(runs, args):
+    """Compile every kernel of this book the sweep will time (one small call each), before anything is timed."""
+    for dtype in args.dtypes:
+        for D in args.dims:
+            q, k, v = (torch.randn(1, 256, 2, D, dtype=DTYPES[dtype], device="cuda") for _ in range(3))
+            for mask in args.masks:
+                for attention in runs.values():
+                    if isinstance(attention, Ours) and not attention.why_not(q):
+                        attention(q, k, v, mask == "causal")
+    torch.cuda.synchronize()
+
+
+def take_turn(folder, runs_sharing):
+    """Wait until `runs_sharing` runs sharing `folder` have built their kernels, then hold its lock until this
+    process ends: builds (CPU) run in parallel, timings (GPU) one at a time."""
+    import fcntl
+    import time
+    os.makedirs(folder, exist_ok=True)
+    open(os.path.join(folder, "built.%d" % os.getpid()), "w").close()
+    while sum(f.startswith("built.") for f in os.listdir(folder)) < runs_sharing:
+        time.sleep(1)
+    lock = open(os.path.join(folder, "lock"), "w")
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    return lock
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--seqlens", type=int, nargs="+", default=[512, 1024, 2048, 4096, 8192, 16384])
@@ -187,6 +215,8 @@ def main():
     p.add_argument("--width", type=int, default=2048)
     p.add_argument("--check-rows", type=int, default=256)
     p.add_argument("--out", default=os.environ.get("OUT", "."))
+    p.add_argument("--turns", nargs=2, metavar=("DIR", "N"), help="one of N runs started at once, sharing DIR: "
+                   "build this run's kernels first, then time only while holding DIR's lock, once all N have built")
     args = p.parse_args()
     if INFO.simulator:
         raise SystemExit("bench: no GPU here (Numba's simulator is on); run this on a GPU")
@@ -194,6 +224,9 @@ def main():
     if args.ours:
         runs.update((name, Ours(name)) for name in ("fa3_wgmma", "fa2_mma"))
     runs.update(plugged(spec) for spec in args.kernel)
+    if args.turns:
+        build_first(runs, args)
+        lock = take_turn(args.turns[0], int(args.turns[1]))  # noqa: F841 (held until the process ends)
     copy = copy_gbs()
     print(f"{INFO.name}: device-to-device copy {copy:.0f} GB/s", flush=True)
     rows = []
