@@ -82,14 +82,7 @@ class Wgmma:
         before = [f for f in (fill_a, fill_b) if f is not None]
         if not fused.plain:
             tile = tile._replace(splits=1)    # an epilogue needs the whole sum: the tile, unsplit
-        out = numeric(fused.epi.out)
-        if c is not None and c.on_device and c.major == Major.K and c.tma_readable and not c.overlaps(a, b):
-            cv, after, result = c.array, [], c.array
-        else:
-            result = staging.output(c, M, N, storage(out))
-            fresh = c is None or not c.on_device
-            cv = result if fresh and (N * out.bits // 8) % 16 == 0 else rows_of_128_bytes(M, N, out, Major.K)
-            after = [] if cv is result else [staging.crop(cv, result, stream)]
+        cv, after, result = c_buffer(c, M, N, numeric(fused.epi.out), fused.epi.beta, (a, b), stream)
         if fused.epi.beta:
             before += staging.seeded(c, cv, stream)
         epi, wide = fused.for_kernel()
@@ -107,6 +100,23 @@ def config_for(tile: Tile) -> dict:
     if tile.BM == 64:
         config["regs"] = None
     return dict(config, split_k=True) if tile.splits > 1 else config
+
+
+def c_buffer(c, M, N, out, reads_c, reads, stream=0):
+    """(the array the kernel writes C into, the copies after it, the device array holding C then) for an
+    M x N C of element type `out` (Operand c: the caller's out, or None): c itself where the TMA store can
+    write it in place (K-major rows of 16-byte multiples, no overlap with the Operands `reads`), else a buffer
+    of 128-byte rows cropped into place. An epilogue that reads C (`reads_c`: beta != 0) reads 16-bit values
+    two at a time, kept or dropped whole at the edge: for an odd N the buffer is one column wider (read as
+    zeros, written and not copied back)."""
+    pairs = reads_c and out.bits == 16 and N % 2
+    if c is not None and c.on_device and c.major == Major.K and c.tma_readable and not c.overlaps(*reads) \
+            and not pairs:
+        return c.array, [], c.array
+    result = staging.output(c, M, N, storage(out))
+    fresh = c is None or not c.on_device
+    cv = result if fresh and (N * out.bits // 8) % 16 == 0 else rows_of_128_bytes(M, N + pairs, out, Major.K)
+    return cv, ([] if cv is result else [staging.crop(cv, result, stream)]), result
 
 
 def rows_of_128_bytes(rows, cols, dtype, major):
