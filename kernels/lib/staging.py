@@ -18,8 +18,8 @@ from numba import cuda
 
 from .. import runtime
 
-__all__ = ["BLOCK", "MAX_GRID_Y", "grid2", "launch2", "prepare2", "staged", "crop", "widen_to_f32", "fill_zero", "output",
-           "written", "seeded", "prepared", "ceil_to"]
+__all__ = ["BLOCK", "MAX_GRID_Y", "grid2", "launch2", "prepare2", "staged", "crop", "widen_to_f32", "fill_zero",
+           "output", "written", "seeded", "prepared", "ceil_to"]
 
 BLOCK = (32, 8)            # 32 columns (one warp along a row) x 8 rows
 MAX_GRID_Y = 65535         # CUDA's limit on gridDim.y (gridDim.x may reach 2^31 - 1)
