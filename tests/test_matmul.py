@@ -233,6 +233,62 @@ def test_matmul_prepares_only_device_calls_with_out():
     assert M._call_key(da, db, dc, "auto") is None
 
 
+def test_a_prepared_call_launches_only_what_it_prepared(monkeypatch):
+    """Issue 30: the call a kernel family prepares (what matmul keeps and runs again for the same device A, B and
+    out) is launches prepared once, nothing else: each copy around the kernel is one launch (runtime.prepared_launch:
+    one driver call on a GPU; played here by a stand-in that counts and launches through the simulator), and
+    running the call again prepares nothing. tc_sm80 on operands with rows of 40 and 144 bytes pads A and B and
+    crops C (three copies); simt on float16 widens and pads each operand in one copy, launches its kernel and
+    crops C (four launches). The products are right on every run."""
+    from numba import cuda
+    from kernels import runtime
+    from kernels.lib import simt as simt_family
+    from kernels.lib import staging
+    prepared, launched = [], []
+
+    def counting(kernel, args, grid, block, nbytes, stream=0, cluster=None):
+        prepared.append(kernel)
+
+        def go():
+            launched.append(kernel)
+            kernel[grid, block, stream](*args)
+        return go
+
+    monkeypatch.setattr(runtime, "prepared_launch", counting)
+    monkeypatch.setattr(simt_family, "prepared_launch", counting)
+    rng = np.random.default_rng(4)
+    A = rng.standard_normal((40, 20)).astype(np.float16)
+    B = rng.standard_normal((20, 72)).astype(np.float16)
+    a, b = describe(cuda.to_device(A), "A"), describe(cuda.to_device(B), "B", k=0)
+    pad, crop, widen = staging._copy_pad, staging._copy_crop, staging._f16_to_f32
+    for kernel, want in (("tc_sm80", [pad, pad, crop]),
+                         ("simt", [widen, widen, simt_family.SIMT.launcher(None), crop])):
+        out = cuda.to_device(np.full((40, 72), np.nan, np.float32))
+        del prepared[:]
+        call = M.FAMILIES[kernel].prepare(a, b, describe(out, "out"))
+        assert len(prepared) == len(want), kernel
+        for _ in range(2):
+            out.copy_to_device(np.full((40, 72), np.nan, np.float32))
+            del launched[:]
+            assert call() is out
+            _check(out.copy_to_host(), A, B, 1e-5)
+            assert launched == want and len(prepared) == len(want), kernel
+
+
+def test_a_16_bit_bias_is_widened_and_padded_in_one_copy():
+    """A kernel that reads its bias as float32 (the SIMT kernel; any kernel for a 16-bit bias per row) gets it
+    from one copy: the float16 values exactly, then zeros past them to a multiple of 8 of D's rows."""
+    from numba import cuda
+    from kernels.lib.epilogue import fuse
+    values = np.array([1.5, -2.0, 3.140625, 0.0078125, -65504.0], np.float32)     # float16 values
+    bias = cuda.to_device(values.astype(np.float16).reshape(5, 1))
+    f = fuse(Float32, 1, 0, bias, None, 5, 7, None, True)
+    args, copies = f.arguments(cuda.device_array((12, 8), np.float32), bias_f32=True)
+    assert f.epi.bias == "row" and len(copies) == 1
+    copies[0]()
+    assert np.array_equal(args[0].copy_to_host()[:, 0], np.concatenate([values, np.zeros(7, np.float32)]))
+
+
 @pytest.mark.parametrize("rows, cols", [(8, 48), (524280, 48), (524288, 48), (600064, 48), (600000, 40),
                                         (600064, 64), (2**26, 8), (40, 3_000_000)])
 def test_copies_launch_within_the_grid_limits(rows, cols):

@@ -10,6 +10,7 @@
     fp8.py              the warp-specialized body with e4m3 / e5m2 inputs: promotion, per-tensor and blockwise
                         scales, 16-bit out (matmul's FP8 family, kernels.lib.fp8)
     gemm.py             HopperGemm (a step, configured and launched), the ladder's steps, timing against cuBLAS
+    variants.py         what `python -m kernels.hopper` checks beside the ladder: clusters, split-K, epilogues
 
 Import after kernels.setup().
 """

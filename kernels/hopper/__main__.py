@@ -2,4 +2,5 @@ import sys
 
 from .gemm import main
 
-main(sys.argv[1:])
+if __name__ == "__main__":       # not in the processes kernels.hopper.variants spawns
+    main(sys.argv[1:])

@@ -5,7 +5,9 @@
     step("ws BN128 st4").kernel       # a step of the ladder (kernels.ladder.Step), its HopperGemm built once
 
 `python -m kernels.hopper` checks every step against NumPy (outputs poisoned first) and times it against
-cuBLAS in the same process (GPU time, kernels.harness).
+cuBLAS in the same process (GPU time, kernels.harness), then checks the variants of kernels.hopper.variants
+(clusters, split-K, fused epilogues) against NumPy; `python -m kernels.hopper NAME ...` only the steps and
+variants whose names contain a NAME (`python -m kernels.hopper cluster split-K epilogue`: the variants).
 """
 
 import sys
@@ -231,15 +233,33 @@ def time_vs_cublas(gemms, size=4096, reps=20):
 
 
 def main(argv=None, steps=None):
-    """Check every step of LADDER + EXPLORE (those whose name contains an argument of `argv`, if any; or the
-    Steps `steps`) on this GPU (NumPy reference, outputs poisoned with NaN first, two shapes, and shapes that
-    are not multiples of the tile for the TMA-store kernel; kernels.harness.check), then check it against
-    cuBLAS and time it at 4096^3 in the same process; print a table. Returns [(name, passed, ms, SASS counts)]."""
+    """Check every step of LADDER + EXPLORE and every variant of kernels.hopper.variants (those whose name
+    contains an argument of `argv`, if any; or the Steps `steps` and no variant) on this GPU. A step: NumPy
+    reference, outputs poisoned with NaN first, two shapes, and shapes that are not multiples of the tile for
+    the TMA-store kernel (kernels.harness.check), then checked against cuBLAS and timed at 4096^3 in the same
+    process; a table. A variant: its shapes against NumPy, a PASS or FAIL line each (variants.check_all).
+    Returns [(name, passed, ms, SASS counts)] of the steps."""
     import kernels
     kernels.setup()
+    from .variants import VARIANTS, check_all
+    chosen = [v for v in VARIANTS if not steps and (not argv or any(a in v.name for a in argv))]
+    steps = steps or [s for s in LADDER + EXPLORE if not argv or any(a in s.name for a in argv)]
+    if not steps and not chosen:
+        raise SystemExit("kernels.hopper: no step or variant is named by %s; the steps: %s; the variants: %s" % (
+            argv, "; ".join(s.name for s in LADDER + EXPLORE), "; ".join(v.name for v in VARIANTS)))
+    rows = _check_steps(steps) if steps else []
+    if chosen:
+        results = check_all(chosen)
+        print("\n| variant | worst error | result |\n|---|---|---|")
+        for name, passed, worst in results:
+            print("| %s | %.1e | %s |" % (name, worst, "PASS" if passed else "FAIL"))
+    return rows
+
+
+def _check_steps(steps):
+    """main's check and timing of the Steps `steps`."""
     from numba import cuda
     rng = np.random.default_rng(7)
-    steps = steps or [s for s in LADDER + EXPLORE if not argv or any(a in s.name for a in argv)] or LADDER + EXPLORE
     S = 4096
     flops = 2.0 * S ** 3
     a = (rng.standard_normal((S, S)) * 0.5).astype(np.float16)

@@ -65,8 +65,9 @@ class Fused:
         """(the kernel's run-time arguments after D, the copies to run before the kernel). D is written, of
         shape (rows, cols), which may be padded past (M, N). The arguments, those the Epilogue reads: C (D
         itself: it holds C's old values when beta is on), the bias seen as a (rows, cols) matrix, alpha,
-        beta. The copies: the bias widened to float32 (`bias_f32`: for a kernel built for a float32 bias),
-        then into a zero-padded vector where it is shorter than D's mode or is not 16-byte aligned."""
+        beta. The copy, if any: the bias into a zero-padded float32 vector where `bias_f32` asks (a kernel built
+        for a float32 bias), else into a zero-padded vector of its type where it is shorter than D's mode or is
+        not 16-byte aligned."""
         rows, cols = D.shape
         args, before = [], []
         if self.epi.beta:
@@ -74,11 +75,12 @@ class Fused:
         if self.epi.bias:
             n = rows if self.epi.bias == "row" else cols
             v = self.bias
-            if bias_f32 and self.epi.bias_dtype != "float32":
-                v, widen = staging.widen_to_f32(v.reshape(1, v.shape[0]), self.epi.bias_dtype == "bfloat16", stream)
+            if bias_f32 and self.epi.bias_dtype != "float32":       # widened and padded in one pass
+                v, widen = staging.widen_to_f32(v.reshape(1, v.shape[0]), self.epi.bias_dtype == "bfloat16", stream,
+                                                (1, staging.ceil_to(n, 8)))
                 before.append(widen)
                 v = v.reshape(v.shape[1])
-            if v.shape[0] < n or _address(v) % 16:
+            elif v.shape[0] < n or _address(v) % 16:
                 v, fill = staging.staged(v.reshape(1, v.shape[0]), 1, staging.ceil_to(n, 8), stream)
                 before.append(fill)
                 v = v.reshape(v.shape[1])

@@ -42,11 +42,12 @@ timed on the H100, 0.52-0.60.
     result of bfloat16 is its bits as uint16; simt_warptile has no epilogue.
   * NumPy's semantics where they matter: an `out` that overlaps A or B gets the product as if computed into a
     temporary (it is); an empty K gives zeros; f16 inputs to the SIMT kernel are converted exactly to f32.
-  * What a call costs the host besides the GPU's work (benchmarks/gemm/launch_cost.py, matmul_replay.py):
-    the first call on a set of arrays converts them, picks the kernel, encodes its tensor maps and prepares
-    the launch (the first call of a kernel in a process also compiles it: seconds). On an H100 a later call
-    on the same device A, B, `out` and stream is that launch again: 16-18 us of host time from PyTorch
-    tensors, against 42 us for torch.mm.
+  * What a call costs the host besides the GPU's work (benchmarks/gemm/launch_cost.py, matmul_replay.py,
+    staging_replay.py): the first call on a set of arrays converts them, picks the kernel, encodes its
+    tensor maps and prepares the launch, and the launch of each copy around it (the first call of a kernel
+    in a process also compiles it: seconds). On an H100 a later call on the same device A, B, `out` and
+    stream is those launches again, one driver call each: 16-18 us of host time from PyTorch tensors
+    without copies, against 42 us for torch.mm.
 
 How it is built: each argument is described once (kernels.lib.operand.Operand); a kernel family (simt.py,
 mma_sync.py, wgmma.py, fp8.py) answers `can_implement(a, b, c)` -> (bool, reason) and `prepare(a, b, c, stream)` ->

@@ -67,7 +67,7 @@ class MmaSync:
         if fused.epi.beta:
             before += staging.seeded(c, C, stream)
         args, fill = fused.arguments(C, stream, wide)
-        return staging.prepared(before + fill, lambda: k.launch(ag, bg, C, *args, stream=stream), after, result,
+        return staging.prepared(before + fill, k.prepare(ag, bg, C, *args, stream=stream), after, result,
                                 keep=(ag, bg, C) + args)
 
 

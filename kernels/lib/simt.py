@@ -1,14 +1,16 @@
 """matmul's SIMT family: chapter 7's float32 kernels (simt_unrolled, simt_warptile), on every GPU.
 
-16-bit inputs are widened to float32 first (exact: every f16 and bf16 value is a float32 value); an operand
-that is not packed at a multiple of the kernel's tile is copied into a zero-padded buffer that is, and C is
-cropped from the padded result.
+16-bit inputs are widened to float32 first (exact: every f16 and bf16 value is a float32 value), into a
+zero-padded buffer at a multiple of the kernel's tile in the same pass; a float32 operand that is not packed
+at such a multiple is copied into one, and C is cropped from the padded result. The kernel and the copies are
+launched as prepared launches (one driver call each, kernels.runtime.prepared_launch).
 """
 
 from cutelite.numeric import BFloat16, Float16, Float32
 
 from ..gemm import simt_unrolled, simt_warptile
 from ..numeric import storage
+from ..runtime import prepared_launch
 from . import staging
 from .epilogue import PLAIN
 
@@ -48,23 +50,25 @@ class Simt:
         Mp, Np, Kp = staging.ceil_to(M, T.BM), staging.ceil_to(N, T.BN), staging.ceil_to(K, T.BK)
         before, inputs = [], []
         for x, shape in ((a, (Mp, Kp)), (b, (Kp, Np))):
-            array, packed = x.array, x.packed(shape)
-            if x.dtype is not Float32:
-                array, widen = staging.widen_to_f32(array, x.dtype is BFloat16, stream)
-                before.append(widen)
-                packed = array.shape == shape and (shape[1] * 4) % 16 == 0
-            if not packed:
-                array, pad = staging.staged(array, *shape, stream=stream)
-                before.append(pad)
+            array = x.array
+            if x.dtype is not Float32:          # widened and padded in one pass
+                array, copy = staging.widen_to_f32(array, x.dtype is BFloat16, stream, shape)
+                before.append(copy)
+            elif not x.packed(shape):
+                array, copy = staging.staged(array, *shape, stream=stream)
+                before.append(copy)
             inputs.append(array)
         C, after, result = staging.written(c, M, N, (Mp, Np), (a, b), stream, storage(fused.epi.out))
         if fused.epi.beta:
             before += staging.seeded(c, C, stream)
         epi, wide = fused.for_kernel(f32_bias=True)
         args, fill = fused.arguments(C, stream, wide)
-        launch, (ag, bg) = self.launcher(epi)[T.grid(Mp, Np) + (stream,)], inputs
-        return staging.prepared(before + fill, lambda: launch(ag, bg, C, *args), after, result,
-                                keep=(ag, bg, C) + args)
+        (grid, block), kernel = T.grid(Mp, Np), self.launcher(epi)
+        run = prepared_launch(kernel, tuple(inputs) + (C,) + args, grid, block, 0, stream)
+        if run is None:                         # the simulator: Numba's launch
+            launch, (ag, bg) = kernel[grid, block, stream], inputs
+            run = lambda: launch(ag, bg, C, *args)  # noqa: E731
+        return staging.prepared(before + fill, run, after, result, keep=tuple(inputs) + (C,) + args)
 
 
 SIMT = Simt("simt", simt_unrolled, "gemm_simt_unrolled")
