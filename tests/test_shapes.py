@@ -123,7 +123,7 @@ def _replayed(BM, BN, splits, M, N, K, blocks):
     rec = _Replay()
     k = warp_specialized.gemm_warp_specialized.build(
         *hopper_objects.operand_matrices(o), o.tmA, o.tmB, o.tmC, o.mma, o.sA, o.sB, o.sC,
-        config_for(Tile(BM, BN, splits))["regs"], 16, True, True, splits > 1, None, None, None, None, None,
+        config_for(Tile(BM, BN, splits))["regs"], 16, True, True, splits > 1, None, None, None, None, None, False,
         threads=128 * (1 + BM // 64),
         overrides=rec.overrides())
     C = np.zeros((M, N)) if splits > 1 else np.full((M, N), np.nan)

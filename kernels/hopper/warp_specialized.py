@@ -43,7 +43,7 @@ __all__ = ["gemm_warp_specialized", "setup", "consumers_after_producer", "produc
 
 @kernel
 def gemm_warp_specialized(mA, mB, mC, tmA, tmB, tmC, mma, sA_layout, sB_layout, sC_layout, regs, group,
-                          persistent, tma_store_c, split_k, epi, mX, mBias, alpha, beta, stream_k=False):
+                          persistent, tma_store_c, split_k, epi, mX, mBias, alpha, beta, stream_k):
     tid = thread_idx()
     BM, BN, BK, consumers, sA, sB, pipe, sched, k_tiles = setup(mA, mB, mC, tmA, tmB, mma, sA_layout, sB_layout,
                                                                 group, persistent, stream_k)
