@@ -129,7 +129,7 @@ def recorded():
     o = hopper_objects.objects(128, 128, 4, 2)
     k = warp_specialized.gemm_warp_specialized.build(
         *hopper_objects.operand_matrices(o), o.tmA, o.tmB, o.tmC, o.mma, o.sA, o.sB, o.sC, None, 1, True,
-        False, False, None, None, None, None, None, threads=384, overrides=rec.overrides())
+        False, False, None, None, None, None, None, False, threads=384, overrides=rec.overrides())
     M, N, K = 128, 256, 5 * 64
     A, Bt = np.zeros((M, K), np.uint16), np.zeros((N, K), np.uint16)
     C = np.zeros((M, N), np.float32)

@@ -78,7 +78,7 @@ def test_model_gives_numpys_product_for_chapter_8s_kernel():
     o = hopper_objects.objects(128, 128, 2, 2)
     k = warp_specialized.gemm_warp_specialized.build(
         *hopper_objects.operand_matrices(o), o.tmA, o.tmB, o.tmC, o.mma, o.sA, o.sB, o.sC, None, 1, False,
-        False, False, None, None, None, None, None, threads=384, overrides=model.overrides())
+        False, False, None, None, None, None, None, False, threads=384, overrides=model.overrides())
     rng = np.random.default_rng(3)
     a, bt = (rng.standard_normal(s).astype(np.float16) for s in ((128, 192), (128, 192)))
     C = np.full((128, 128), np.nan, np.float32)

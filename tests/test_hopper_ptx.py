@@ -227,13 +227,13 @@ def _gemm_ptx(kernel):
                                  dict(BM=64, BN=256, pingpong=True), dict(BM=128, BN=128, pingpong=True),
                                  dict(BN=256, regs=(40, 232), group=16, persistent=True, tma_store=True,
                                       majors=("MN", "MN"))] + [
-    # matmul's other tiles (kernels.lib.shapes): 128 x 128, 64 x 256, 64 x 128, and split-K
+    # matmul's other tiles (kernels.lib.shapes): 128 x 128, 64 x 256, 64 x 128, split-K and stream-K
     dict(BN=bn, consumers=c, regs=(40, 232) if c == 2 else None, group=16, persistent=True, tma_store=True,
-         split_k=split)
-    for bn, c, split in ((128, 2, False), (256, 1, False), (128, 1, False), (128, 1, True))])
+         **({split: True} if split else {}))
+    for bn, c, split in ((128, 2, None), (256, 1, None), (128, 1, None), (128, 1, "split_k"), (128, 2, "stream_k"))])
 def test_gemm_assembles_without_serialized_wgmma(cfg):
     """Every TMA step: 4 wgmma a k-tile and 64-row atom (BK 64 = 4 x k16), one TMA load a K-major tile (an
-    MN-major one takes a 64 x 64 box per 64 rows: 2 for A's 128, 4 for B's 256), and, for the TMA-store epilogue, one store per 64 x 32 box of a warpgroup's 64 x BN accumulator, unrolled (split-K: one reduce-add)); ptxas keeps
+    MN-major one takes a 64 x 64 box per 64 rows: 2 for A's 128, 4 for B's 256), and, for the TMA-store epilogue, one store per 64 x 32 box of a warpgroup's 64 x BN accumulator, unrolled (split-K: one reduce-add; stream-K: a store and a reduce-add, one taken)); ptxas keeps
     the wgmma pipeline (no C7515 "serialized"), honours setmaxnreg, spills nothing."""
     from kernels.hopper import pingpong, warp_specialized
     cfg = dict(cfg)
@@ -243,7 +243,8 @@ def test_gemm_assembles_without_serialized_wgmma(cfg):
     boxes = (2 if cfg.get("majors", "K")[0] == "MN" else 1) + (4 if cfg.get("majors", "KK")[1] == "MN" else 1)
     stores = cfg["BN"] // 32 if cfg.get("tma_store") else 0     # split-K adds its boxes (cp.reduce...)
     assert ptx.count("cp.async.bulk.tensor") == boxes + (0 if cfg.get("split_k") else stores)
-    assert ptx.count("cp.reduce.async.bulk.tensor.2d.global.shared::cta.add") == (stores if cfg.get("split_k") else 0)
+    adds = stores if cfg.get("split_k") or cfg.get("stream_k") else 0
+    assert ptx.count("cp.reduce.async.bulk.tensor.2d.global.shared::cta.add") == adds
     extra = ["-maxrregcount=%d" % ((65536 // k.threads) // 8 * 8)] if k.config.get("regs") else []
     rc, err = _ptxas(ptx, extra)
     assert rc == 0, err

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from cutelite.numeric import BFloat16, Float16
-from kernels.lib.shapes import MAX_SPLITS, MIN_K_TILES, Tile, choose_tile
+from kernels.lib.shapes import MAX_SPLITS, MIN_K_TILES, STREAM_K_BELOW, Tile, choose_tile, stream_k_grid
 
 pytestmark = pytest.mark.numba("simulator")
 H100 = 132
@@ -21,12 +21,17 @@ H100 = 132
     ((4096, 4096, 4096), Tile(128, 256, 1)),    # 512 tiles of 128 x 256: 3.9 waves, 97 % busy: step 5's tile
     ((8192, 8192, 8192), Tile(128, 256, 1)),
     ((2048, 2048, 2048), Tile(128, 256, 1)),    # 128 tiles: 97 % busy; 128 x 128's 256 no better
-    ((3072, 3072, 3072), Tile(128, 128, 1)),    # 288 tiles: 3 waves, 73 % busy; 576 of 128 x 128: 87 %
-    ((128, 11008, 4096), Tile(128, 128, 1)),    # 43 tiles leave 89 SMs idle; 86 tiles of 128 x 128
+    ((3072, 3072, 3072), Tile(128, 128, 1, True)),   # 288 tiles: 3 waves, 73 % busy; 576 of 128 x 128: 87 %,
+                                                     # below 90 %: stream-K over the last 576 - 4 x 132 = 48
+    ((128, 11008, 4096), Tile(128, 128, 1, True)),   # 43 tiles leave 89 SMs idle; 86 of 128 x 128 leave 46:
+                                                     # too many to split K (2 x 86 > 132): stream-K
     ((16, 4096, 4096), Tile(64, 128, 4)),       # 32 tiles of 64 x 128; 132 // 32 = 4 splits of 16 k-tiles
     ((1, 4096, 11008), Tile(64, 128, 4)),       # 172 k-tiles in 4 runs of 43
-    ((1024, 1024, 1024), Tile(128, 128, 1)),    # 64 tiles, but 2 splits' partial C (8 MB) outweigh A and B (4 MB)
-    ((256, 256, 256), Tile(128, 128, 1)),       # 4 k-tiles: too few to split
+    ((1024, 1024, 1024), Tile(128, 128, 1, True)),   # 64 tiles, but 2 splits' partial C (8 MB) outweigh A and B
+                                                     # (4 MB): stream-K, 64 x 16 k-tiles over 132 blocks
+    ((64, 14336, 4096), Tile(64, 128, 1, True)),     # 112 tiles: 85 % of one wave
+    ((6144, 6144, 6144), Tile(128, 256, 1)),         # 1152 tiles: 8.7 waves, 97 % busy: no stream-K
+    ((256, 256, 256), Tile(128, 128, 1)),       # 4 k-tiles: too few to split, or to share (4 x 4 // 4 blocks)
 ])
 def test_worked_cases(shape, want):
     assert choose_tile(*shape, Float16, H100) == want
@@ -52,6 +57,21 @@ def test_rule_post_conditions(n_sm):
                     assert per >= MIN_K_TILES, (M, N, K, t)
                     partials = t.splits * M * N * 4
                     assert partials <= (M + N) * K * 2 / 2, (M, N, K, t)
+                waves = -(-tiles // n_sm)
+                part_full = tiles / (waves * n_sm) < STREAM_K_BELOW      # the SMs busy under 90 % of the waves
+                grid = stream_k_grid(tiles, k_tiles, n_sm)
+                assert t.stream_k == (t.splits == 1 and part_full and grid > tiles % n_sm), (M, N, K, t)
+
+
+@pytest.mark.parametrize("tiles,k_tiles,want", [
+    (576, 48, 132),      # at least a wave: a block an SM
+    (132, 4, 132),
+    (64, 16, 132),       # 1024 k-tiles: 132 shares of 7-8
+    (20, 16, 80),        # 320 k-tiles in shares of MIN_K_TILES = 4
+    (4, 4, 4),           # 16 k-tiles: a block a tile, nothing shared
+])
+def test_stream_k_grid(tiles, k_tiles, want):
+    assert stream_k_grid(tiles, k_tiles, H100) == want
 
 
 def test_wider_tiles_where_they_fill_as_well():
@@ -103,7 +123,7 @@ def _replayed(BM, BN, splits, M, N, K, blocks):
     rec = _Replay()
     k = warp_specialized.gemm_warp_specialized.build(
         *hopper_objects.operand_matrices(o), o.tmA, o.tmB, o.tmC, o.mma, o.sA, o.sB, o.sC,
-        config_for(Tile(BM, BN, splits))["regs"], 16, True, True, splits > 1, None, None, None, None, None,
+        config_for(Tile(BM, BN, splits))["regs"], 16, True, True, splits > 1, None, None, None, None, None, False,
         threads=128 * (1 + BM // 64),
         overrides=rec.overrides())
     C = np.zeros((M, N)) if splits > 1 else np.full((M, N), np.nan)

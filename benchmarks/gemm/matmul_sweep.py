@@ -14,9 +14,11 @@ table (ratios to cuBLAS) and writes it, the raw times (JSON) and a plot (PNG, wh
 
 First, --fuzz random shapes (drawn so that every tile and split of the rule comes up; the tiles hit are
 counted) are checked against cuBLAS with the output poisoned with NaN, each call made twice (the second a
-replay of the prepared call); then --splitk-fuzz shapes the rule splits (small M, long K), each into an `out`
-that is a column slice of a wider tensor (the memset before split-K's adds must clear C's elements and no
-byte between its rows); a miss stops the script before any timing.
+replay of the prepared call); then --splitk-fuzz shapes the rule splits (small M, long K) and --streamk-fuzz
+shapes it runs stream-K (a part-full last wave), each into an `out` that is a column slice of a wider tensor
+(the memset before split-K's or stream-K's adds must clear C's elements, or the box of the last wave's
+tiles, and no byte beside them); a miss stops the script before any timing. Where the rule chose stream-K,
+the row also times matmul with stream-K off (the same tile, the last wave part full): what it buys.
 
     PYTHONPATH=. python3 benchmarks/gemm/matmul_sweep.py --quick              # under 4 minutes on an H100
     PYTHONPATH=. python3 benchmarks/gemm/matmul_sweep.py --set llm --fp16     # one set, fp16 row-major only
@@ -28,10 +30,12 @@ shape of SIZES, both dtypes and the four majorness pairs, Triton too.
 """
 import argparse
 import collections
+import contextlib
 import json
 import os
 import random
 import statistics
+import sys
 import time
 
 import kernels
@@ -60,7 +64,8 @@ DECODE = [(b, n, k) for b in (1, 16, 64, 128)       # issue 30's LLM layers at b
 ODD += [(777, 1333, 2049), (1, 1, 8192), (17, 5000, 3333), (100, 777, 12289), (129, 4097, 4097)]
 SIZES = list(dict.fromkeys(ISSUE_30 + DECODE + LLM + SQUARES + ODD))
 SETS = {"issue30": ISSUE_30, "llm": list(dict.fromkeys(DECODE + LLM)), "squares": SQUARES, "odd": ODD}
-QUICK = [(1, 4096, 4096), (16, 4096, 4096), (64, 4096, 11008), (128, 11008, 4096), (128, 4096, 4096),
+QUICK = [(1, 4096, 4096), (16, 4096, 4096), (64, 4096, 11008), (64, 11008, 4096), (64, 14336, 4096),
+         (128, 11008, 4096), (128, 4096, 4096),
          (777, 1333, 2049), (1024, 1024, 1024), (3072, 3072, 3072), (4096, 4096, 4096), (4096, 4096, 16384),
          (8192, 8192, 8192)]
 _CONFIGS = [triton.Config({"BM": bm, "BN": bn, "BK": 64, "G": 8}, num_stages=s, num_warps=w)
@@ -103,7 +108,20 @@ def oriented(x, major):
 def tile_of(M, N, K, dt):
     """matmul's tile for this shape on this GPU, as the rule chose it: "BMxBN" and "/splits" where it splits."""
     t = choose_tile(M, N, K, numeric(str(dt)[6:]), torch.cuda.get_device_properties(0).multi_processor_count)
-    return "%dx%d%s" % (t.BM, t.BN, "/%d" % t.splits if t.splits > 1 else "")
+    return "%dx%d%s%s" % (t.BM, t.BN, "/%d" % t.splits if t.splits > 1 else "", " SK" if t.stream_k else "")
+
+
+@contextlib.contextmanager
+def stream_k_off():
+    """matmul's calls prepared inside: the rule's tile without stream-K (kernels.lib.wgmma's choose_tile
+    wrapped); a call prepared here keeps its launch when replayed later."""
+    wgmma = sys.modules["kernels.lib.wgmma"]
+    rule = wgmma.choose_tile
+    wgmma.choose_tile = lambda *shape: rule(*shape)._replace(stream_k=False)
+    try:
+        yield
+    finally:
+        wgmma.choose_tile = rule
 
 
 def target(M, N, K):
@@ -117,35 +135,40 @@ def target(M, N, K):
     return None
 
 
-def splitk_fuzz(cases, dtypes, seed=1):
-    """Check matmul on `cases` random shapes the rule splits (M 1-128, N 64-4096, K 2048-16384, a dtype of
-    `dtypes`, A and B row- or column-major) against cuBLAS, C a column slice of a wider tensor poisoned with NaN and the
-    columns beside it holding a sentinel: C must be A @ B, each call twice, and the sentinel untouched. Raises
-    on a miss."""
+def splitk_fuzz(cases, dtypes, seed=1, stream_k=False):
+    """Check matmul on `cases` random shapes the rule splits (M 1-128, N 64-4096, K 2048-16384), or with
+    stream_k runs stream-K (M 1-3000, N 64-12288, K 64-8192), of a dtype of `dtypes`, A and B row- or
+    column-major, against cuBLAS, C a column slice of a wider tensor poisoned with NaN and the columns beside
+    it holding a sentinel: C must be A @ B, each call twice, and the sentinel untouched. Raises on a miss."""
     rng = random.Random(seed)
     n_sm = torch.cuda.get_device_properties(0).multi_processor_count
     done, splits = 0, collections.Counter()
     while done < cases:
-        M, N, K = rng.randint(1, 128), rng.randint(64, 4096), rng.randint(2048, 16384)
+        if stream_k:
+            M, N, K = rng.choice((rng.randint(1, 64), rng.randint(65, 3000))), rng.randint(64, 12288), rng.randint(64, 8192)
+        else:
+            M, N, K = rng.randint(1, 128), rng.randint(64, 4096), rng.randint(2048, 16384)
         dt = rng.choice(dtypes)
         t = choose_tile(M, N, K, numeric(str(dt)[6:]), n_sm)
-        if t.splits == 1:
+        if not (t.stream_k if stream_k else t.splits > 1):
             continue
         am, bm = rng.choice(("row", "col")), rng.choice(("row", "col"))
         a = oriented(torch.randn(M, K, device="cuda").to(dt), am)
         b = oriented(torch.randn(K, N, device="cuda").to(dt), bm)
         wide = torch.full((M, N + 8), 7.0, device="cuda")
         c, ref = wide[:, :N], cublas_baseline(a, b)[1]()
+        name = "stream-K" if stream_k else "split-K"
         for call in ("first", "again"):
-            what = "split-K fuzz %d: matmul %dx%dx%d %s %s/%s (%s), %s call" % (done, M, N, K, str(dt)[6:], am, bm,
-                                                                             tile_of(M, N, K, dt), call)
+            c.fill_(float("nan"))
+            what = "%s fuzz %d: matmul %dx%dx%d %s %s/%s (%s), %s call" % (name, done, M, N, K, str(dt)[6:], am, bm,
+                                                                        tile_of(M, N, K, dt), call)
             check(lambda: matmul(a, b, out=c), c, ref, what)
             if not bool((wide[:, N:] == 7.0).all()):
                 raise AssertionError(what + ": the columns beside C were overwritten")
-        splits[t.splits] += 1
+        splits[tile_of(M, N, K, dt)] += 1
         done += 1
-    print("split-K fuzz: %d cases PASS (C poisoned with NaN, the bytes beside it kept, each call twice); splits: %s"
-          % (cases, ", ".join("%d: %d" % kv for kv in sorted(splits.items()))), flush=True)
+    print("%s fuzz: %d cases PASS (C poisoned with NaN, the bytes beside it kept, each call twice); tiles: %s"
+          % (name, cases, ", ".join("%s: %d" % kv for kv in sorted(splits.items()))), flush=True)
 
 
 def fuzz(cases, dtypes, majors, seed=0):
@@ -178,6 +201,7 @@ def main():
     ap.add_argument("--fp16", action="store_true", help="fp16, row-major operands only, no Triton")
     ap.add_argument("--fuzz", type=int, default=None, help="random shapes checked first (default 24 quick, else 64)")
     ap.add_argument("--splitk-fuzz", type=int, default=12, help="random split-K shapes checked first")
+    ap.add_argument("--streamk-fuzz", type=int, default=16, help="random stream-K shapes checked first")
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--out", default=None)
@@ -190,8 +214,10 @@ def main():
     torch.manual_seed(0)
     fuzz(24 if args.fuzz is None and short else 64 if args.fuzz is None else args.fuzz, dtypes, ("row", "col"))
     splitk_fuzz(args.splitk_fuzz, dtypes)
-    lines = ["| M x N x K | dtype | A, B | tile | matmul / cuBLAS | Triton / cuBLAS | matmul TFLOP/s | cuBLAS TFLOP/s "
-             "| matmul GB/s | cuBLAS GB/s | target | matmul rel. err |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    splitk_fuzz(args.streamk_fuzz, dtypes, seed=2, stream_k=True)
+    lines = ["| M x N x K | dtype | A, B | tile | matmul / cuBLAS | no stream-K / cuBLAS | Triton / cuBLAS | matmul "
+             "TFLOP/s | cuBLAS TFLOP/s | matmul GB/s | cuBLAS GB/s | target | matmul rel. err |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     raw = []
     for (M, N, K) in sizes:
         for dt in dtypes:
@@ -203,6 +229,12 @@ def main():
                 ref = cublas_baseline(a, b)[1]()
                 err = check(lambda: matmul(a, b, out=c), c, ref, "matmul %dx%dx%d %s" % (M, N, K, dt))
                 calls = {"cuBLAS": cublas_baseline(a, b, out=c)[1], "matmul": lambda: matmul(a, b, out=c)}
+                if tile_of(M, N, K, dt).endswith("SK"):
+                    c_off = torch.empty(M, N, device="cuda")     # its own `out`: its own prepared call
+                    with stream_k_off():
+                        check(lambda: matmul(a, b, out=c_off), c_off, ref, "matmul %dx%dx%d %s, stream-K off" % (
+                            M, N, K, dt))
+                    calls["no stream-K"] = lambda: matmul(a, b, out=c_off)
                 if not short:
                     triton_mm(a, b, c)              # autotuned here, outside the timing
                     calls["Triton"] = lambda: triton_mm(a, b, c)
@@ -217,8 +249,9 @@ def main():
                 cell = dict(M=M, N=N, K=K, dtype=str(dt)[6:], A=am, B=bm, tile=tile_of(M, N, K, dt), ms=t, err=err,
                             target=verdict)
                 raw.append(cell)
-                line = "| %dx%dx%d | %s | %s, %s | %s | %.2f | %s | %.1f | %.1f | %.0f | %.0f | %s | %.1e |" % (
+                line = "| %dx%dx%d | %s | %s, %s | %s | %.2f | %s | %s | %.1f | %.1f | %.0f | %.0f | %s | %.1e |" % (
                     M, N, K, str(dt)[6:], am, bm, cell["tile"], ratio["matmul"],
+                    "%.2f" % ratio["no stream-K"] if "no stream-K" in ratio else "-",
                     "%.2f" % ratio["Triton"] if "Triton" in ratio else "-", flops["matmul"], flops["cuBLAS"],
                     rate["matmul"], rate["cuBLAS"], verdict, err)
                 print(line, flush=True)

@@ -31,7 +31,7 @@ from ..expr import Sym  # noqa: F401
 from .gemm import gemm  # noqa: F401
 from .kernel import (  # noqa: F401
     Kernel, Matrix, Scalar, block_idx, cp_async_fence, cp_async_wait, else_, if_, kernel, make_smem_tensor, range_,
-    syncthreads, thread_idx, var, assign, min_, grid_dim, while_, fence_proxy_async, setmaxnreg,
+    syncthreads, thread_idx, var, assign, min_, max_, grid_dim, while_, fence_proxy_async, setmaxnreg,
 )
 from .barrier import NamedBarrier, named_barrier_arrive, named_barrier_sync  # noqa: F401
 from .pipeline import (  # noqa: F401

@@ -35,7 +35,7 @@ from .trace import Trace, current, recording
 
 __all__ = ["kernel", "Matrix", "Scalar", "Kernel", "thread_idx", "block_idx", "grid_dim", "make_smem_tensor",
            "dynamic_shared", "syncthreads", "cp_async_fence", "cp_async_wait", "fence_proxy_async", "setmaxnreg",
-           "range_", "while_", "if_", "else_", "var", "assign", "min_"]
+           "range_", "while_", "if_", "else_", "var", "assign", "min_", "max_"]
 
 class Matrix:
     """A run-time (rows, cols) matrix argument of `dtype` elements (cutelite.numeric: "float16", "bfloat16",
@@ -270,6 +270,14 @@ def min_(a, b):
     if isinstance(a, int) and isinstance(b, int):
         return min(a, b)
     return Sym("min(%s, %s)" % (src(a), src(b)), all(getattr(x, "invariant", True) for x in (a, b)))
+
+
+def max_(a, b):
+    """The larger of two run-time values."""
+    from ..expr import src
+    if isinstance(a, int) and isinstance(b, int):
+        return max(a, b)
+    return Sym("max(%s, %s)" % (src(a), src(b)), all(getattr(x, "invariant", True) for x in (a, b)))
 
 
 def while_(cond):

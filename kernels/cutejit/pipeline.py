@@ -23,7 +23,7 @@ from cutelite.pipeline import empty_arrivals
 
 from .barrier import NamedBarrier
 from ..expr import Sym, is_sym, src
-from .kernel import dynamic_shared, if_, syncthreads, thread_idx
+from .kernel import dynamic_shared, else_, if_, syncthreads, thread_idx
 from .tensor import STensor
 from .tma import tma_store, tma_store_commit, tma_store_wait
 from .trace import current
@@ -206,9 +206,15 @@ class PipelineTmaStore:
 
     def producer_commit(self, tma, buf, coord, add=False):
         """The leader stores `buf` to the matrix at the coordinates of `coord` (add=True: adds it to the matrix,
-        tma_store) and commits it as a bulk group."""
+        tma_store; `add` may be a run-time boolean) and commits it as a bulk group."""
         with if_(self.leader):
-            tma_store(tma, buf, coord, add=add)
+            if is_sym(add):
+                with if_(add):
+                    tma_store(tma, buf, coord, add=True)
+                with else_():
+                    tma_store(tma, buf, coord)
+            else:
+                tma_store(tma, buf, coord, add=add)
             tma_store_commit()
 
     def producer_tail(self):

@@ -18,6 +18,7 @@ from cutelite import Major
 
 from ..arrays import operand_major
 from ..cutejit import encode_tensor_map
+from ..cutejit.scheduler import last_tiles_box
 from ..runtime import prepared_zero
 from ..harness import blas, check, check_and_time, cublas_baseline, sass_counts
 from ..ladder import Step, find
@@ -33,7 +34,7 @@ class HopperGemm:
 
     def __init__(self, BN=256, stages=4, consumers=2, regs=None, group=1, persistent=False, tma_store=False,
                  cp_async=False, pingpong=False, BM=None, dtype="float16", majors=("K", "K"), split_k=False,
-                 epi=None):
+                 epi=None, stream_k=False):
         if cp_async and (persistent or tma_store or regs or pingpong):
             raise ValueError("HopperGemm: cp_async=True is step 1 (every thread loads, no TMA): it takes BN, "
                              "stages, consumers and dtype only")
@@ -43,6 +44,9 @@ class HopperGemm:
         if split_k and (cp_async or pingpong or not tma_store):
             raise ValueError("HopperGemm: split_k=True is an option of the TMA-store kernel (step 5's body): it "
                              "needs tma_store=True, not cp_async or pingpong")
+        if stream_k and (cp_async or pingpong or split_k or not (tma_store and persistent)):
+            raise ValueError("HopperGemm: stream_k=True is an option of the persistent TMA-store kernel (step 5's "
+                             "body): it needs persistent=True and tma_store=True, not cp_async, pingpong or split_k")
         if pingpong and (tma_store or consumers != 2):
             raise ValueError("HopperGemm: pingpong=True is step 6 (two consumers, st.global epilogue): it takes BM, "
                              "BN, stages, regs, group and dtype")
@@ -58,9 +62,9 @@ class HopperGemm:
             self.kernel = pingpong_.make(BM or 64, BN, stages, regs or (40, 232), group, dtype)
         else:
             self.kernel = warp_specialized.make(BN, stages, consumers, regs, group, persistent, tma_store, dtype,
-                                                tuple(majors), split_k, epi)
+                                                tuple(majors), split_k, epi, stream_k)
         self.BM, self.BN = self.kernel.tile[0], self.kernel.tile[1]
-        self.cp_async, self.tma_store, self.split_k = cp_async, tma_store, split_k
+        self.cp_async, self.tma_store, self.split_k, self.stream_k = cp_async, tma_store, split_k, stream_k
         self._maps = {}
 
     def _map(self, x, spec):
@@ -77,7 +81,8 @@ class HopperGemm:
     def prepare(self, a, bt, c, stream=0, splits=1, epilogue=()):
         """A zero-argument callable that computes C = A @ Bt.T on these arrays and stream (the tensor maps
         encoded and the launch prepared once). A split_k kernel runs `splits` blocks a tile, each over a run of
-        K, that add their partial products into C: the call zeroes C first (one memset on the stream).
+        K, that add their partial products into C: the call zeroes C first (one memset on the stream). A
+        stream_k kernel adds the pieces of the last wave's tiles: the call zeroes their box of C first.
         `epilogue`: the run-time arguments of the kernel's Epilogue (kernels.lib.epilogue.Fused.arguments), if it
         was built with one."""
         M, K = a.shape
@@ -108,7 +113,20 @@ class HopperGemm:
             return self.kernel.prepare(a, bt, c, ma, mb, stream=stream)
         mc = self._map(c, o.tmC) if self.tma_store else ma
         run = self.kernel.prepare(a, bt, c, ma, mb, mc, *epilogue, grid=grid, stream=stream)
-        return _after(prepared_zero(c, stream), run) if self.split_k else run
+        if self.split_k:
+            return _after(prepared_zero(c, stream), run)
+        box = self.stream_k_box(M, N, self.kernel.grid(a, bt, c)) if self.stream_k else None
+        return _after(prepared_zero(c[box[0]:, box[1]:], stream), run) if box else run
+
+    def stream_k_box(self, M, N, grid):
+        """(row, column) of C where the box of a stream-K launch's partial tiles starts (on `grid` blocks; the
+        box reaches C's last row and column), or None where every tile is computed whole."""
+        tiles_m, tiles_n = -(-M // self.BM), -(-N // self.BN)
+        whole = tiles_m * tiles_n - tiles_m * tiles_n % grid
+        if whole == tiles_m * tiles_n:
+            return None
+        m, n = last_tiles_box(tiles_m, tiles_n, self.kernel.config["group"], whole)
+        return m * self.BM, n * self.BN
 
     def check_splits(self, K, splits):
         """A ValueError unless each of `splits` runs of ceil(k_tiles / splits) k-tiles (the kernel's split)

@@ -139,7 +139,7 @@ def operand_matrices(o, out="float32"):
 
 def finish(kernel, o, **config):
     """A built kernel as a step of the ladder: .objects, .tile, .config, and its grid: a block per C tile,
-    or (persistent) at most one per SM."""
+    or (persistent) at most one per SM (stream-K: kernels.lib.shapes.stream_k_grid)."""
     BM, BN, BK = o.tile
     kernel.objects, kernel.tile = o, o.tile
     kernel.config = dict(config, BM=BM, BN=BN, BK=BK, stages=o.stages, consumers=o.consumers, dtype=o.dtype,
@@ -147,6 +147,9 @@ def finish(kernel, o, **config):
 
     def grid(A, B, C, *maps):
         tiles = -(-C.shape[0] // BM) * -(-C.shape[1] // BN)
+        if config.get("stream_k"):
+            from ..lib.shapes import stream_k_grid
+            return stream_k_grid(tiles, -(-A.shape[1] // BK), _sm_count())
         return min(tiles, _sm_count()) if config.get("persistent") else tiles
     kernel.grid = grid
     return kernel

@@ -16,6 +16,9 @@ The same body is four steps of the ladder, by its arguments:
     gridDim.y equal runs of k-tiles and adds its partial C into C with TMA reduce-adds
     (cp.reduce.async.bulk.tensor .add), C zeroed before the launch on the same stream (kernels.hopper.gemm):
     no workspace, no second pass;
+  * `stream_k` (persistent, with tma_store, without epi): the blocks compute the full waves' tiles whole and
+    share the last part-full wave's k-tiles evenly (TileScheduler.runs); a block's piece of a tile is added
+    into C with the same reduce-adds, C zeroed there before the launch (the box of those tiles);
   * `epi` (with tma_store): an Epilogue (kernels.cutejit.epilogue) computes C's values from the accumulators
     in registers, in C's type, before they leave (epilogue_tma).
 """
@@ -40,11 +43,11 @@ __all__ = ["gemm_warp_specialized", "setup", "consumers_after_producer", "produc
 
 @kernel
 def gemm_warp_specialized(mA, mB, mC, tmA, tmB, tmC, mma, sA_layout, sB_layout, sC_layout, regs, group,
-                          persistent, tma_store_c, split_k, epi, mX, mBias, alpha, beta):
+                          persistent, tma_store_c, split_k, epi, mX, mBias, alpha, beta, stream_k):
     tid = thread_idx()
     BM, BN, BK, consumers, sA, sB, pipe, sched, k_tiles = setup(mA, mB, mC, tmA, tmB, mma, sA_layout, sB_layout,
-                                                                group, persistent)
-    k_first = None
+                                                                group, persistent, stream_k)
+    k_first = 0
     if split_k:                                          # this block row's run of k-tiles
         per_split = (k_tiles + grid_dim("y") - 1) // grid_dim("y")
         k_first = block_idx("y") * per_split
@@ -61,11 +64,11 @@ def gemm_warp_specialized(mA, mB, mC, tmA, tmB, tmC, mma, sA_layout, sB_layout, 
         tCrA = thr_mma.partition_fragment_A(sA)          # (1, MMA_M, MMA_K, stages): descriptors
         tCrB = thr_mma.partition_fragment_B(sB)
         state, release = PipelineState(pipe.stages), PipelineState(pipe.stages)
-        for tile in sched.tiles():
+        for tile in sched.runs(k_tiles, k_first):        # each with its run of k-tiles
             m, n = tile.coords
             gC = local_tile(mC, (BM, BN), (m, n))
             acc = thr_mma.partition_fragment_C(gC)       # this warpgroup's 64 x BN accumulators
-            for kt in range_(k_tiles):
+            for kt in range_(tile.k_tiles):
                 pipe.consumer_wait(state)                # the stage is full
                 warpgroup_arrive(acc)
                 gemm(mma, tCrA[_, _, _, state.index], tCrB[_, _, _, state.index], acc, accumulate=kt > 0)
@@ -79,29 +82,31 @@ def gemm_warp_specialized(mA, mB, mC, tmA, tmB, tmC, mma, sA_layout, sB_layout, 
             pipe.consumer_release(release)               # the tile's last stage
             release.advance()
             if tma_store_c:
-                epilogue_tma(tmC, mC, acc, store, m, n, BM, BN, consumers, split_k, epi, mX, mBias, alpha, beta)
+                add = True if split_k else tile.partial  # a partial sum: added into C
+                epilogue_tma(tmC, mC, acc, store, m, n, BM, BN, consumers, add, epi, mX, mBias, alpha, beta)
             else:
                 copy(acc, thr_mma.partition_C(gC))       # accumulators -> C
         if tma_store_c:
             store.producer_tail()                        # every store done before the block ends
 
 
-def setup(mA, mB, mC, tmA, tmB, mma, sA_layout, sB_layout, group, persistent):
+def setup(mA, mB, mC, tmA, tmB, mma, sA_layout, sB_layout, group, persistent, stream_k=False):
     """(BM, BN, BK, consumers, sA, sB, pipe, sched, k_tiles): what a warp-specialized body (this one,
     kernels.hopper.fp8's) starts from: the tile, the consumer warpgroups, A's and B's stages in shared memory
-    as the TMA writes them, the TMA pipeline, the tile scheduler, and the k-tiles of K."""
+    as the TMA writes them, the TMA pipeline, the tile scheduler (stream-K or not), and the k-tiles of K."""
     BM, BN, BK, stages = size(sA_layout, 0), size(sB_layout, 0), size(sA_layout, 1), size(sA_layout, 2)
     consumers = size(mma.thr_layout_vmnk) // 128
     sA = make_smem_tensor(sA_layout.element_layout(), mA.dtype)    # (BM, BK, stages), as the TMA writes it
     sB = make_smem_tensor(sB_layout.element_layout(), mB.dtype)
     pipe = PipelineTmaAsync(stages, tmA.spec.bytes + tmB.spec.bytes, consumers)
-    sched = TileScheduler((mC.shape[0] + BM - 1) // BM, (mC.shape[1] + BN - 1) // BN, group, persistent)
+    sched = TileScheduler((mC.shape[0] + BM - 1) // BM, (mC.shape[1] + BN - 1) // BN, group, persistent,
+                          stream_k=stream_k)
     k_tiles = (mA.shape[1] + BK - 1) // BK
     return BM, BN, BK, consumers, sA, sB, pipe, sched, k_tiles
 
 
 @contextlib.contextmanager
-def consumers_after_producer(tid, regs, pipe, sched, k_tiles, tmA, cA, sA, tmB, cB, sB, k_first=None):
+def consumers_after_producer(tid, regs, pipe, sched, k_tiles, tmA, cA, sA, tmB, cB, sB, k_first=0):
     """The pipeline initialised, then warpgroup 0 as the producer (one thread loads every k-tile: produce);
     the with block is the consumers' branch (warpgroups 1..). regs: setmaxnreg's (producer's, consumers')
     registers a thread, or None."""
@@ -117,18 +122,18 @@ def consumers_after_producer(tid, regs, pipe, sched, k_tiles, tmA, cA, sA, tmB, 
         yield
 
 
-def produce(pipe, sched, k_tiles, tmA, cA, sA, tmB, cB, sB, k_first=None):
-    """The producer's thread: for every k-tile of the block's tiles, in order, acquire a stage (wait until it
-    is empty, announce its bytes), then TMA-load A's and B's k-tile into it. k_first: the first of the
-    block's k_tiles (split-K), else 0."""
+def produce(pipe, sched, k_tiles, tmA, cA, sA, tmB, cB, sB, k_first=0):
+    """The producer's thread: for every k-tile of the block's tiles (each tile's run: sched.runs), in order,
+    acquire a stage (wait until it is empty, announce its bytes), then TMA-load A's and B's k-tile into it.
+    k_first: the first of the block's k_tiles (split-K), else 0."""
     prefetch_tensor_map(tmA)
     prefetch_tensor_map(tmB)
     state = make_producer_start_state(pipe.stages)
-    for tile in sched.tiles():
+    for tile in sched.runs(k_tiles, k_first):
         m, n = tile.coords
-        for kt in range_(k_tiles):
+        for kt in range_(tile.k_tiles):
             pipe.producer_acquire(state)                 # the stage is empty; announce its bytes
-            k = kt if k_first is None else kt + k_first
+            k = kt + tile.k_first
             tma_load(tmA, cA[_, _, m, k], sA[_, _, state.index], *pipe.producer_barrier(state))
             tma_load(tmB, cB[_, _, n, k], sB[_, _, state.index], *pipe.producer_barrier(state))
             state.advance()
@@ -167,23 +172,30 @@ def epilogue_tma(tmC, mC, acc, store, m, n, BM, BN, consumers, add=False, epi=No
 
 
 def make(BN=256, stages=4, consumers=2, regs=None, group=1, persistent=False, tma_store=False, dtype="float16",
-         majors=("K", "K"), split_k=False, epi=None):
+         majors=("K", "K"), split_k=False, epi=None, stream_k=False):
     """Steps 2-5 for one configuration: a cutejit Kernel launched as kernel.launch(A, Bt, C, mapA, mapB,
     mapC) (the tensor maps from encode_tensor_map and the objects' TensorMaps; mapC only read with
     tma_store). majors: which mode of A (M, K) and of Bt (N, K) is contiguous ("K" or "MN"). split_k (with
-    tma_store): launched on a grid of (blocks, splits) into a zeroed C (see the module). epi: an Epilogue
-    (kernels.cutejit.epilogue; tma_store, no split_k), its run-time arguments launched after mapC."""
-    if split_k and not tma_store:
-        raise ValueError("warp_specialized.make: split_k=True adds partial C through the TMA: it needs "
+    tma_store): launched on a grid of (blocks, splits) into a zeroed C (see the module). stream_k (persistent,
+    tma_store): launched on kernel.grid's blocks, C zeroed in the box of the last wave's tiles. epi: an
+    Epilogue (kernels.cutejit.epilogue; tma_store, no split_k or stream_k), its run-time arguments launched
+    after mapC."""
+    if (split_k or stream_k) and not tma_store:
+        raise ValueError("warp_specialized.make: split_k and stream_k add partial C through the TMA: they need "
                          "tma_store=True")
-    if epi is not None and (split_k or not tma_store):
-        raise ValueError("warp_specialized.make: an epilogue needs tma_store=True and split_k=False (the partial "
-                         "sums of split-K are not C), got tma_store=%r, split_k=%r" % (tma_store, split_k))
+    if stream_k and (split_k or not persistent):
+        raise ValueError("warp_specialized.make: stream_k=True shares the last wave among persistent blocks: it "
+                         "needs persistent=True and split_k=False, got persistent=%r, split_k=%r" % (persistent, split_k))
+    if epi is not None and (split_k or stream_k or not tma_store):
+        raise ValueError("warp_specialized.make: an epilogue needs tma_store=True, split_k=False and stream_k=False "
+                         "(partial sums are not C), got tma_store=%r, split_k=%r, stream_k=%r"
+                         % (tma_store, split_k, stream_k))
     out = epi.out if epi else "float32"
     o = hopper.objects(64 * consumers, BN, stages, consumers, dtype, majors=majors, out=out)
     k = gemm_warp_specialized.build(*hopper.operand_matrices(o, out), o.tmA, o.tmB, o.tmC, o.mma, o.sA, o.sB,
                                     o.sC, regs, group, persistent, tma_store, split_k, epi,
-                                    *(epi.matrices() if epi else (None,) * 4), threads=128 * (1 + consumers),
+                                    *(epi.matrices() if epi else (None,) * 4), stream_k, threads=128 * (1 + consumers),
                                     max_registers=65536 // (128 * (1 + consumers)) // 8 * 8 if regs else None)
     return hopper.finish(k, o, regs=regs, group=group, persistent=persistent, tma_store=tma_store,
-                         **(dict(split_k=True) if split_k else {}), **({"epi": epi} if epi else {}))
+                         **(dict(split_k=True) if split_k else {}), **(dict(stream_k=True) if stream_k else {}),
+                         **({"epi": epi} if epi else {}))

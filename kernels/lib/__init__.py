@@ -11,7 +11,7 @@
     simt.py, mma_sync.py, wgmma.py, fp8.py
                   the kernel families, each with can_implement(a, b, c) -> (bool, reason) and
                   prepare(a, b, c, stream) -> a launchable call that returns C
-    shapes.py     the rule for a problem's tile and split of K (choose_tile), from its shape and the SM count
+    shapes.py     the rule for a problem's tile, split of K and stream-K (choose_tile), from its shape and the SM count
     epilogue.py   Fused: matmul's epilogue options (out_dtype, alpha, beta, bias, activation) read and checked once
     staging.py    the copies around a kernel (pad, crop, widen to f32, seed C), within CUDA's grid limits
 

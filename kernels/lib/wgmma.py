@@ -9,12 +9,15 @@ zeros and clips the stores: any M, N, K.
 
 The tile and the split of K come from the shape and the SM count (shapes.choose_tile): step 5's 128 x 256
 tiles where they fill the GPU, 128 x 128 or 64-row tiles (one consumer warpgroup) where they fill it better,
-and split-K where even those leave most SMs idle. Split-K is CUTLASS's "parallel reduction in the
-epilogue" done by the TMA: C is zeroed (one memset on the call's stream), and each split adds its float32
-partial C into it with TMA reduce-adds (cp.reduce.async.bulk.tensor .add, atomic per element, in L2): one
-kernel, no workspace, no second pass, no host work beyond the memset's driver call. The price: the splits'
-adds land in any order, so with 3 or more splits the float32 sum may differ in its last bits from call to
-call (with 2, 0 + a + b = 0 + b + a: the same every call).
+split-K where even those leave most SMs idle, and stream-K where the last wave is part full. Split-K is
+CUTLASS's "parallel reduction in the epilogue" done by the TMA: C is zeroed (one memset on the call's
+stream), and each split adds its float32 partial C into it with TMA reduce-adds (cp.reduce.async.bulk.tensor
+.add, atomic per element, in L2): one kernel, no workspace, no second pass, no host work beyond the memset's
+driver call. Stream-K adds the same way: the persistent blocks compute the full waves' tiles whole (stored),
+then share the last wave's k-tiles evenly, each adding its pieces of those tiles into C, zeroed only in
+their box (a 2-D memset of that part of C). The price of both: the adds land in any order, so where 3 or
+more pieces make a tile the float32 sum may differ in its last bits from call to call (with 2, 0 + a + b =
+0 + b + a: the same every call).
 """
 
 import numpy as np
@@ -81,7 +84,7 @@ class Wgmma:
         majors = (a.major or Major.K, bt.major or Major.K)
         before = [f for f in (fill_a, fill_b) if f is not None]
         if not fused.plain:
-            tile = tile._replace(splits=1)    # an epilogue needs the whole sum: the tile, unsplit
+            tile = tile._replace(splits=1, stream_k=False)    # an epilogue needs the whole sum: the tile, unsplit
         cv, after, result = c_buffer(c, M, N, numeric(fused.epi.out), fused.epi.beta, (a, b), stream)
         if fused.epi.beta:
             before += staging.seeded(c, cv, stream)
@@ -93,13 +96,17 @@ class Wgmma:
 
 def config_for(tile: Tile) -> dict:
     """The HopperGemm configuration of a Tile: step 5's (kernels.hopper.MATMUL_CONFIG, 128 x 256) with the
-    tile's columns and a consumer warpgroup per 64 rows, and split_k where the tile splits K. One consumer
-    (256 threads) has 255 registers a thread without setmaxnreg, and a 40-register producer spilled there
-    (ptxas, 64 x 128 split-K): regs=None."""
+    tile's columns and a consumer warpgroup per 64 rows, split_k where the tile splits K and stream_k where
+    it shares the last wave. One consumer (256 threads) has 255 registers a thread without setmaxnreg, and a
+    40-register producer spilled there (ptxas, 64 x 128 split-K): regs=None."""
     config = dict(hopper_gemm.MATMUL_CONFIG, BN=tile.BN, consumers=tile.BM // 64)
     if tile.BM == 64:
         config["regs"] = None
-    return dict(config, split_k=True) if tile.splits > 1 else config
+    if tile.splits > 1:
+        config["split_k"] = True
+    if tile.stream_k:
+        config["stream_k"] = True
+    return config
 
 
 def c_buffer(c, M, N, out, reads_c, reads, stream=0):
