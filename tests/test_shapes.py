@@ -23,13 +23,15 @@ H100 = 132
     ((2048, 2048, 2048), Tile(128, 256, 1)),    # 128 tiles: 97 % busy; 128 x 128's 256 no better
     ((3072, 3072, 3072), Tile(128, 128, 1, True)),   # 288 tiles: 3 waves, 73 % busy; 576 of 128 x 128: 87 %,
                                                      # below 90 %: stream-K over the last 576 - 4 x 132 = 48
-    ((128, 11008, 4096), Tile(128, 128, 1, True)),   # 43 tiles leave 89 SMs idle; 86 of 128 x 128 leave 46:
-                                                     # too many to split K (2 x 86 > 132): stream-K
+    ((128, 11008, 4096), Tile(128, 128, 1)),    # 43 tiles leave 89 SMs idle; 86 of 128 x 128 leave 46: too
+                                                # many to split K (2 x 86 > 132), one wave: not shared
     ((16, 4096, 4096), Tile(64, 128, 4)),       # 32 tiles of 64 x 128; 132 // 32 = 4 splits of 16 k-tiles
     ((1, 4096, 11008), Tile(64, 128, 4)),       # 172 k-tiles in 4 runs of 43
-    ((1024, 1024, 1024), Tile(128, 128, 1, True)),   # 64 tiles, but 2 splits' partial C (8 MB) outweigh A and B
-                                                     # (4 MB): stream-K, 64 x 16 k-tiles over 132 blocks
-    ((64, 14336, 4096), Tile(64, 128, 1, True)),     # 112 tiles: 85 % of one wave
+    ((1024, 1024, 1024), Tile(128, 128, 1)),    # 64 tiles, but 2 splits' partial C (8 MB) outweigh A and B
+                                                # (4 MB); one wave: not shared
+    ((64, 14336, 4096), Tile(64, 128, 1)),      # 112 tiles: 85 % of one wave, not shared
+    ((5000, 5000, 5000), Tile(128, 256, 1, True)),   # 800 tiles of 128 x 256: 6.1 waves, 87 % busy: stream-K
+                                                     # over the last 800 - 6 x 132 = 8
     ((6144, 6144, 6144), Tile(128, 256, 1)),         # 1152 tiles: 8.7 waves, 97 % busy: no stream-K
     ((256, 256, 256), Tile(128, 128, 1)),       # 4 k-tiles: too few to split, or to share (4 x 4 // 4 blocks)
 ])
@@ -60,7 +62,8 @@ def test_rule_post_conditions(n_sm):
                 waves = -(-tiles // n_sm)
                 part_full = tiles / (waves * n_sm) < STREAM_K_BELOW      # the SMs busy under 90 % of the waves
                 grid = stream_k_grid(tiles, k_tiles, n_sm)
-                assert t.stream_k == (t.splits == 1 and part_full and grid > tiles % n_sm), (M, N, K, t)
+                assert t.stream_k == (t.splits == 1 and tiles > n_sm and part_full and grid > tiles % n_sm), \
+                    (M, N, K, t)
 
 
 @pytest.mark.parametrize("tiles,k_tiles,want", [

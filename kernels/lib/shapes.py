@@ -15,11 +15,15 @@ all along. The rule, as CUTLASS's and the CuTe DSL's schedulers choose:
     at least MIN_K_TILES k-tiles, as many as fill the SMs but no more than MAX_SPLITS, and no more than
     keep the float32 partial sums (each split adds its M x N partial C into C, in L2) at half the operands'
     bytes;
-  * else stream-K where the waves keep the SMs busy less than STREAM_K_BELOW of the time: a persistent grid
-    of stream_k_grid blocks computes the full waves' tiles whole and shares the last part-full wave's
-    k-tiles evenly, each block adding its pieces of those tiles into C (kernels.cutejit.scheduler). Only
-    those tiles' box of C is zeroed first, and each block adds at most two pieces a tile's worth of work, so
-    the partial sums cost far less than a split of every tile.
+  * else stream-K where a full wave comes before a last one that keeps the SMs busy less than STREAM_K_BELOW
+    of the time: a persistent grid of stream_k_grid blocks computes the full waves' tiles whole and shares
+    the last part-full wave's k-tiles evenly, each block adding its pieces of those tiles into C
+    (kernels.cutejit.scheduler). Only those tiles' box of C is zeroed first, and each block adds at most two
+    pieces a tile's worth of work, so the partial sums cost far less than a split of every tile. A grid of
+    one part-full wave keeps its idle SMs: measured on an H200 (2026-11-27, matmul_sweep.py --quick), sharing
+    it ran slower at every such shape (64 x 11008 x 4096 0.77 of cuBLAS against 0.84 unshared, 1024^3 0.39
+    against 0.53, 777 x 1333 x 2049 0.75 against 0.85), sharing after full waves faster (3072^3 0.85 against
+    0.77).
 """
 
 from typing import NamedTuple
@@ -61,8 +65,8 @@ def choose_tile(M: int, N: int, K: int, dtype, n_sm: int) -> Tile:
     Post: BM == 64 if M <= 64 else 128; BN in (256, 128); 1 <= splits <= MAX_SPLITS; splits > 1 only where
           the grid has at most n_sm // 2 tiles, and then BN == 128 (in one wave, twice the tiles fill twice
           the SMs); each of the splits runs ceil(k_tiles / splits) k-tiles, the last at least one; stream_k
-          only where splits == 1, waves_fill(tiles, n_sm) < STREAM_K_BELOW and stream_k_grid gives more
-          blocks than the last wave's tiles (some tile is shared)."""
+          only where splits == 1, tiles > n_sm, waves_fill(tiles, n_sm) < STREAM_K_BELOW and stream_k_grid
+          gives more blocks than the last wave's tiles (some tile is shared)."""
     BM = 64 if M <= 64 else 128
     rows = -(-M // BM)
 
@@ -78,6 +82,6 @@ def choose_tile(M: int, N: int, K: int, dtype, n_sm: int) -> Tile:
         partial_bytes = M * N * 4                      # one split's float32 partial C, added into C
         splits = max(1, min(n_sm // tiles, k_tiles // MIN_K_TILES, MAX_SPLITS, operand_bytes // (2 * partial_bytes)))
         splits = -(-k_tiles // -(-k_tiles // splits))  # even runs: none left empty
-    stream_k = (splits == 1 and waves_fill(tiles, n_sm) < STREAM_K_BELOW
+    stream_k = (splits == 1 and tiles > n_sm and waves_fill(tiles, n_sm) < STREAM_K_BELOW
                 and stream_k_grid(tiles, k_tiles, n_sm) > tiles % n_sm)
     return Tile(BM, BN, splits, stream_k)
