@@ -28,8 +28,8 @@ from ..cutejit import (
     Matrix, block_idx, copy, cp_async_fence, cp_async_wait, elem_less, fill, gemm, if_, kernel, local_tile,
     make_fragment_like, make_identity_tensor, make_smem_tensor, min_, range_, syncthreads, thread_idx,
 )
-from ..cutejit.trace import current
 from ..cutejit.accumulator import AccRows, bind, convert, exp2, log, retile_C_as_A, row_reduce, store, val, where
+from ..cutejit.trace import current
 
 # the tiles make() takes by default: 8 warps of 16 rows where registers allow (sm_80+: 209 registers at D = 128),
 # 4 warps and 32-key tiles on a T4 (tiles staged in registers; tests/test_attention_ptx.py prints the counts)
@@ -118,8 +118,7 @@ def fa2_fwd(mQ, mK, mV, mO, mLSE, mma, g2s_Q, g2s_KV, s2r_Q, s2r_K, s2r_V, sQ_la
                 gemm(mma, A[_, _, j], B[_, _, j], C)
 
     n_tiles = gK.shape[2]
-    n_end = min_(n_tiles, (min_(S_q, (m + 1) * BM) + S_k - S_q + BN - 1) // BN) if causal else n_tiles
-    n_end = t.let(n_end, "n_end")
+    n_end = t.let(min_(n_tiles, (min_(S_q, (m + 1) * BM) + S_k - S_q + BN - 1) // BN) if causal else n_tiles, "n_end")
     issue(g2s_Q, tQgQ, tQsQ, tQcQ, S_q, rQ)
     issue(g2s_KV, tKgK[_, _, _, 0], tKsK, tKcK[_, _, _, 0], S_k, rKV)
     land((rQ, tQsQ), (rKV, tKsK))
