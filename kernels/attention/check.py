@@ -63,10 +63,10 @@ CONFIG = {}         # the tile configuration (BM, BN, warps): fa2_mma.make's def
 # make's options compared by --variants, by D and mask (None: no such kernel, or the default's): the causal grid
 # heaviest q-tiles first; 4 warps of 32 rows (one ldmatrix of K or V feeds 4 mma, not 2: half the shared-memory
 # reads of 8 warps of 16 rows), longest-first when causal: with Q in registers at D = 64 (ROWS32), and with
-# FlashAttention-2's own tiles for A100 and H100 (FA2_TILES, from its flash_fwd_launch_template.h: Q read from
-# shared memory beside each K tile, 128 keys a tile at D = 64 and 64 at D = 128). At D = 128 ptxas spills 92
-# bytes of them, about ten local loads and stores an iteration beside 256 mma
-# (`python tests/test_attention_ptx.py --variants` prints registers and spills)
+# FlashAttention-2's own tiles for A100 and H100 (FA2_TILES, from its flash_fwd_launch_template.h, cited in
+# book/references.bib: Q read from shared memory beside each K tile, 128 keys a tile at D = 64 and 64 at D = 128).
+# ptxas fits each in 255 registers with about 90 bytes spilled (at D = 128 about ten local loads and stores an
+# iteration, beside 256 mma; `python tests/test_attention_ptx.py --variants` prints registers and spills)
 ROWS32 = {64: dict(BM=128, BN=64, warps=4)}
 FA2_TILES = {64: dict(BM=128, BN=128, warps=4, q_regs=False), 128: dict(BM=128, BN=64, warps=4, q_regs=False)}
 VARIANTS = {"default": lambda D, causal: {},
