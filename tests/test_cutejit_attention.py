@@ -5,6 +5,7 @@ masks, S_q != S_k, grouped-query heads, fp16 and bf16, m16n8k16 and (under the s
 and make's options (Q from shared memory, the causal grid longest-first across heads)."""
 
 import functools
+import itertools
 
 import numpy as np
 import pytest
@@ -189,6 +190,17 @@ def test_fa2_mma_matches_numpy(S_q, S_k, H, H_kv, dtype, causal, heads_first, BM
 ])
 def test_fa2_mma_options_match_numpy(S_q, S_k, H, H_kv, dtype, causal, BM, B, options):
     _run(S_q, S_k, H, H_kv, dtype, causal, "sm80", BM=BM, B=B, **options)
+
+
+def test_fa2_mma_key_loop_divides_nothing():
+    """The tile's indices (the block index split into q-tile, head and batch, the causal loop's end) are
+    computed once, before the loop over key tiles: no line of the loop divides or takes a remainder (on the GPU
+    each is a 64-bit division, a branch and tens of instructions, which the loop would repeat every tile)."""
+    for options in ({}, dict(q_regs=False, longest_first=True)):     # the kernels of the tests above
+        lines = _kernel("float16", True, "sm80", 32, **options).source.splitlines()
+        start = next(i for i, line in enumerate(lines) if line.startswith("    for "))
+        loop = list(itertools.takewhile(lambda line: line.startswith("        "), lines[start + 1:]))
+        assert len(loop) > 100 and not [line for line in loop if "%" in line or "//" in line], options
 
 
 @pytest.fixture

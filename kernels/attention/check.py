@@ -61,13 +61,18 @@ def reference(q, k, v, causal, scale):
 _KERNELS = {}
 CONFIG = {}         # the tile configuration (BM, BN, warps): fa2_mma.make's defaults unless --config says
 # make's options compared by --variants, by D and mask (None: no such kernel, or the default's): the causal grid
-# heaviest q-tiles first; 4 warps of 32 rows as FlashAttention-2 runs on sm_80 (one ldmatrix of K or V feeds 4
-# mma, not 2), longest-first when causal. Only where ptxas fits it in 255 registers without spilling: at D = 128
-# neither Q in registers nor Q from shared memory does, with 64 or 32 keys a tile (tests/test_attention_ptx.py)
+# heaviest q-tiles first; 4 warps of 32 rows (one ldmatrix of K or V feeds 4 mma, not 2: half the shared-memory
+# reads of 8 warps of 16 rows), longest-first when causal: with Q in registers at D = 64 (ROWS32), and with
+# FlashAttention-2's own tiles for A100 and H100 (FA2_TILES, from its flash_fwd_launch_template.h, cited in
+# book/references.bib: Q read from shared memory beside each K tile, 128 keys a tile at D = 64 and 64 at D = 128).
+# ptxas fits each in 255 registers with about 90 bytes spilled (at D = 128 about ten local loads and stores an
+# iteration, beside 256 mma; `python tests/test_attention_ptx.py --variants` prints registers and spills)
 ROWS32 = {64: dict(BM=128, BN=64, warps=4)}
+FA2_TILES = {64: dict(BM=128, BN=128, warps=4, q_regs=False), 128: dict(BM=128, BN=64, warps=4, q_regs=False)}
 VARIANTS = {"default": lambda D, causal: {},
             "longest_first": lambda D, causal: dict(longest_first=True) if causal else None,
-            "rows32": lambda D, causal: dict(ROWS32[D], longest_first=causal) if D in ROWS32 else None}
+            "rows32": lambda D, causal: dict(ROWS32[D], longest_first=causal) if D in ROWS32 else None,
+            "fa2_tiles": lambda D, causal: dict(FA2_TILES[D], longest_first=causal)}
 
 
 def kernel(D, dtype, causal, scale, **options):

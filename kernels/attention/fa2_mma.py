@@ -29,6 +29,7 @@ from ..cutejit import (
     make_fragment_like, make_identity_tensor, make_smem_tensor, min_, range_, syncthreads, thread_idx,
 )
 from ..cutejit.accumulator import AccRows, bind, convert, exp2, log, retile_C_as_A, row_reduce, store, val, where
+from ..cutejit.trace import current
 
 # the tiles make() takes by default: 8 warps of 16 rows where registers allow (sm_80+: 209 registers at D = 128),
 # 4 warps and 32-key tiles on a T4 (tiles staged in registers; tests/test_attention_ptx.py prints the counts)
@@ -55,17 +56,18 @@ def objects(BM, BN, D, warps, arch, dtype):
 @kernel
 def fa2_fwd(mQ, mK, mV, mO, mLSE, mma, g2s_Q, g2s_KV, s2r_Q, s2r_K, s2r_V, sQ_layout, sKV_layout, scale, causal,
             q_regs, longest_first):
-    tid, bid = thread_idx(), block_idx()
+    t, tid, bid = current(), thread_idx(), block_idx()
     BM, D, BN = size(sQ_layout, 0), size(sQ_layout, 1), size(sKV_layout, 0)
     S_q, H, S_k = mQ.shape[1], mQ.shape[2], mK.shape[1]
-    m_tiles = (S_q + BM - 1) // BM
+    m_tiles = t.let((S_q + BM - 1) // BM, "m_tiles")        # each index computed once, not in every use
     if causal and longest_first:                             # every head's last q-tile, then the tiles before
         m, h, b = m_tiles - 1 - bid // (H * mQ.shape[0]), bid % H, (bid // H) % mQ.shape[0]
     else:                                                    # a head's q-tiles one after another
         m, h, b = bid % m_tiles, (bid // m_tiles) % H, bid // (m_tiles * H)
         if causal:
             m = m_tiles - 1 - m                              # the longest rows of the head first
-    kv_h = h // (H // mK.shape[2])                           # grouped-query heads share K and V
+    m, h, b = t.let(m, "m"), t.let(h, "h"), t.let(b, "b")
+    kv_h = t.let(h // (H // mK.shape[2]), "kv_h")            # grouped-query heads share K and V
     gQ = local_tile(mQ[b, _, h, _], (BM, D), (m, 0))         # (BM, D)
     gK = local_tile(mK[b, _, kv_h, _], (BN, D), (_, 0))      # (BN, D, n)
     gV = local_tile(mV[b, _, kv_h, _], (BN, D), (_, 0))
@@ -116,7 +118,7 @@ def fa2_fwd(mQ, mK, mV, mO, mLSE, mma, g2s_Q, g2s_KV, s2r_Q, s2r_K, s2r_V, sQ_la
                 gemm(mma, A[_, _, j], B[_, _, j], C)
 
     n_tiles = gK.shape[2]
-    n_end = min_(n_tiles, (min_(S_q, (m + 1) * BM) + S_k - S_q + BN - 1) // BN) if causal else n_tiles
+    n_end = t.let(min_(n_tiles, (min_(S_q, (m + 1) * BM) + S_k - S_q + BN - 1) // BN) if causal else n_tiles, "n_end")
     issue(g2s_Q, tQgQ, tQsQ, tQcQ, S_q, rQ)
     issue(g2s_KV, tKgK[_, _, _, 0], tKsK, tKcK[_, _, _, 0], S_k, rKV)
     land((rQ, tQsQ), (rKV, tKsK))
