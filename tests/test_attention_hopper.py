@@ -267,3 +267,18 @@ def test_timeline_record_holds_both_builds():
         assert {(x["cta"], x["warpgroup"]) for x in recs} == {(c, w) for c in range(r["shape"]["ctas"])
                                                              for w in range(3)}
         assert all(0 <= x["start_ns"] <= x["end_ns"] for x in recs)
+
+
+def test_candidate_tiles_are_listed():
+    """check_hopper --configs (issue 29's tiles, CONFIGS; each assembled in tests/test_attention_hopper_ptx.py)
+    runs each configuration for both masks at the first timed shape of its D, and prints a row per
+    configuration and mask. make refuses a register split beyond an SM's 65536 registers."""
+    from kernels.attention import check_hopper as C
+    with pytest.raises(ValueError, match="65536"):
+        F.make(D=64, BM=192, regs=(24, 240))
+    work = C.tasks([], 2, True, (), ["d64-today"])
+    assert [(t["build"], t["D"], t["causal"], t["dtype"], t["shapes"]) for t in work] == [
+        ("d64-today", 64, False, "float16", 1), ("d64-today", 64, True, "float16", 1)]
+    rows = [(4, 32, 64, 4096, "full", {"d64-today": 300.0, "cudnn": 400.0, "flash": 250.0})]
+    assert C.config_table(rows).splitlines()[-1] == \
+        "| d64-today | 128 x 128, 2 | 4 | 32 | 64 | 4096 | full | 300 | 400 | 250 | 0.75 | 1.20 |"
