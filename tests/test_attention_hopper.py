@@ -210,17 +210,17 @@ def test_timeline_slots_and_refusals():
         F.make(D=64, BM=64, pingpong=True)
 
 
-# The plain build, the one the library runs, and three consumers on key blocks of 80 (a tile of
+# The plain build, the one the library runs, and three consumers on key blocks of 112 (a tile of
 # check_hopper's CONFIGS), end to end in the simulator (tens of seconds each); the ping-pong-only and
 # overlap-only builds' schedules are replayed above.
 @pytest.mark.parametrize("build,causal,S_q,S_k,H,H_kv", [
     ({}, False, 70, 150, 1, 1), (dict(pingpong=True, overlap=True), True, 150, 100, 2, 1),
-    (dict(BM=192, BN=80, regs=(24, 160), pingpong=True, overlap=True), True, 180, 150, 1, 1)],
-    ids=["plain", "pingpong+overlap", "192x80-pingpong+overlap"])
+    (dict(BM=192, BN=112, regs=(24, 160), pingpong=True, overlap=True), True, 180, 150, 1, 1)],
+    ids=["plain", "pingpong+overlap", "192x112-pingpong+overlap"])
 def test_builds_match_the_reference(build, causal, S_q, S_k, H, H_kv):
     """Each build of the kernel on a working model of the TMA, wgmma (SS and RS, B MN-major) and the barriers
     (tests/hopper_attention_model.py), against kernels/attention/reference.py in float32: D = 64, BN = 64 (three
-    key blocks, the last one partial; two of 80), S_q != S_k, both masks, grouped heads, rows that see no key;
+    key blocks, the last one partial; two of 112), S_q != S_k, both masks, grouped heads, rows that see no key;
     O and LSE poisoned with NaN first."""
     from hopper_attention_model import AttentionModel
     from kernels.attention.reference import reference
