@@ -276,9 +276,9 @@ def test_candidate_tiles_are_listed():
     from kernels.attention import check_hopper as C
     with pytest.raises(ValueError, match="65536"):
         F.make(D=64, BM=192, regs=(24, 240))
-    work = C.tasks([], 2, True, (), ["d64-today"])
+    work = C.tasks([], 2, True, (), ["d64-128x128"])
     assert [(t["build"], t["D"], t["causal"], t["dtype"], t["shapes"]) for t in work] == [
-        ("d64-today", 64, False, "float16", 1), ("d64-today", 64, True, "float16", 1)]
-    rows = [(4, 32, 64, 4096, "full", {"d64-today": 300.0, "cudnn": 400.0, "flash": 250.0})]
+        ("d64-128x128", 64, False, "float16", 1), ("d64-128x128", 64, True, "float16", 1)]
+    rows = [(4, 32, 64, 4096, "full", {"d64-128x128": 300.0, "cudnn": 400.0, "flash": 250.0})]
     assert C.config_table(rows).splitlines()[-1] == \
-        "| d64-today | 128 x 128, 2 | 4 | 32 | 64 | 4096 | full | 300 | 400 | 250 | 0.75 | 1.20 |"
+        "| d64-128x128 | 128 x 128, 2 | 4 | 32 | 64 | 4096 | full | 300 | 400 | 250 | 0.75 | 1.20 |"

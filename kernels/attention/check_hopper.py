@@ -2,7 +2,7 @@
 
     python -m kernels.attention.check_hopper [--builds plain,pingpong,pingpong+overlap] [--cases 6]
                                              [--timeline PATH] [--no-speed]
-    python -m kernels.attention.check_hopper --configs d64-192x112,d128-128x176 [--cases 4]
+    python -m kernels.attention.check_hopper --configs d64-192x112,d64-128x192,d128-128x176 [--cases 4]
 
 Each build of fa3_wgmma (BUILDS: the plain kernel, the ping-pong of its two consumers, the intra-warpgroup
 overlap, both) is fuzzed and timed; every build orders its causal tiles longest first (the grid's first blocks
@@ -40,13 +40,14 @@ LSE_TOL = 1e-2
 BUILDS = {"plain": {}, "pingpong": dict(pingpong=True), "overlap": dict(overlap=True),
           "pingpong+overlap": dict(pingpong=True, overlap=True)}
 # Candidate tiles (make's options, for one head dim), each legal and assembled by ptxas for sm_90a without
-# spills (tests/test_attention_hopper_ptx.py); "today" is the library's build (BM = BN = 128, two stages).
-# Three consumers (BM = 192) have 160 registers a thread: with 128 keys a block ptxas spills 8 bytes, with 112
-# none.
+# spills (tests/test_attention_hopper_ptx.py); 128 x 128 with two stages is the library's build of today.
+# Three consumers (BM = 192) have 160 registers a thread: with 128 keys a block ptxas (CUDA 13.0) spills 8
+# bytes, with 112 none.
 CONFIGS = {
-    "d64-today": dict(D=64, pingpong=True, overlap=True),
+    "d64-128x128": dict(D=64, pingpong=True, overlap=True),
     "d64-192x112": dict(D=64, BM=192, BN=112, regs=(24, 160), pingpong=True, overlap=True),
-    "d128-today": dict(D=128, pingpong=True, overlap=True),
+    "d64-128x192": dict(D=64, BN=192, pingpong=True, overlap=True),
+    "d128-128x128": dict(D=128, pingpong=True, overlap=True),
     "d128-128x176": dict(D=128, BN=176, pingpong=True, overlap=True),
 }
 SHAPES = {128: ((4, 16, 4096), (2, 16, 8192)), 64: ((4, 32, 4096),)}      # (B, H, S) timed for each D
