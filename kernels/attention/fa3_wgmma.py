@@ -51,7 +51,7 @@ __all__ = ["Int", "Stamps", "acc_rows", "p_as_a", "fa3_forward", "objects", "mak
 DTYPES = (Float16, BFloat16)
 HEAD_DIMS = (64, 128)
 LOG2E = math.log2(math.e)
-REGISTERS = 65536        # 32-bit registers of an SM (CUDA C++ Programming Guide, compute capability 9.0), one block
+REGISTERS = 65536        # 32-bit registers a block may use (CUDA C++ Programming Guide, compute capability 9.0)
 
 
 class Int:
