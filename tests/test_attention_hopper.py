@@ -270,7 +270,7 @@ def test_timeline_record_holds_both_builds():
 
 
 def test_candidate_tiles_are_listed():
-    """check_hopper --configs (issue 29's tiles, CONFIGS; each assembled in tests/test_attention_hopper_ptx.py)
+    """check_hopper --configs (candidate tiles, CONFIGS; each assembled in tests/test_attention_hopper_ptx.py)
     runs each configuration for both masks at the first timed shape of its D, and prints a row per
     configuration and mask. make refuses a register split beyond an SM's 65536 registers."""
     from kernels.attention import check_hopper as C

@@ -2,7 +2,7 @@
 
     python -m kernels.attention.check_hopper [--builds plain,pingpong,pingpong+overlap] [--cases 6]
                                              [--timeline PATH] [--no-speed]
-    python -m kernels.attention.check_hopper --configs d64-192x112,d64-128x192,d128-128x176 [--cases 4]
+    python -m kernels.attention.check_hopper --configs d64-128x128,d64-192x112,d64-128x192 [--cases 4]
 
 Each build of fa3_wgmma (BUILDS: the plain kernel, the ping-pong of its two consumers, the intra-warpgroup
 overlap, both) is fuzzed and timed; every build orders its causal tiles longest first (the grid's first blocks
@@ -20,9 +20,10 @@ process of its own, all at once: they compile and fuzz together, meet on a barri
 3. Timeline: the plain and the ping-pong + overlap builds with trace, B=4, H=16, D=128, S=2048, not causal, the
    first 2 blocks' phases (kernels.attention.timeline.record) written as JSON to PATH (default
    kernels/attention/timeline.json) for chapter 10. The stamps add a few instructions a phase.
-With --configs, the tile configurations of CONFIGS instead (issue 29: FlashAttention-3 picks its tiles per head
-dim): each for its head dim, full and causal (a build each), fuzzed in fp16, then timed at the first shape of
-SHAPES for its D; no timeline. A table last: each configuration's TFLOP/s and its ratios to cuDNN and flash.
+With --configs, the tile configurations of CONFIGS instead (FlashAttention-3 picks its tiles per head dim; a
+name says D-BMxBN[-stages]): each for its head dim, full and causal (a build each), fuzzed in fp16, then timed
+at the first shape of SHAPES for its D; no timeline. A table last: each configuration's TFLOP/s and its ratios
+to cuDNN and flash. Keep a command to 6 builds (3 configurations); the library's tile of each D is among them.
 """
 
 import argparse
@@ -49,6 +50,7 @@ CONFIGS = {
     "d64-128x192": dict(D=64, BN=192, pingpong=True, overlap=True),
     "d128-128x128": dict(D=128, pingpong=True, overlap=True),
     "d128-128x176": dict(D=128, BN=176, pingpong=True, overlap=True),
+    "d128-128x128-3": dict(D=128, stages=3, pingpong=True, overlap=True),      # 224 KB of K, V and Q tiles
 }
 SHAPES = {128: ((4, 16, 4096), (2, 16, 8192)), 64: ((4, 32, 4096),)}      # (B, H, S) timed for each D
 TIMELINE = dict(B=4, H=16, D=128, S=2048, ctas=2)
