@@ -131,62 +131,69 @@ def _with_turns(program):
     return out
 
 
-@pytest.mark.parametrize("pingpong,overlap,causal,S_q,S_k", [
-    (True, False, False, 80, 300), (False, True, True, 100, 300), (True, True, True, 128, 300),
-    (True, True, False, 50, 100)])
-def test_pingpong_and_overlap_replay_with_their_timeline(pingpong, overlap, causal, S_q, S_k):
-    """One block of two consumer warpgroups (BM = 128), 3 key blocks of 128 (1 for S_k = 100). The consumers'
-    wgmmas come in the build's order (overlap: S_j, then P V of block j - 1, before the softmax of S_j); the
-    waits and arrivals of the pipelines and of the ping-pong's named barriers replay to the end on cutelite's
-    model; and the trace records every phase of every warpgroup once, each ending after it starts."""
+@pytest.mark.parametrize("pingpong,overlap,causal,S_q,S_k,BM", [
+    (True, False, False, 80, 300, 128), (False, True, True, 100, 300, 128), (True, True, True, 128, 300, 128),
+    (True, True, False, 50, 100, 128), (True, True, True, 150, 200, 192)])
+def test_pingpong_and_overlap_replay_with_their_timeline(pingpong, overlap, causal, S_q, S_k, BM):
+    """One block of BM / 64 consumer warpgroups (two or three), 3 key blocks of 128 (2 for S_k = 200, 1 for 100). The
+    consumers' wgmmas come in the build's order (overlap: S_j, then P V of block j - 1, before the softmax of
+    S_j); the waits and arrivals of the pipelines and of the ping-pong's named barriers replay to the end on
+    cutelite's model; and the trace records every phase of every warpgroup once, each ending after it starts."""
     rec = _TurnRecorder()
-    k = F.make(D=64, causal=causal, BM=128, BN=128, stages=2, pingpong=pingpong, overlap=overlap, trace=True,
-               overrides=rec.overrides())
+    c = BM // 64
+    k = F.make(D=64, causal=causal, BM=BM, BN=128, stages=2, regs=(24, 240) if c == 2 else (24, 160),
+               pingpong=pingpong, overlap=overlap, trace=True, overrides=rec.overrides())
     n = -(-S_k // 128)
     lse = np.zeros((1, S_q), np.float32)
     tm = np.zeros(16, np.uint64)
-    stamps = np.zeros((3, 2 * F_timeline.slots_for(n)), np.uint64)
+    stamps = np.zeros((1 + c, 2 * F_timeline.slots_for(n)), np.uint64)
     k.launch(lse, tm, tm, tm, tm, S_q, S_k, 1, 1, stamps, grid=1)
     ev = rec.events
+    leads = list(range(128, 128 * (1 + c), 128))          # each consumer warpgroup's first thread
     s_blk, first_pv = [0, 1, 1, 1], lambda acc: [int(acc)] + [1] * 7
     if overlap:
         want = s_blk + sum((s_blk + first_pv(j > 1) for j in range(1, n)), []) + first_pv(n > 1)
     else:
         want = sum((s_blk + first_pv(j > 0) for j in range(n)), [])
-    for c in (128, 256):
-        assert [e[2] for e in ev if e[0] == c and e[1] == "wgmma"] == want
-    order = (1, 2) if pingpong else ()      # the PipelineOrder's barriers come first; the epilogue's after them
-    turns = {c: [e[1:3] for e in ev if e[0] == c and e[1] in ("nsync", "narrive") and e[2] in order]
-             for c in (128, 256)}
-    if pingpong:   # consumer 0 waits on barrier 1 from its second turn and hands each turn to barrier 2
-        assert turns[128] == [("narrive", 2)] + [("nsync", 1), ("narrive", 2)] * (n - 1)
-        assert turns[256] == [("nsync", 2), ("narrive", 1)] * (n - 1) + [("nsync", 2)]
+    for t in leads:
+        assert [e[2] for e in ev if e[0] == t and e[1] == "wgmma"] == want
+    order = tuple(range(1, 1 + c)) if pingpong else ()    # the PipelineOrder's barriers first; the epilogue's after
+    turns = [[e[1:3] for e in ev if e[0] == t and e[1] in ("nsync", "narrive") and e[2] in order] for t in leads]
+    if pingpong:   # consumer i waits on barrier i + 1 (consumer 0 from its second turn) and hands each turn to
+        # the next consumer's barrier (the last consumer to consumer 0's, but for its last turn)
+        for i, got in enumerate(turns):
+            mine, nxt = ("nsync", i + 1), ("narrive", (i + 1) % c + 1)
+            head = [nxt] if i == 0 else []
+            tail = [mine] if i == c - 1 else []
+            assert got == head + [mine, nxt] * (n - (i == 0) - (i == c - 1)) + tail
     else:
-        assert turns == {128: [], 256: []}
+        assert turns == [[]] * c
     producer = [e[1:] for e in ev if e[0] == 0]
     bar0 = min(e[1] for e in producer if e[0] == "expect_tx")
     q_full, k_full, v_full = bar0, bar0 + 2, bar0 + 6
-    bars = {("named", i): P.MBarrier("named %d" % i, 8) for i in {e[2] for e in ev if e[1] in ("nsync", "narrive")}}
+    bars = {("named", i): P.MBarrier("named %d" % i, 8 if i in order else 4 * c)       # warps that arrive
+            for i in {e[2] for e in ev if e[1] in ("nsync", "narrive")}}
     for full, st in ((q_full, 1), (k_full, 2), (v_full, 2)):
         for s in range(st):
             bars[full + s] = P.MBarrier("full", 1)
-            bars[full + st + s] = P.MBarrier("empty", P.empty_arrivals(2))
+            bars[full + st + s] = P.MBarrier("empty", P.empty_arrivals(c))
     roles = {t: _with_turns([e[1:] for e in ev if e[0] == t and e[1] in ("wait", "expect_tx", "tma", "arrive",
                                                                           "nsync", "narrive")])
-             for t in [0] + list(range(128, 384, 32))}
+             for t in [0] + list(range(128, 128 * (1 + c), 32))}
     nbytes = {q_full: k.objects.tmQ.bytes, k_full: k.objects.tmK.bytes, k_full + 1: k.objects.tmK.bytes,
               v_full: k.objects.tmV.bytes, v_full + 1: k.objects.tmV.bytes}
     assert replay(roles, bars, lambda role, bar, k: nbytes[bar]) == {}
-    recs = F_timeline.record(stamps, 3)
+    recs = F_timeline.record(stamps, 1 + c)
     seen = sorted((r["warpgroup"], r["phase"], r["block"]) for r in recs)
+    consumers = range(1, 1 + c)
     assert seen == sorted([(0, "load Q", None)] + [(0, p, j) for j in range(n) for p in ("load K", "load V")]
-                          + [(w, p, j) for w in (1, 2) for j in range(n) for p in ("S GEMM", "softmax", "PV GEMM")]
-                          + [(w, "epilogue", None) for w in (1, 2)])
+                          + [(w, p, j) for w in consumers for j in range(n) for p in ("S GEMM", "softmax", "PV GEMM")]
+                          + [(w, "epilogue", None) for w in consumers])
     assert all(r["cta"] == 0 and r["role"] == ("producer" if r["warpgroup"] == 0 else "consumer")
                and 0 <= r["start_ns"] <= r["end_ns"] for r in recs)
     fig = F_timeline.draw(recs, title="one block")
-    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["CTA 0 producer", "CTA 0 consumer 0",
-                                                                     "CTA 0 consumer 1"]
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["CTA 0 producer"] + [
+        "CTA 0 consumer %d" % i for i in range(c)]
     assert len(fig.axes[0].collections) == len(recs)      # a bar a record
 
 
@@ -203,19 +210,22 @@ def test_timeline_slots_and_refusals():
         F.make(D=64, BM=64, pingpong=True)
 
 
-# The plain build and the one the library runs, end to end in the simulator (tens of seconds each); the
-# ping-pong-only and overlap-only builds' schedules are replayed below.
+# The plain build, the one the library runs, and three consumers on key blocks of 112 (a tile of
+# check_hopper's CONFIGS), end to end in the simulator (tens of seconds each); the ping-pong-only and
+# overlap-only builds' schedules are replayed above.
 @pytest.mark.parametrize("build,causal,S_q,S_k,H,H_kv", [
-    ({}, False, 70, 150, 1, 1), (dict(pingpong=True, overlap=True), True, 150, 100, 2, 1)],
-    ids=["plain", "pingpong+overlap"])
+    ({}, False, 70, 150, 1, 1), (dict(pingpong=True, overlap=True), True, 150, 100, 2, 1),
+    (dict(BM=192, BN=112, regs=(24, 160), pingpong=True, overlap=True), True, 180, 150, 1, 1)],
+    ids=["plain", "pingpong+overlap", "192x112-pingpong+overlap"])
 def test_builds_match_the_reference(build, causal, S_q, S_k, H, H_kv):
     """Each build of the kernel on a working model of the TMA, wgmma (SS and RS, B MN-major) and the barriers
     (tests/hopper_attention_model.py), against kernels/attention/reference.py in float32: D = 64, BN = 64 (three
-    key blocks, the last one partial), S_q != S_k, both masks, grouped heads; O and LSE poisoned with NaN first."""
+    key blocks, the last one partial; two of 112), S_q != S_k, both masks, grouped heads, rows that see no key;
+    O and LSE poisoned with NaN first."""
     from hopper_attention_model import AttentionModel
     from kernels.attention.reference import reference
     model = AttentionModel()
-    k = F.make(D=64, causal=causal, BM=128, BN=64, stages=2, overrides=model.overrides(), **build)
+    k = F.make(D=64, causal=causal, overrides=model.overrides(), **dict(dict(BM=128, BN=64, stages=2), **build))
     rng = np.random.default_rng(7)
     B, D = 1, 64
     q = rng.standard_normal((B, S_q, H, D)).astype(np.float16)
@@ -227,7 +237,7 @@ def test_builds_match_the_reference(build, causal, S_q, S_k, H, H_kv):
     s_d_h_b, d_s_h_b = (1, 3, 2, 0), (3, 1, 2, 0)
     maps = [model.tensor_map(x.transpose(perm), spec) for x, perm, spec in
             ((q, s_d_h_b, o.tmQ), (kk, s_d_h_b, o.tmK), (v, d_s_h_b, o.tmV), (out, s_d_h_b, o.tmO))]
-    k.launch(lse, *maps, S_q, S_k, H, H // H_kv, grid=-(-S_q // 128) * B * H)
+    k.launch(lse, *maps, S_q, S_k, H, H // H_kv, grid=-(-S_q // o.BM) * B * H)
     ro, rl = reference(q.astype(np.float32), kk.astype(np.float32), v.astype(np.float32), causal=causal)
     assert not np.isnan(out).any() and not np.isnan(lse).any()
     np.testing.assert_allclose(out.astype(np.float32), ro, atol=2e-2, rtol=0)
@@ -257,3 +267,18 @@ def test_timeline_record_holds_both_builds():
         assert {(x["cta"], x["warpgroup"]) for x in recs} == {(c, w) for c in range(r["shape"]["ctas"])
                                                              for w in range(3)}
         assert all(0 <= x["start_ns"] <= x["end_ns"] for x in recs)
+
+
+def test_candidate_tiles_are_listed():
+    """check_hopper --configs (candidate tiles, CONFIGS; each assembled in tests/test_attention_hopper_ptx.py)
+    runs each configuration for both masks at the first timed shape of its D, and prints a row per
+    configuration and mask. make refuses a register split beyond an SM's 65536 registers."""
+    from kernels.attention import check_hopper as C
+    with pytest.raises(ValueError, match="65536"):
+        F.make(D=64, BM=192, regs=(24, 240))
+    work = C.tasks([], 2, True, (), ["d64-128x128"])
+    assert [(t["build"], t["D"], t["causal"], t["dtype"], t["shapes"]) for t in work] == [
+        ("d64-128x128", 64, False, "float16", 1), ("d64-128x128", 64, True, "float16", 1)]
+    rows = [(4, 32, 64, 4096, "full", {"d64-128x128": 300.0, "cudnn": 400.0, "flash": 250.0})]
+    assert C.config_table(rows).splitlines()[-1] == \
+        "| d64-128x128 | 128 x 128, 2 | 4 | 32 | 64 | 4096 | full | 300 | 400 | 250 | 0.75 | 1.20 |"

@@ -1,24 +1,29 @@
 """The Hopper attention kernel assembled offline: numba's PTX for sm_90a through `ptxas -arch=sm_90a`, under the
-register cap of its 384 threads (setmaxnreg then moves registers to the consumers): no spills, setmaxnreg
-honoured, the wgmma pipeline not serialized (no C7515) although O is rescaled in registers between its wgmmas.
-The ping-pong, overlap and traced builds too. Slow (minutes a configuration on a busy 2-core machine); numba
-out of the simulator."""
+register cap of its 384 threads (512 with three consumers; setmaxnreg then moves registers to the consumers): no
+spills, setmaxnreg honoured, the wgmma pipeline not serialized (no C7515) although O is rescaled in registers
+between its wgmmas. The ping-pong, overlap and traced builds too. Slow (minutes a configuration on a busy 2-core
+machine); numba out of the simulator."""
 import pytest
 from numba.cuda import types as T
 
+from kernels.attention.check_hopper import CONFIGS
+from kernels.capability import max_shared_per_block
 from test_hopper_ptx import _compile, _ptxas, needs_ptxas
 
 pytestmark = pytest.mark.numba("cuda")
+TILES = {name: c for name, c in CONFIGS.items() if {"BM", "BN", "stages"} & set(c)}    # other than the library's
 
 
-# The build kernels.lib.attention uses on sm_90. The plain, ping-pong-only and traced builds assembled the same
-# way when they were written (no spills, no serialized wgmma); each is a compile of a minute or more, so CI
-# checks the one the library runs.
+# The build kernels.lib.attention uses on sm_90, and check_hopper's candidate tiles (CONFIGS: three consumers
+# under 160 registers, 176 or 192 keys a block). The plain, ping-pong-only and traced builds assembled the same way
+# when they were written (no spills, no serialized wgmma); each is a compile of a minute or more, so CI checks
+# the ones the library runs or may run.
 @needs_ptxas
 @pytest.mark.parametrize("D,causal,dtype,build", [
     (128, True, "float16", dict(pingpong=True, overlap=True)),
-    (64, False, "bfloat16", dict(pingpong=True, overlap=True))],
-    ids=["pingpong+overlap-128", "pingpong+overlap-64"])
+    (64, False, "bfloat16", dict(pingpong=True, overlap=True))] + [
+    (c["D"], False, "float16", {k: v for k, v in c.items() if k != "D"}) for c in TILES.values()],
+    ids=["pingpong+overlap-128", "pingpong+overlap-64"] + list(TILES))
 def test_attention_assembles_without_spills_or_serialized_wgmma(D, causal, dtype, build):
     from kernels.attention import fa3_wgmma
     k = fa3_wgmma.make(D=D, causal=causal, dtype=dtype, **build)
@@ -33,3 +38,4 @@ def test_attention_assembles_without_spills_or_serialized_wgmma(D, causal, dtype
     assert "C7515" not in err and "serialized" not in err, err
     assert "C7508" not in err, err
     assert "0 bytes spill stores" in err, err
+    assert k.smem_bytes <= max_shared_per_block((9, 0)), k.smem_bytes        # 227 KB a block on sm_90

@@ -114,10 +114,10 @@ class Ours:
     def prepare(self, q, k, v, causal):
         B, S, H, D = q.shape
         o, lse = torch.empty_like(q), torch.empty((B, H, S), dtype=torch.float32, device=q.device)
-        if self.name == "fa3_wgmma":           # the entry's own build: the same (D, dtype, mask, scale, options)
+        if self.name == "fa3_wgmma":           # the entry's own build: the same (D, dtype, mask, scale, tiles)
             from kernels.attention import fa3_wgmma
             from kernels.lib.attention import HOPPER_BUILD
-            return fa3_wgmma.prepare(q, k, v, o, lse, causal, 1.0 / math.sqrt(D), **HOPPER_BUILD)
+            return fa3_wgmma.prepare(q, k, v, o, lse, causal, 1.0 / math.sqrt(D), **HOPPER_BUILD[D])
         from kernels.attention.check import device_array
         return self._fa2(q, causal).prepare(*(device_array(x) for x in (q, k, v, o, lse)))
 

@@ -2,6 +2,7 @@
 
     python -m kernels.attention.check_hopper [--builds plain,pingpong,pingpong+overlap] [--cases 6]
                                              [--timeline PATH] [--no-speed]
+    python -m kernels.attention.check_hopper --configs d64-128x128,d64-192x112,d64-128x192 [--cases 4]
 
 Each build of fa3_wgmma (BUILDS: the plain kernel, the ping-pong of its two consumers, the intra-warpgroup
 overlap, both) is fuzzed and timed; every build orders its causal tiles longest first (the grid's first blocks
@@ -19,6 +20,10 @@ process of its own, all at once: they compile and fuzz together, meet on a barri
 3. Timeline: the plain and the ping-pong + overlap builds with trace, B=4, H=16, D=128, S=2048, not causal, the
    first 2 blocks' phases (kernels.attention.timeline.record) written as JSON to PATH (default
    kernels/attention/timeline.json) for chapter 10. The stamps add a few instructions a phase.
+With --configs, the tile configurations of CONFIGS instead (FlashAttention-3 picks its tiles per head dim; a
+name says D-BMxBN[-stages]): each for its head dim, full and causal (a build each), fuzzed in fp16, then timed
+at the first shape of SHAPES for its D; no timeline. A table last: each configuration's TFLOP/s and its ratios
+to cuDNN and flash. Keep a command to 6 builds (3 configurations); the library's tile of each D is among them.
 """
 
 import argparse
@@ -35,6 +40,18 @@ TOL = {"float16": 2e-2, "bfloat16": 4e-2}
 LSE_TOL = 1e-2
 BUILDS = {"plain": {}, "pingpong": dict(pingpong=True), "overlap": dict(overlap=True),
           "pingpong+overlap": dict(pingpong=True, overlap=True)}
+# Candidate tiles (make's options, for one head dim), each legal and assembled by ptxas for sm_90a without
+# spills (tests/test_attention_hopper_ptx.py); 128 x 128 with two stages is the library's build of today.
+# Three consumers (BM = 192) have 160 registers a thread: with 128 keys a block ptxas (CUDA 13.0) spills 8
+# bytes, with 112 none.
+CONFIGS = {
+    "d64-128x128": dict(D=64, pingpong=True, overlap=True),
+    "d64-192x112": dict(D=64, BM=192, BN=112, regs=(24, 160), pingpong=True, overlap=True),
+    "d64-128x192": dict(D=64, BN=192, pingpong=True, overlap=True),
+    "d128-128x128": dict(D=128, pingpong=True, overlap=True),
+    "d128-128x176": dict(D=128, BN=176, pingpong=True, overlap=True),
+    "d128-128x128-3": dict(D=128, stages=3, pingpong=True, overlap=True),      # 224 KB of K, V and Q tiles
+}
 SHAPES = {128: ((4, 16, 4096), (2, 16, 8192)), 64: ((4, 32, 4096),)}      # (B, H, S) timed for each D
 TIMELINE = dict(B=4, H=16, D=128, S=2048, ctas=2)
 BARRIER_S = 420                  # how long a process waits for the others to compile and fuzz
@@ -45,6 +62,13 @@ def _inputs(torch, B, S_q, S_k, H, H_kv, D, dtype, layout, gen):
         shape = (B, S, heads, D) if layout == "BSHD" else (B, heads, S, D)
         return torch.randn(shape, generator=gen, device="cuda", dtype=torch.float32).to(dtype)
     return one(S_q, H), one(S_k, H_kv), one(S_k, H_kv)
+
+
+def options(name):
+    """make's options of a build (BUILDS) or of a tile configuration (CONFIGS, less its head dim)."""
+    if name in BUILDS:
+        return BUILDS[name]
+    return {k: v for k, v in CONFIGS[name].items() if k != "D"}
 
 
 def fuzz(build, D, causal, dtype, cases, seed):
@@ -65,7 +89,7 @@ def fuzz(build, D, causal, dtype, cases, seed):
         q, k, v = _inputs(torch, B, S_q, S_k, H, H_kv, D, tdtype, layout, gen)
         out = torch.full_like(q, float("nan"))
         lse = torch.full((B, H, S_q), float("nan"), device="cuda")
-        prepare(q, k, v, out, lse, causal, None, layout, **BUILDS[build])()
+        prepare(q, k, v, out, lse, causal, None, layout, **options(build))()
         torch.cuda.synchronize()
         ro, rl = reference(q.float().cpu().numpy(), k.float().cpu().numpy(), v.float().cpu().numpy(), causal=causal,
                            layout=layout)
@@ -93,20 +117,21 @@ def _sdpa(backend):
     return run
 
 
-def speed(build, D, causal):
-    """[(B, H, D, S, mask, {build, "cudnn", "flash": TFLOP/s})] of one configuration, SDPA in this process."""
+def speed(build, D, causal, shapes):
+    """[(B, H, D, S, mask, {build, "cudnn", "flash": TFLOP/s})] of one configuration at the first `shapes` of
+    SHAPES[D], SDPA in this process."""
     import torch
     from torch.nn.attention import SDPBackend
     from kernels.attention.fa3_wgmma import prepare
     from kernels.timing import gpu_time_ms
     rows = []
     gen = torch.Generator(device="cuda").manual_seed(1)
-    for B, H, S in SHAPES[D]:
+    for B, H, S in SHAPES[D][:shapes]:
         q, k, v = _inputs(torch, B, S, S, H, H, D, torch.float16, "BSHD", gen)
         flops = 4 * B * H * S * S * D / (2 if causal else 1)
         out = torch.empty_like(q)
         lse = torch.empty((B, H, S), device="cuda")
-        tf = {build: flops / gpu_time_ms(prepare(q, k, v, out, lse, causal, **BUILDS[build])) / 1e9}
+        tf = {build: flops / gpu_time_ms(prepare(q, k, v, out, lse, causal, **options(build))) / 1e9}
         for name, backend in (("cudnn", SDPBackend.CUDNN_ATTENTION), ("flash", SDPBackend.FLASH_ATTENTION)):
             try:
                 fn = _sdpa(backend)
@@ -167,7 +192,7 @@ def _job(task, barrier, lock, results):
     with lock:
         try:
             if task["kind"] == "check" and task["speed"]:
-                out["rows"] = speed(task["build"], task["D"], task["causal"])
+                out["rows"] = speed(task["build"], task["D"], task["causal"], task["shapes"])
             elif task["kind"] == "timeline":
                 out["records"] = record_timeline(task["build"])
         except Exception as e:
@@ -176,16 +201,20 @@ def _job(task, barrier, lock, results):
     results.put(out)
 
 
-def tasks(builds, cases, timed, timeline_builds):
+def tasks(builds, cases, timed, timeline_builds, configs=()):
     out = []
     for b in builds:
         for D in (128, 64):
             for causal in (False, True):
                 out.append(dict(kind="check", build=b, D=D, causal=causal, dtype="float16", cases=cases,
-                                seed=len(out), speed=timed))
+                                seed=len(out), speed=timed, shapes=len(SHAPES[D])))
         if b != "plain":
             out.append(dict(kind="check", build=b, D=64, causal=True, dtype="bfloat16", cases=cases, seed=len(out),
-                            speed=False))
+                            speed=False, shapes=0))
+    for c in configs:
+        for causal in (False, True):
+            out.append(dict(kind="check", build=c, D=CONFIGS[c]["D"], causal=causal, dtype="float16", cases=cases,
+                            seed=len(out), speed=timed, shapes=1))
     return out + [dict(kind="timeline", build=b) for b in timeline_builds]
 
 
@@ -206,6 +235,19 @@ def table(rows, builds):
     return "\n".join(lines)
 
 
+def config_table(rows):
+    """The speed table of tile configurations (markdown): a row per configuration and mask."""
+    lines = ["| config | BM x BN, stages | B | H | D | S | mask | TFLOP/s | cuDNN | flash | / cuDNN | / flash |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for B, H, D, S, mask, tf in rows:
+        name = next(k for k in tf if k in CONFIGS)
+        c = dict(dict(BM=128, BN=128, stages=2), **CONFIGS[name])
+        lines.append("| %s | %d x %d, %d | %d | %d | %d | %d | %s | %.0f | %.0f | %.0f | %.2f | %.2f |" % (
+            name, c["BM"], c["BN"], c["stages"], B, H, D, S, mask, tf[name], tf["cudnn"], tf["flash"],
+            tf[name] / tf["cudnn"], tf[name] / tf["flash"]))
+    return "\n".join(lines)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--builds", default="plain,pingpong,pingpong+overlap",
@@ -213,13 +255,22 @@ def main(argv=None):
     ap.add_argument("--cases", type=int, default=6, help="fuzz cases a configuration")
     ap.add_argument("--timeline", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "timeline.json"),
                     help="where the recorded timeline goes ('' for none)")
+    ap.add_argument("--configs", default="",
+                    help="tile configurations to fuzz and time instead of the builds (no timeline), of: "
+                    + ", ".join(CONFIGS))
     ap.add_argument("--no-speed", action="store_true")
     a = ap.parse_args(argv)
-    builds = a.builds.split(",")
+    configs = [c for c in a.configs.split(",") if c]
+    for c in configs:
+        if c not in CONFIGS:
+            ap.error("--configs: %r is none of %s" % (c, ", ".join(CONFIGS)))
+    builds = [] if configs else a.builds.split(",")
     for b in builds:
         if b not in BUILDS:
             ap.error("--builds: %r is none of %s" % (b, ", ".join(BUILDS)))
-    work = tasks(builds, a.cases, not a.no_speed, ("plain", "pingpong+overlap") if a.timeline else ())
+    if configs:
+        a.timeline = ""
+    work = tasks(builds, a.cases, not a.no_speed, ("plain", "pingpong+overlap") if a.timeline else (), configs)
     ctx = multiprocessing.get_context("spawn")
     barrier, lock, results = ctx.Barrier(len(work)), ctx.Lock(), ctx.Queue()
     procs = [ctx.Process(target=_job, args=(t, barrier, lock, results)) for t in work]
@@ -248,7 +299,8 @@ def main(argv=None):
         print("timeline written to", a.timeline)
     if not a.no_speed:
         print()
-        print(table([r for d in done for r in d["rows"]], builds))
+        rows = [r for d in done for r in d["rows"]]
+        print(config_table(sorted(rows, key=lambda r: (-r[2], r[4] != "full"))) if configs else table(rows, builds))
     return 1 if fails else 0
 
 

@@ -15,8 +15,8 @@ At the end each consumer divides O by the row sums, writes the row's log-sum-exp
 shared memory and one thread TMA-stores the tile (rows past S_q clipped by the tensor map).
 
 Three build-time options (make) add FlashAttention-3's overlaps, and the plain kernel stays:
-  * pingpong: the two consumers take turns at the tensor cores (a PipelineOrder on two named barriers around
-    the wgmmas they issue), so one's softmax runs while the other's GEMMs do;
+  * pingpong: the consumers take turns at the tensor cores (a PipelineOrder on a named barrier each, around
+    the wgmmas they issue), so one's softmax runs while another's GEMMs do;
   * overlap: a consumer issues S = Q K_j^T, and P V of block j - 1 behind it, before the softmax of S_j, which
     then runs while P V does (two S accumulators live);
   * trace: the lead thread of each warpgroup stamps %globaltimer at the start and end of each phase into a
@@ -51,6 +51,7 @@ __all__ = ["Int", "Stamps", "acc_rows", "p_as_a", "fa3_forward", "objects", "mak
 DTYPES = (Float16, BFloat16)
 HEAD_DIMS = (64, 128)
 LOG2E = math.log2(math.e)
+REGISTERS = 65536        # 32-bit registers a block may use (CUDA C++ Programming Guide, compute capability 9.0)
 
 
 class Int:
@@ -161,7 +162,7 @@ def fa3_forward(mLSE, tmQ, tmK, tmV, tmO, S_q, S_k, H, group, mma_s, mma_o, sQ_l
     cV = local_tile(make_identity_tensor((D, S_k)), (D, BN), (0, 0))
     for p in (pipe_q, pipe_k, pipe_v):
         p.init()
-    order = PipelineOrder(2, t.let(tid // 128 - 1, "consumer"), 128) if pingpong else None
+    order = PipelineOrder(consumers, t.let(tid // 128 - 1, "consumer"), 128) if pingpong else None
     clock = _Stamps(t, mStamps, 1 + consumers) if mStamps is not None else None
     with if_(tid < 128):                                                 # warpgroup 0: the producer
         setmaxnreg(regs[0], grow=False)
@@ -301,10 +302,10 @@ def fa3_forward(mLSE, tmQ, tmK, tmV, tmO, S_q, S_k, H, group, mma_s, mma_o, sQ_l
 
 
 class _Turns:
-    """The ping-pong consumers' turns at the tensor cores (a PipelineOrder of the two; nothing without one):
-    begin() waits for this consumer's turn, end() hands the turn to the other. A named barrier has no phase,
-    so consumer 0 skips the wait of its first turn and consumer 1 the hand-over of its last: each barrier
-    then sees as many arrivals as waits."""
+    """The ping-pong consumers' turns at the tensor cores (a PipelineOrder of them; nothing without one):
+    begin() waits for this consumer's turn, end() hands the turn to the next. A named barrier has no phase,
+    so consumer 0 skips the wait of its first turn and the last consumer the hand-over of its last: each
+    barrier then sees as many arrivals as waits."""
 
     def __init__(self, order):
         self.order = order
@@ -317,7 +318,7 @@ class _Turns:
     def end(self, last):
         """Hand the turn over; `last`: whether it is this consumer's last."""
         if self.order is not None:
-            self._guarded(self.order.arrive, 1, last)
+            self._guarded(self.order.arrive, self.order.length - 1, last)
 
     def _guarded(self, step, skipper, when):
         if when is False:
@@ -549,9 +550,9 @@ def objects(D=128, dtype="float16", BM=128, BN=128, stages=2):
     P V), and the rank-4 tensor maps."""
     if dtype not in [t.name for t in DTYPES]:
         raise ValueError("fa3 objects: dtype must be one of %s, got %r" % (", ".join(t.name for t in DTYPES), dtype))
-    if D not in HEAD_DIMS or BM not in (64, 128, 192) or BN % 64 or not 64 <= BN <= 256:
-        raise ValueError("fa3 objects: D in %s, BM 64/128/192 and BN a multiple of 64 up to 256, got D %r, BM %r, "
-                         "BN %r" % (HEAD_DIMS, D, BM, BN))
+    if D not in HEAD_DIMS or BM not in (64, 128, 192) or BN % 16 or not 64 <= BN <= 256:
+        raise ValueError("fa3 objects: D in %s, BM 64/128/192 and BN a multiple of 16 (P V's k-blocks) from 64 to "
+                         "256, got D %r, BM %r, BN %r" % (HEAD_DIMS, D, BM, BN))
     t = numeric(dtype)
     elem, types = t.cpp, Float32.letters + 2 * t.letters
     atom_s = make_gmma_atom("SM90::GMMA::MMA_64x%dx16_%s_SS<GMMA::Major::K, GMMA::Major::K>" % (BN, types))
@@ -573,11 +574,17 @@ def make(D=128, dtype="float16", causal=False, scale=None, BM=128, BN=128, stage
          pingpong=False, overlap=False, trace=False, overrides=None):
     """The kernel of one configuration, launched as k.launch(LSE, mapQ, mapK, mapV, mapO, S_q, S_k, H, group)
     on BM // 64 + 1 warpgroups; LSE a (B * H, S_q) float32 matrix; the maps from `tensor_maps`.
-    pingpong: the two consumers take turns at the tensor cores (one's softmax under the other's GEMMs);
+    regs: the registers a thread of the producer and of a consumer warpgroup keep after setmaxnreg;
+    pingpong: the consumers take turns at the tensor cores (one's softmax under another's GEMMs);
     overlap: each consumer issues S = Q K_j^T, and P V of the block before, ahead of the softmax of S;
     trace: the launch takes one more argument, a uint64 stamp buffer (kernels.attention.timeline)."""
-    if pingpong and BM != 128:
-        raise ValueError("fa3 make: pingpong takes turns between two consumer warpgroups (BM = 128), got BM %r" % BM)
+    consumers = BM // 64
+    if pingpong and consumers < 2:
+        raise ValueError("fa3 make: pingpong takes turns between two or more consumer warpgroups (BM >= 128), "
+                         "got BM %r" % BM)
+    if 128 * (regs[0] + consumers * regs[1]) > REGISTERS:
+        raise ValueError("fa3 make: regs %r on 1 + %d warpgroups of 128 threads ask for %d registers; an SM has %d"
+                         % (tuple(regs), consumers, 128 * (regs[0] + consumers * regs[1]), REGISTERS))
     o = objects(D, dtype, BM, BN, stages)
     scale = 1.0 / math.sqrt(D) if scale is None else float(scale)
     mma_s1 = make_tiled_mma(o.mma_s.atom)
@@ -590,11 +597,11 @@ def make(D=128, dtype="float16", causal=False, scale=None, BM=128, BN=128, stage
         if rows_s != rows_o or masks_o != masks:
             raise ValueError("fa3 make: thread %d holds rows %s of S but %s of O" % (thread, rows_s, rows_o))
     a_of_c = p_as_a(mma_s1, mma_o1, BN)
-    threads = 128 * (1 + BM // 64)
+    threads = 128 * (1 + consumers)
     k = fa3_forward.build(Matrix("float32"), o.tmQ, o.tmK, o.tmV, o.tmO, Int(), Int(), Int(), Int(), o.mma_s,
                           o.mma_o, o.sQ, o.sK, o.sV, causal, scale, regs, slot, slot_o, masks, a_of_c, bool(pingpong),
                           bool(overlap), Stamps() if trace else None, threads=threads,
-                          max_registers=65536 // threads // 8 * 8, overrides=overrides)
+                          max_registers=REGISTERS // threads // 8 * 8, overrides=overrides)
     k.objects = o
     k.config = dict(D=D, dtype=dtype, causal=causal, scale=scale, BM=BM, BN=BN, stages=stages, regs=regs,
                     threads=threads, smem=k.smem_bytes, pingpong=bool(pingpong), overlap=bool(overlap),
@@ -622,11 +629,12 @@ class _View:
 _BUILT = {}
 
 
-def prepare(q, k, v, out, lse, causal=False, scale=None, layout="BSHD", pingpong=False, overlap=False, stamps=None):
+def prepare(q, k, v, out, lse, causal=False, scale=None, layout="BSHD", stamps=None, **build):
     """A zero-argument launcher of the kernel on CUDA arrays q (B, S_q, H, D), k and v (B, S_k, H_kv, D) (or,
     with layout="BHSD", (B, H, S, D)), writing out (like q) and lse ((B, H, S_q) float32, contiguous). The
-    tensor maps are encoded here, once; call the result to launch on the default stream. pingpong, overlap:
-    the build (make); stamps: a uint64 device buffer for the build with trace (kernels.attention.timeline)."""
+    tensor maps are encoded here, once; call the result to launch on the default stream. build: make's
+    options (BM, BN, stages, regs, pingpong, overlap); stamps: a uint64 device buffer for the build with trace
+    (kernels.attention.timeline)."""
     from numba import cuda
     from ..cutejit import encode_tensor_map
     dtype = {"float16": "float16", "bfloat16": "bfloat16"}.get(str(getattr(q, "dtype", "")).replace("torch.", ""))
@@ -637,10 +645,9 @@ def prepare(q, k, v, out, lse, causal=False, scale=None, layout="BSHD", pingpong
     S_k, H_kv = k.shape[bshd[1]], k.shape[bshd[2]]
     if H % H_kv:
         raise ValueError("fa3 prepare: H = %d query heads is not a multiple of H_kv = %d" % (H, H_kv))
-    key = (D, dtype, bool(causal), scale, bool(pingpong), bool(overlap), stamps is not None)
+    key = (D, dtype, bool(causal), scale, stamps is not None, tuple(sorted(build.items())))
     if key not in _BUILT:
-        _BUILT[key] = make(D=D, dtype=dtype, causal=bool(causal), scale=scale, pingpong=pingpong, overlap=overlap,
-                           trace=stamps is not None)
+        _BUILT[key] = make(D=D, dtype=dtype, causal=bool(causal), scale=scale, trace=stamps is not None, **build)
     kern = _BUILT[key]
     o = kern.objects
     s_d_h_b = tuple(bshd[i] for i in (1, 3, 2, 0))                   # the maps' modes (S, D, H, B)

@@ -38,8 +38,9 @@ HEAD_DIMS = (64, 128)
 LAYOUTS = ("BSHD", "BHSD")
 HOPPER_NEEDS = ("wgmma", "setmaxnreg", "cp.async.bulk.tensor", "mbarrier.try_wait", "fence.proxy.async")
 SIMULATOR_TILES = dict(BM=32, BN=32, warps=2)       # fa2_mma in the simulator: 64 threads a CTA, not 256
-# fa3_wgmma's build on sm_90: the fastest that check_hopper measured (benchmarks/attention/RESULTS.md)
-HOPPER_BUILD = dict(pingpong=True, overlap=True)
+# fa3_wgmma's build on sm_90 for each head dim (make's options): the fastest that check_hopper measured
+# (benchmarks/attention/RESULTS.md; its --configs times the candidate tiles of each D)
+HOPPER_BUILD = {64: dict(pingpong=True, overlap=True), 128: dict(pingpong=True, overlap=True)}
 Array = Any     # a NumPy array, or a GPU array of PyTorch, CuPy or Numba (__cuda_array_interface__)
 
 
@@ -278,7 +279,7 @@ def _hopper_call(views, o_bits, lse, dtype, causal, scale, layout, stream):
     """fa3_wgmma's launch on these arrays, prepared (its tensor maps encoded once): a zero-argument callable."""
     from ..attention import fa3_wgmma
     q, k, v, o = (_Typed(x, dtype) for x in views + [o_bits])
-    go = fa3_wgmma.prepare(q, k, v, o, lse, bool(causal), scale, layout, **HOPPER_BUILD)
+    go = fa3_wgmma.prepare(q, k, v, o, lse, bool(causal), scale, layout, **HOPPER_BUILD[q.shape[-1]])
     if not stream:
         return go
 
@@ -305,7 +306,8 @@ def _call_key(q, k, v, out, lse, causal, scale, layout):
     streams = {stream_of(x) for x in arrays}
     if len(streams) != 1:                 # arrays of several streams: attention synchronizes them each time
         return None
-    return ids + (bool(causal), scale, layout, streams.pop(), tuple(sorted(HOPPER_BUILD.items())))
+    builds = tuple((D, tuple(sorted(b.items()))) for D, b in sorted(HOPPER_BUILD.items()))
+    return ids + (bool(causal), scale, layout, streams.pop(), builds)
 
 
 def _remember(key, run):
