@@ -8,8 +8,12 @@ behind one that is already running: the host prepares launch i + 1 while the GPU
 events measure the GPU's time only (as long as preparing a launch is quicker than running it; for
 kernels shorter than their launch cost the result is the host-bound rate, which is then the truth).
 `fn` must launch on the legacy default stream (Numba's stream 0, PyTorch's and CuPy's default stream).
+Processes sharing one GPU (builds in parallel, say) take turns: where CUTE_GPU_LOCK names a file, each
+measurement holds an exclusive lock on it, so no two measurements overlap.
 """
 
+import contextlib
+import os
 import statistics
 
 __all__ = ["gpu_time_ms", "launch_overhead_ms"]
@@ -40,11 +44,33 @@ def gpu_time_ms(fn, reps=10, warmup=3, budget_ms=1500.0, batch_ms=2.0, max_batch
     """Median milliseconds of one fn() on the GPU: `reps` samples (fewer, at least 3, when they would take
     more than `budget_ms`), each a batch of back-to-back launches between two events, queued behind a
     launch already running; a batch holds about `batch_ms` of work (1 to `max_batch` launches)."""
-    from numba import cuda
     from .runtime import in_simulator
     if in_simulator():
         raise RuntimeError("gpu_time_ms: Numba's CUDA simulator runs kernels on the CPU and its events record "
                            "no time; time kernels on a GPU")
+    with _gpu_turn():
+        return _measure(fn, reps, warmup, budget_ms, batch_ms, max_batch)
+
+
+@contextlib.contextmanager
+def _gpu_turn():
+    """An exclusive lock on the file CUTE_GPU_LOCK names, held for the block (nothing where it is unset)."""
+    path = os.environ.get("CUTE_GPU_LOCK")
+    if not path:
+        yield
+        return
+    import fcntl
+    with open(path, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def _measure(fn, reps, warmup, budget_ms, batch_ms, max_batch):
+    """gpu_time_ms's samples and their median (see there)."""
+    from numba import cuda
     for _ in range(warmup):
         fn()
     one = _alone_ms(fn)

@@ -188,7 +188,7 @@ def test_matmul_stages_what_a_tensor_map_cannot_read():
 
 def test_c_buffer_reads_c_in_whole_pairs():
     """Where the epilogue reads C (beta != 0) of 16-bit values two at a time, an odd N goes through a buffer
-    one column wider: seeded with C and zeros, the kernel's access of the last pair inside it, the crop
+    one column wider: seeded with C and zeros, the epilogue's read of the last pair inside it, the crop
     copying back N columns only (the H200's epilogue fuzz: out (454, 181) float16 with beta was refused)."""
     from numba import cuda
     from kernels.lib import staging
@@ -205,7 +205,7 @@ def test_c_buffer_reads_c_in_whole_pairs():
         want = np.zeros((5, 10), np.float16)
         want[:, :9] = host
         assert np.array_equal(cv.copy_to_host(), want.view(np.uint16))       # the bits the kernel reads
-        cv[:, 9] = 7                                          # the extra column, as the kernel writes it
+        cv[:, 9] = 7                                          # the extra column is never copied back
         after[0]()
         assert np.array_equal(out.copy_to_host(), host)
     cv, after, result = c_buffer(describe(big[:, :8], "out", dtype=Float16), 5, 8, Float16, True, (), 0)

@@ -142,3 +142,24 @@ def test_recorded_prints_the_record_and_its_fuzz(tmp_path):
     lines = recorded(str(tmp_path)).splitlines()
     assert lines[0] == "GPU X, 2026-01-02: `python b.py`; its fuzz: 1 of 4 cases failed"
     assert lines[-1] == "| 64^3 | torch.mm bf16 out | 0.012 | 42.0 |"
+
+
+def test_a_16_bit_bias_is_read_in_whole_pairs():
+    """A float16 bias per column of an odd N reaches the kernel as a matrix of an even number of columns (the
+    kernels read 16-bit values two at a time, kept or dropped whole at the edge; the H200's epilogue fuzz:
+    a (456, 589) bias was refused): the values, then zeros; every row the same."""
+    from numba import cuda
+    from cutelite.numeric import Float16
+    from kernels.lib.epilogue import fuse
+    bias = np.arange(1, 10, dtype=np.float16)
+    D = cuda.device_array((5, 9), np.uint16)
+    fused = fuse(Float16, 1.0, 0.0, cuda.to_device(bias), None, 5, 9, D, True)
+    epi, wide = fused.for_kernel()
+    assert not wide and epi.bias_dtype == "float16"
+    args, copies = fused.arguments(D, 0, wide)
+    for copy in copies:
+        copy()
+    (b,) = args
+    assert b.shape == (5, 10) and b.strides[0] == 0
+    want = np.append(bias, np.float16(0)).view(np.uint16)
+    assert all(np.array_equal(b[i].copy_to_host(), want) for i in range(5))

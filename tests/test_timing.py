@@ -56,3 +56,28 @@ def test_simulator_refuses():
         pytest.skip("a GPU is here")
     with pytest.raises(RuntimeError, match="simulator"):
         timing.gpu_time_ms(lambda: None)
+
+
+def test_measurements_take_turns_under_cute_gpu_lock(monkeypatch, tmp_path):
+    """With CUTE_GPU_LOCK set, a measurement holds an exclusive lock on that file: another holder (a process
+    timing on the same GPU; here a second open file, which flock treats alike) must wait until it ends."""
+    import fcntl
+    lock = tmp_path / "gpu.lock"
+    monkeypatch.setenv("CUTE_GPU_LOCK", str(lock))
+    m, seen = _Model(), []
+
+    def fn():
+        if not seen:
+            with open(lock, "a") as other:
+                try:
+                    fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    seen.append("free")
+                except BlockingIOError:
+                    seen.append("held")
+        m.fn()
+
+    _fake(monkeypatch, m)
+    assert timing.gpu_time_ms(fn, reps=3, warmup=1) == pytest.approx(K)
+    assert seen == ["held"]
+    with open(lock, "a") as other:                 # released after the measurement
+        fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -17,9 +17,9 @@ cutelite.teach.attention.attention_flops); GB/s, for the naive attention, the by
 copy, read + write). A run that does not fit in memory, or that a backend refuses, is a row with its reason.
 
 --ours adds two rows a configuration: "fa3_wgmma", kernels.lib.attention (the library entry) where it picks the
-Hopper kernel (an sm_90 GPU; elsewhere a row saying why not), and "fa2_mma", the mma.sync kernel built directly
-(kernels.attention.check.kernel: the entry would pick fa3 on sm_90). Each is checked through its call (O and LSE
-poisoned with NaN first, and none left anywhere) and timed as a prepared launch (its tensor maps or arguments made
+Hopper kernel (an sm_90 GPU; elsewhere a row saying why not), and "fa2_mma", the mma.sync kernel as the entry
+builds it off sm_90 (kernels.lib.attention.fa2_kernel). Each is checked through its call (O and LSE poisoned
+with NaN first, and none left anywhere) and timed as a prepared launch (its tensor maps or arguments made
 once; PyTorch's calls are timed whole, their host work included). Each (D, dtype, mask) is a kernel of its own per
 family, compiled once (a minute or so each): the default sweep (2 head dims, 2 dtypes, 2 masks) builds 16. To
 build them in parallel, start one run per (dtype, D, mask) at once with `--turns DIR N` (N the number of runs):
@@ -95,9 +95,9 @@ class Ours:
         return None
 
     def _fa2(self, q, causal):
-        from kernels.attention import check
+        from kernels.lib.attention import fa2_kernel       # the build attention() makes off sm_90
         D = q.shape[-1]
-        return check.kernel(D, str(q.dtype).replace("torch.", ""), causal, 1.0 / math.sqrt(D))
+        return fa2_kernel(D, str(q.dtype).replace("torch.", ""), causal, 1.0 / math.sqrt(D))
 
     def __call__(self, q, k, v, causal):
         """(O, LSE), both poisoned with NaN before the launch; a RuntimeError if any is left anywhere."""

@@ -63,16 +63,20 @@ CONFIG = {}         # the tile configuration (BM, BN, warps): fa2_mma.make's def
 # make's options compared by --variants, by D and mask (None: no such kernel, or the default's): the causal grid
 # heaviest q-tiles first; 4 warps of 32 rows (one ldmatrix of K or V feeds 4 mma, not 2: half the shared-memory
 # reads of 8 warps of 16 rows), longest-first when causal: with Q in registers at D = 64 (ROWS32), and with
-# FlashAttention-2's own tiles for A100 and H100 (FA2_TILES, from its flash_fwd_launch_template.h, cited in
-# book/references.bib: Q read from shared memory beside each K tile, 128 keys a tile at D = 64 and 64 at D = 128).
+# FlashAttention-2's own tiles for A100 and H100 (fa2_mma.FA2_TILES, from its flash_fwd_launch_template.h, cited
+# in book/references.bib: Q read from shared memory beside each K tile, 128 keys a tile at D = 64 and 64 at D = 128).
 # ptxas fits each in 255 registers with about 90 bytes spilled (at D = 128 about ten local loads and stores an
 # iteration, beside 256 mma; `python tests/test_attention_ptx.py --variants` prints registers and spills)
 ROWS32 = {64: dict(BM=128, BN=64, warps=4)}
-FA2_TILES = {64: dict(BM=128, BN=128, warps=4, q_regs=False), 128: dict(BM=128, BN=64, warps=4, q_regs=False)}
 VARIANTS = {"default": lambda D, causal: {},
             "longest_first": lambda D, causal: dict(longest_first=True) if causal else None,
             "rows32": lambda D, causal: dict(ROWS32[D], longest_first=causal) if D in ROWS32 else None,
-            "fa2_tiles": lambda D, causal: dict(FA2_TILES[D], longest_first=causal)}
+            "fa2_tiles": lambda D, causal: dict(_fa2_tiles(D), longest_first=causal)}
+
+
+def _fa2_tiles(D):
+    from .fa2_mma import FA2_TILES
+    return FA2_TILES[D]
 
 
 def kernel(D, dtype, causal, scale, **options):

@@ -34,6 +34,9 @@ from ..cutejit.trace import current
 # the tiles make() takes by default: 8 warps of 16 rows where registers allow (sm_80+: 209 registers at D = 128),
 # 4 warps and 32-key tiles on a T4 (tiles staged in registers; tests/test_attention_ptx.py prints the counts)
 BEST = {"sm80": dict(BM=128, BN=64, warps=8), "sm75": dict(BM=64, BN=32, warps=4)}
+# FlashAttention-2's own tiles for A100 and H100 (its flash_fwd_launch_template.h, cited in book/references.bib):
+# 4 warps of 32 rows, Q read from shared memory beside each K tile, 128 keys a tile at D = 64 and 64 at D = 128
+FA2_TILES = {64: dict(BM=128, BN=128, warps=4, q_regs=False), 128: dict(BM=128, BN=64, warps=4, q_regs=False)}
 LOG2E = 1.0 / math.log(2.0)
 
 

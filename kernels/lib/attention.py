@@ -38,6 +38,11 @@ HEAD_DIMS = (64, 128)
 LAYOUTS = ("BSHD", "BHSD")
 HOPPER_NEEDS = ("wgmma", "setmaxnreg", "cp.async.bulk.tensor", "mbarrier.try_wait", "fence.proxy.async")
 SIMULATOR_TILES = dict(BM=32, BN=32, warps=2)       # fa2_mma in the simulator: 64 threads a CTA, not 256
+# fa2_mma's tiles where they were timed faster than make()'s defaults (python -m kernels.attention.check
+# --variants default,longest_first,fa2_tiles --dims 128, H200, 2026-11-27, fp16, S = 4096): FlashAttention-2's
+# own at D = 128 on sm_80+, heaviest q-tiles first when causal: 0.99 / 1.19 of SDPA's flash backend (full /
+# causal) against 0.82 / 0.88. Elsewhere (D = 64, a T4) make()'s defaults.
+FA2_TILES_AT = {("sm80", 128)}           # (arch, D) where fa2_mma runs fa2_mma.FA2_TILES
 # fa3_wgmma's build on sm_90 for each head dim (make's options): the fastest that check_hopper measured
 # (benchmarks/attention/RESULTS.md; its --configs times the candidate tiles of each D)
 HOPPER_BUILD = {64: dict(pingpong=True, overlap=True), 128: dict(pingpong=True, overlap=True)}
@@ -84,7 +89,7 @@ def attention(q: Array, k: Array, v: Array, causal: bool = False, scale: Optiona
         run = _hopper_call(views, o_bits, lse_view, dtype, causal, scale, layout, stream)
     else:
         to_bshd = (0, 1, 2, 3) if layout == "BSHD" else (0, 2, 1, 3)
-        fa2 = _fa2(D, dtype, bool(causal), scale)
+        fa2 = fa2_kernel(D, dtype, bool(causal), scale)
         run = fa2.prepare(*(_permuted(x, to_bshd) for x in views + [o_bits]), lse_view, stream=stream)
     run()
     if on_device:
@@ -255,14 +260,19 @@ def _permuted(x, perm):
 _FA2 = {}
 
 
-def _fa2(D, dtype, causal, scale):
-    """fa2_mma for this configuration and the current GPU (or profile), built once."""
+def fa2_kernel(D, dtype, causal, scale):
+    """fa2_mma as attention() builds it for this configuration and the current GPU (or profile), built once."""
     from ..attention import fa2_mma
     arch = fa2_mma.default_arch()
-    tiles = SIMULATOR_TILES if in_simulator() else {}
+    if in_simulator():
+        options = SIMULATOR_TILES
+    elif (arch, D) in FA2_TILES_AT:
+        options = dict(fa2_mma.FA2_TILES[D], longest_first=causal)
+    else:
+        options = {}
     key = (D, dtype, causal, scale, arch, in_simulator())
     if key not in _FA2:
-        _FA2[key] = fa2_mma.make(D=D, dtype=dtype, causal=causal, scale=scale, arch=arch, **tiles)
+        _FA2[key] = fa2_mma.make(D=D, dtype=dtype, causal=causal, scale=scale, arch=arch, **options)
     return _FA2[key]
 
 

@@ -61,19 +61,22 @@ class Fused:
         wide = self.epi.bias is not None and (f32_bias or self.epi.bias == "row")
         return (replace(self.epi, bias_dtype="float32") if wide else self.epi), wide
 
-    def arguments(self, D, stream=0, bias_f32=False):
+    def arguments(self, D, stream=0, bias_f32=False, C=None):
         """(the kernel's run-time arguments after D, the copies to run before the kernel). D is written, of
         shape (rows, cols), which may be padded past (M, N). The arguments, those the Epilogue reads: C (D
-        itself: it holds C's old values when beta is on), the bias seen as a (rows, cols) matrix, alpha,
+        itself, or `C`, D's buffer seen wider: it holds C's old values when beta is on), the bias seen as a
+        (rows, cols) matrix, alpha,
         beta. The copy, if any: the bias into a zero-padded float32 vector where `bias_f32` asks (a kernel built
-        for a float32 bias), else into a zero-padded vector of its type where it is shorter than D's mode or is
-        not 16-byte aligned."""
+        for a float32 bias), else into a zero-padded vector of its type where it is shorter than D's mode (an
+        even count of 16-bit values, which the kernels read two at a time) or is not 16-byte aligned."""
         rows, cols = D.shape
         args, before = [], []
         if self.epi.beta:
-            args.append(D)
+            args.append(D if C is None else C)
         if self.epi.bias:
             n = rows if self.epi.bias == "row" else cols
+            if n % 2 and not (bias_f32 or self.epi.bias_dtype == "float32"):
+                n += 1            # 16-bit values are read two at a time, kept or dropped whole: an even count
             v = self.bias
             if bias_f32 and self.epi.bias_dtype != "float32":       # widened and padded in one pass
                 v, widen = staging.widen_to_f32(v.reshape(1, v.shape[0]), self.epi.bias_dtype == "bfloat16", stream,
@@ -84,7 +87,8 @@ class Fused:
                 v, fill = staging.staged(v.reshape(1, v.shape[0]), 1, staging.ceil_to(n, 8), stream)
                 before.append(fill)
                 v = v.reshape(v.shape[1])
-            args.append(broadcast(v, (rows, cols), 1 if self.epi.bias == "row" else 0))
+            args.append(broadcast(v, (n, cols) if self.epi.bias == "row" else (rows, n),
+                                  1 if self.epi.bias == "row" else 0))
         if self.epi.alpha:
             args.append(self.alpha)
         if self.epi.beta:

@@ -85,13 +85,14 @@ class Wgmma:
         before = [f for f in (fill_a, fill_b) if f is not None]
         if not fused.plain:
             tile = tile._replace(splits=1, stream_k=False)    # an epilogue needs the whole sum: the tile, unsplit
-        cv, after, result = c_buffer(c, M, N, numeric(fused.epi.out), fused.epi.beta, (a, b), stream)
+        buf, after, result = c_buffer(c, M, N, numeric(fused.epi.out), fused.epi.beta, (a, b), stream)
+        cv = buf if buf.shape[1] == N else buf[:, :N]           # what the kernel writes; C read from buf
         if fused.epi.beta:
-            before += staging.seeded(c, cv, stream)
+            before += staging.seeded(c, buf, stream)
         epi, wide = fused.for_kernel()
-        args, fill = fused.arguments(cv, stream, wide)
+        args, fill = fused.arguments(cv, stream, wide, C=buf)
         run = self.gemm(a.dtype, majors, tile, epi).prepare(av, btv, cv, stream, tile.splits, epilogue=args)
-        return staging.prepared(before + fill, run, after, result, keep=(av, btv, cv) + args)
+        return staging.prepared(before + fill, run, after, result, keep=(av, btv, buf, cv) + args)
 
 
 def config_for(tile: Tile) -> dict:
@@ -114,8 +115,8 @@ def c_buffer(c, M, N, out, reads_c, reads, stream=0):
     M x N C of element type `out` (Operand c: the caller's out, or None): c itself where the TMA store can
     write it in place (K-major rows of 16-byte multiples, no overlap with the Operands `reads`), else a buffer
     of 128-byte rows cropped into place. An epilogue that reads C (`reads_c`: beta != 0) reads 16-bit values
-    two at a time, kept or dropped whole at the edge: for an odd N the buffer is one column wider (read as
-    zeros, written and not copied back)."""
+    two at a time, kept or dropped whole at the edge: for an odd N the buffer is one column wider (C is read
+    from it, its last column zeros; the kernel writes its first N columns)."""
     pairs = reads_c and out.bits == 16 and N % 2
     if c is not None and c.on_device and c.major == Major.K and c.tma_readable and not c.overlaps(*reads) \
             and not pairs:
