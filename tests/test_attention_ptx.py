@@ -50,14 +50,16 @@ def test_fa2_mma_assembles_without_spills(toolchain, arch, dtype):  # noqa: F811
 
 
 @needs_ptxas
-@pytest.mark.parametrize("arch", ["sm80", "sm75"])
-def test_fa2_mma_options_assemble_without_spills(toolchain, arch):  # noqa: F811
-    """make's options as `python -m kernels.attention.check --variants` times them on sm_80 (check.ROWS32: 4
-    warps of 32 rows at D = 64; longest-first), and Q from shared memory on a T4: no spills."""
-    from kernels.attention.check import ROWS32
-    tiles = ROWS32[64] if arch == "sm80" else dict(q_regs=False)
-    ptx, err = build(arch, "float16", 64, True, longest_first=True, **tiles)
-    assert "ld.local" not in ptx and usage(err)[1] == 0, err
+def test_the_library_build_at_d128_spills_little(toolchain):  # noqa: F811
+    """What kernels.lib.attention builds at D = 128 off sm_90 (FlashAttention-2's tiles, fa2_mma.FA2_TILES, Q
+    from shared memory, longest-first when causal) assembles for sm_80 in 255 registers with at most 96 bytes
+    spilled (92 with ptxas 13.0: the row sums and a few addresses, about ten local accesses an iteration beside
+    256 mma; timed faster than the unspilled default on the H200, benchmarks/attention/RESULTS.md). The T4's
+    q_regs=False build runs end to end in tests/test_cutejit_attention.py."""
+    from kernels.attention.fa2_mma import FA2_TILES
+    ptx, err = build("sm80", "float16", 128, True, longest_first=True, **FA2_TILES[128])
+    regs, spilled = usage(err)
+    assert regs <= 255 and spilled <= 96, err
 
 
 if __name__ == "__main__":
