@@ -185,7 +185,8 @@ def make(BN=256, stages=4, consumers=2, regs=None, group=1, persistent=False, tm
                          "tma_store=True")
     if stream_k and (split_k or not persistent):
         raise ValueError("warp_specialized.make: stream_k=True shares the last wave among persistent blocks: it "
-                         "needs persistent=True and split_k=False, got persistent=%r, split_k=%r" % (persistent, split_k))
+                         "needs persistent=True and split_k=False, got persistent=%r, split_k=%r"
+                         % (persistent, split_k))
     if epi is not None and (split_k or stream_k or not tma_store):
         raise ValueError("warp_specialized.make: an epilogue needs tma_store=True, split_k=False and stream_k=False "
                          "(partial sums are not C), got tma_store=%r, split_k=%r, stream_k=%r"

@@ -35,7 +35,7 @@ COLUMN_SPEED = {256: 1.0, 128: 0.9}   # a tile's rate alone, relative to 256 col
 MIN_K_TILES = 4                       # k-tiles a split accumulates at least: the pipeline's 4 stages, filled once
 MAX_SPLITS = 16
 BK_BYTES = 128                        # a k-tile's K: one 128-byte swizzle row (64 halves)
-STREAM_K_BELOW = 0.9                  # stream-K where the waves keep the SMs busy less than this (assumed; the sweep tests it)
+STREAM_K_BELOW = 0.9                  # stream-K where the waves keep the SMs busy less than this (assumed)
 
 
 class Tile(NamedTuple):
