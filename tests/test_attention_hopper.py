@@ -214,7 +214,7 @@ def test_timeline_slots_and_refusals():
 # ping-pong-only and overlap-only builds' schedules, and three consumers', are replayed above (three consumers on
 # key blocks of 112, a tile of check_hopper's CONFIGS, ran end to end once and passed the GPU's fuzz).
 @pytest.mark.parametrize("build,causal,S_q,S_k,H,H_kv", [
-    ({}, False, 70, 150, 1, 1), (dict(pingpong=True, overlap=True), True, 150, 100, 2, 1)],
+    ({}, False, 70, 150, 1, 1), (dict(pingpong=True, overlap=True), True, 120, 100, 2, 1)],
     ids=["plain", "pingpong+overlap"])
 def test_builds_match_the_reference(build, causal, S_q, S_k, H, H_kv):
     """Each build of the kernel on a working model of the TMA, wgmma (SS and RS, B MN-major) and the barriers

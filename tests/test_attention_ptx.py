@@ -1,7 +1,9 @@
 """kernels.attention.fa2_mma as real PTX, offline: the T4 path assembles with `ptxas -arch=sm_75` (m16n8k8, no
 cp.async), the sm_80 path (m16n8k16, cp.async; bf16 through cvt.rn.bf16x2) with -arch=sm_80; at D = 64 neither
 spills to local memory, and nothing is computed in float64. `python tests/test_attention_ptx.py` prints the
-registers and spills of each configuration, D = 128 included."""
+registers and spills of each configuration, D = 128 included: the build attention() makes at D = 128 off sm_90
+(FlashAttention-2's tiles, fa2_mma.FA2_TILES) spills 92 bytes with ptxas 13.0, and takes a minute and a half to
+compile, so CI leaves it to that script and to the GPU's fuzz (benchmarks/attention/RESULTS.md)."""
 
 import re
 
@@ -47,19 +49,6 @@ def test_fa2_mma_assembles_without_spills(toolchain, arch, dtype):  # noqa: F811
     assert ("cvt.rn.bf16x2.f32" in ptx) == (dtype == "bfloat16")
     assert not re.search(r"\.f64\b", ptx), "float64 arithmetic: a constant not made float32"
     assert "ld.local" not in ptx and usage(err)[1] == 0, err
-
-
-@needs_ptxas
-def test_the_library_build_at_d128_spills_little(toolchain):  # noqa: F811
-    """What kernels.lib.attention builds at D = 128 off sm_90 (FlashAttention-2's tiles, fa2_mma.FA2_TILES, Q
-    from shared memory, longest-first when causal) assembles for sm_80 in 255 registers with at most 96 bytes
-    spilled (92 with ptxas 13.0: the row sums and a few addresses, about ten local accesses an iteration beside
-    256 mma; timed faster than the unspilled default on the H200, benchmarks/attention/RESULTS.md). The T4's
-    q_regs=False build runs end to end in tests/test_cutejit_attention.py."""
-    from kernels.attention.fa2_mma import FA2_TILES
-    ptx, err = build("sm80", "float16", 128, True, longest_first=True, **FA2_TILES[128])
-    regs, spilled = usage(err)
-    assert regs <= 255 and spilled <= 96, err
 
 
 if __name__ == "__main__":
