@@ -15,8 +15,9 @@ measurement holds an exclusive lock on it, so no two measurements overlap.
 import contextlib
 import os
 import statistics
+import time
 
-__all__ = ["gpu_time_ms", "launch_overhead_ms"]
+__all__ = ["gpu_time_ms", "launch_overhead_ms", "host_us"]
 
 
 def _event_pair():
@@ -94,3 +95,17 @@ def launch_overhead_ms(fn, reps=10):
     that nothing else overlaps (median of `reps` single launches, minus the GPU time)."""
     alone = statistics.median(_alone_ms(fn) for _ in range(reps))
     return alone - gpu_time_ms(fn, reps=reps)
+
+
+def host_us(fn, n=200):
+    """Host microseconds per fn(): `n` calls queued back to back, the GPU not waited for between them (what a
+    call costs the host while the GPU is busy), after one call to warm up."""
+    from numba import cuda
+    fn()
+    cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(n):
+        fn()
+    t1 = time.perf_counter()
+    cuda.synchronize()
+    return (t1 - t0) / n * 1e6

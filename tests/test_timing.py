@@ -81,3 +81,13 @@ def test_measurements_take_turns_under_cute_gpu_lock(monkeypatch, tmp_path):
     assert seen == ["held"]
     with open(lock, "a") as other:                 # released after the measurement
         fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+def test_host_us_counts_queued_calls(monkeypatch):
+    """host_us: one call to warm up, then n calls timed on the host's clock, the GPU waited for only around them."""
+    calls, synced = [], []
+    monkeypatch.setattr("numba.cuda.synchronize", lambda: synced.append(len(calls)))
+    clock = iter([10.0, 10.5])
+    monkeypatch.setattr(timing.time, "perf_counter", lambda: next(clock))
+    assert timing.host_us(lambda: calls.append(1), n=50) == pytest.approx(0.5 / 50 * 1e6)
+    assert len(calls) == 51 and synced == [1, 51]

@@ -5,7 +5,6 @@ import cProfile
 import os
 import pstats
 import sys
-import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 import kernels  # noqa: E402
@@ -16,19 +15,9 @@ import torch  # noqa: E402
 from numba import cuda  # noqa: E402
 
 from kernels.harness import cublas_baseline  # noqa: E402
+from kernels.timing import host_us  # noqa: E402
 from kernels.hopper import gemm as H  # noqa: E402
 from kernels.lib import matmul  # noqa: E402
-
-
-def host_us(fn, n=200):
-    fn()
-    cuda.synchronize()
-    t0 = time.perf_counter()
-    for _ in range(n):
-        fn()
-    t1 = time.perf_counter()
-    cuda.synchronize()
-    return (t1 - t0) / n * 1e6
 
 
 @cuda.jit

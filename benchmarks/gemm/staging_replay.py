@@ -22,6 +22,7 @@ from numba import cuda  # noqa: E402
 
 from kernels import runtime  # noqa: E402
 from kernels.harness import check, cublas_baseline, time_rounds  # noqa: E402
+from kernels.timing import host_us  # noqa: E402
 from kernels.lib import matmul, staging  # noqa: E402
 
 # each needs copies: A's rows (2K bytes) or B's (2N bytes) or C's (4N bytes) are no 16-byte multiples;
@@ -59,18 +60,6 @@ def launches(call):
     del LAUNCHED[:]
     call()
     return LAUNCHED.count("numba"), LAUNCHED.count("driver")
-
-
-def host_us(fn, n=200):
-    """Host microseconds per fn(), n calls queued (the GPU not waited for between them)."""
-    fn()
-    cuda.synchronize()
-    t0 = time.perf_counter()
-    for _ in range(n):
-        fn()
-    t1 = time.perf_counter()
-    cuda.synchronize()
-    return (t1 - t0) / n * 1e6
 
 
 def main():
