@@ -426,6 +426,37 @@ def cluster_config(grid, block, nbytes, stream_handle, cluster):
     return config, attr
 
 
+def max_active_clusters(kernel, args, block, nbytes, cluster):
+    """How many clusters of `cluster` = (x, y, z) blocks of `kernel` (a cuda.jit dispatcher, compiled for
+    `args`) with `block` threads and `nbytes` of dynamic shared memory the GPU runs at once
+    (cuOccupancyMaxActiveClusters): fewer than its SMs divided by the cluster's size where its GPCs' SM counts
+    are not multiples of it. A persistent grid of more clusters than this runs the rest in a second wave. None
+    in the simulator or where the driver cannot be asked."""
+    if in_simulator():
+        return None
+    from numba import typeof
+    compiled = allow_dynamic_shared(kernel, args, nbytes) or kernel.compile(tuple(typeof(a) for a in args))
+    lib = ctypes.CDLL("libcuda.so.1")
+    try:
+        handle = int(compiled._codelibrary.get_cufunc().handle)
+        query = lib.cuOccupancyMaxActiveClusters
+    except AttributeError:
+        return None
+    query.argtypes = [ctypes.POINTER(ctypes.c_int), ctypes.c_void_p, ctypes.POINTER(CUlaunchConfig)]
+    cluster = tuple(cluster) + (1,) * (3 - len(cluster))
+    block = tuple(block) + (1,) * (3 - len(block)) if isinstance(block, tuple) else (block, 1, 1)
+    config, attr = cluster_config(cluster, block, nbytes, 0, cluster)
+    n = ctypes.c_int(0)
+    if query(ctypes.byref(n), handle, ctypes.byref(config)):
+        function = ctypes.c_void_p()              # numba-cuda 0.30 hands out a library kernel: its function here
+        get = getattr(lib, "cuKernelGetFunction", None)
+        if get is None or get(ctypes.byref(function), ctypes.c_void_p(handle)):
+            return None
+        if query(ctypes.byref(n), function, ctypes.byref(config)):
+            return None
+    return n.value or None
+
+
 def _cluster_launch(lib, handle, grid, block, nbytes, stream_handle, params, cluster, name):
     try:
         call = lib.cuLaunchKernelEx

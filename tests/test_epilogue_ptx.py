@@ -47,15 +47,19 @@ def test_simt_kernel_with_an_epilogue_is_t4_legal(toolchain):  # noqa: F811
 @needs_ptxas
 @pytest.mark.parametrize("epi", [EPI])
 def test_hopper_kernel_with_an_epilogue_keeps_its_pipeline(epi):
-    """matmul's 128 x 128 tile (choose_tile's where 128 x 256 leaves SMs idle) with every option; the 128 x 256
-    one assembled the same way when it was written (a compile twice as long)."""
+    """matmul's 64 x 256 tile (choose_tile's where the product fills less than a wave of 128-row tiles: one
+    consumer warpgroup, 128 accumulators a thread, no setmaxnreg) with every option; the 128 x 256 one
+    assembled the same way when it was written (a compile twice as long)."""
     from kernels.hopper import warp_specialized
-    BN = 128
-    k = warp_specialized.make(BN=BN, regs=(40, 232), group=16, persistent=True, tma_store=True, epi=epi)
+    from kernels.lib.shapes import Tile
+    from kernels.lib.wgmma import config_for
+    config = config_for(Tile(64, 256, 1))
+    k = warp_specialized.make(BN=config["BN"], consumers=config["consumers"], regs=config["regs"], group=16,
+                              persistent=True, tma_store=True, epi=epi)
     d = T.uint16[:, ::1] if epi.out != "float32" else T.float32[:, ::1]
     sig = (T.float16[:, ::1], T.float16[:, ::1], d) + (T.uint64[::1],) * 3 + _arguments(epi, d, T.float32[:, :])
     ptx = _compile(k.function, sig)
-    boxes = BN // (64 if epi.out != "float32" else 32)
+    boxes = 256 // (64 if epi.out != "float32" else 32)
     assert ptx.count("wgmma.mma_async") == 4 and ptx.count("cp.async.bulk.tensor") == 2 + boxes
     assert ("cvt.rn.bf16x2.f32" in ptx) == (epi.out == "bfloat16")
     rc, err = _ptxas(ptx, ["-maxrregcount=%d" % ((65536 // k.threads) // 8 * 8)])

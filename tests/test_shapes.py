@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from cutelite.numeric import BFloat16, Float16
-from kernels.lib.shapes import MAX_SPLITS, MIN_K_TILES, STREAM_K_BELOW, Tile, choose_tile, stream_k_grid
+from kernels.lib.shapes import (FULL_WAVE, MAX_SPLITS, MIN_K_TILES, SPLIT_BELOW, STREAM_K_BELOW, Tile, choose_tile,
+                                stream_k_grid)
 
 pytestmark = pytest.mark.numba("simulator")
 H100 = 132
@@ -20,20 +21,25 @@ H100 = 132
 @pytest.mark.parametrize("shape,want", [
     ((4096, 4096, 4096), Tile(128, 256, 1)),    # 512 tiles of 128 x 256: 3.9 waves, 97 % busy: step 5's tile
     ((8192, 8192, 8192), Tile(128, 256, 1)),
-    ((2048, 2048, 2048), Tile(128, 256, 1)),    # 128 tiles: 97 % busy; 128 x 128's 256 no better
-    ((3072, 3072, 3072), Tile(128, 128, 1, True)),   # 288 tiles: 3 waves, 73 % busy; 576 of 128 x 128: 87 %,
-                                                     # below 90 %: stream-K over the last 576 - 4 x 132 = 48
-    ((128, 11008, 4096), Tile(128, 128, 1)),    # 43 tiles leave 89 SMs idle; 86 of 128 x 128 leave 46: too
-                                                # many to split K (2 x 86 > 132), one wave: not shared
-    ((16, 4096, 4096), Tile(64, 128, 4)),       # 32 tiles of 64 x 128; 132 // 32 = 4 splits of 16 k-tiles
-    ((1, 4096, 11008), Tile(64, 128, 4)),       # 172 k-tiles in 4 runs of 43
-    ((1024, 1024, 1024), Tile(128, 128, 1)),    # 64 tiles, but 2 splits' partial C (8 MB) outweigh A and B
-                                                # (4 MB); one wave: not shared
+    ((2048, 2048, 2048), Tile(128, 256, 1)),    # 128 tiles' work: at least 0.9 of a wave of 132
+    ((3072, 3072, 3072), Tile(128, 256, 1, True)),   # 288 tiles: 3 waves, 73 % busy: stream-K over the last
+                                                     # 288 - 2 x 132 = 24
+    ((128, 11008, 4096), Tile(64, 256, 1)),     # 43 tiles of 128 x 256 fill a third of the SMs; 86 of 64 x 256
+                                                # at least a quarter: one wave, not shared
+    ((1024, 1024, 1024), Tile(64, 256, 1)),     # 32 of 128 x 256; 64 of 64 x 256
+    ((128, 4096, 4096), Tile(64, 128, 1)),      # 32 tiles of 64 x 256 fill less than a quarter: 64 x 128, 64
+                                                # tiles, more than 132 // 8: no split
+    ((16, 4096, 4096), Tile(64, 128, 1)),       # M <= 64: 64 x 128, 32 tiles: no split
+    ((1, 4096, 11008), Tile(64, 128, 1)),
+    ((1, 1024, 8192), Tile(64, 128, 16)),       # 8 tiles: 132 // 8 = 16 splits of 8 k-tiles
+    ((100, 777, 12289), Tile(64, 128, 9)),      # 777 columns: 1024 of 256-wide tiles, 896 of 128: 128 wide;
+                                                # 14 tiles, 193 k-tiles: 132 // 14 = 9 splits of 22 (the last 17)
     ((64, 14336, 4096), Tile(64, 128, 1)),      # 112 tiles: 85 % of one wave, not shared
     ((5000, 5000, 5000), Tile(128, 256, 1, True)),   # 800 tiles of 128 x 256: 6.1 waves, 87 % busy: stream-K
                                                      # over the last 800 - 6 x 132 = 8
     ((6144, 6144, 6144), Tile(128, 256, 1)),         # 1152 tiles: 8.7 waves, 97 % busy: no stream-K
-    ((256, 256, 256), Tile(128, 128, 1)),       # 4 k-tiles: too few to split, or to share (4 x 4 // 4 blocks)
+    ((100000, 128, 4096), Tile(128, 128, 1)),   # N of one 128-wide tile: 256 wide would waste half
+    ((256, 256, 256), Tile(64, 128, 1)),        # 8 tiles but 4 k-tiles: too few to split
 ])
 def test_worked_cases(shape, want):
     assert choose_tile(*shape, Float16, H100) == want
@@ -41,22 +47,26 @@ def test_worked_cases(shape, want):
 
 @pytest.mark.parametrize("n_sm", [132, 114, 78, 40])
 def test_rule_post_conditions(n_sm):
-    """Over many shapes: 64-row tiles exactly where M <= 64; splits only where the tiles fill at most half the
-    SMs (and then in 128-wide tiles), never more blocks than SMs, each split at least MIN_K_TILES k-tiles and
-    none empty; the partial sums added into C at most half the operands' bytes."""
+    """Over many shapes: 64 x 128 tiles where M <= 64; 128-row tiles exactly where the product's work fills
+    FULL_WAVE of a wave of them; splits only in 64 x 128 tiles, where they are at most n_sm // SPLIT_BELOW,
+    never more blocks than SMs, each split at least MIN_K_TILES k-tiles and none empty; the partial sums added
+    into C at most half the operands' bytes; stream-K exactly after full waves that leave the last part full."""
     sizes = [1, 16, 64, 65, 128, 200, 777, 1024, 1333, 4096, 11008]
     for M in sizes:
         for N in sizes:
             for K in (64, 256, 2049, 4096, 16384):
                 t = choose_tile(M, N, K, BFloat16, n_sm)
-                assert t.BM == (64 if M <= 64 else 128) and t.BN in (128, 256)
+                assert (t.BM, t.BN) in ((128, 256), (128, 128), (64, 256), (64, 128)), (M, N, K, t)
+                if M <= 64:
+                    assert (t.BM, t.BN) == (64, 128), (M, N, K, t)
+                assert (t.BM == 128) == (M > 64 and M * N >= FULL_WAVE * n_sm * 128 * t.BN), (M, N, K, t)
                 tiles = -(-M // t.BM) * -(-N // t.BN)
                 k_tiles = -(-K // 64)
                 per = -(-k_tiles // t.splits)
                 assert 1 <= t.splits <= MAX_SPLITS and (t.splits - 1) * per < k_tiles, (M, N, K, t)
                 if t.splits > 1:
-                    assert 2 * tiles <= n_sm and tiles * t.splits <= n_sm and t.BN == 128, (M, N, K, t)
-                    assert per >= MIN_K_TILES, (M, N, K, t)
+                    assert (t.BM, t.BN) == (64, 128) and tiles <= n_sm // SPLIT_BELOW, (M, N, K, t)
+                    assert tiles * t.splits <= n_sm and per >= MIN_K_TILES, (M, N, K, t)
                     partials = t.splits * M * N * 4
                     assert partials <= (M + N) * K * 2 / 2, (M, N, K, t)
                 waves = -(-tiles // n_sm)
@@ -77,12 +87,12 @@ def test_stream_k_grid(tiles, k_tiles, want):
     assert stream_k_grid(tiles, k_tiles, H100) == want
 
 
-def test_wider_tiles_where_they_fill_as_well():
-    """A grid that fills the GPU as well with 128 x 256 tiles keeps them (the faster tile alone); N of one
-    128-wide tile never takes a 256-wide one."""
-    for M, N in ((4096, 4096), (8192, 8192), (4096, 14336), (2048, 2048)):
+def test_wider_tiles_where_they_waste_no_more():
+    """256 columns where the last column of tiles wastes about as little as 128's; N of one 128-wide tile never
+    takes a 256-wide one."""
+    for M, N in ((4096, 4096), (8192, 8192), (4096, 14336), (2048, 2048), (1024, 1024)):
         assert choose_tile(M, N, 4096, Float16, H100).BN == 256
-    for M in (16, 1000, 5000):
+    for M in (16, 1000, 5000, 100000):
         assert choose_tile(M, 128, 4096, Float16, H100).BN == 128
 
 

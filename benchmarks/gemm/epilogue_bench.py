@@ -11,6 +11,7 @@
    PyTorch's three passes. A table last.
 
     PYTHONPATH=. python3 benchmarks/gemm/epilogue_bench.py [--cases 60] [--seed 0] [--records PATH]
+    PYTHONPATH=. python3 benchmarks/gemm/epilogue_bench.py --cases 12 --only 5 6 --no-bench   # two cases, no timing
 
 --records writes the timings as JSON (device, date, command, rows) to PATH, or to RECORDS
 (kernels.lib.epilogue: what chapter 8 reads) with no PATH given.
@@ -47,7 +48,8 @@ def reference(A, B, alpha, beta, C, bias, activation):
     return x
 
 
-def case(rng, n):
+def case(rng, n, run=True):
+    """Draw fuzz case n from rng; with run, check it (True where it passes)."""
     M, N, K = (int(v) for v in rng.integers(1, 701, 3))
     dt = DTYPES[rng.integers(3)]
     out_dtype = ("float32", "float16", "bfloat16")[rng.integers(3)]
@@ -56,6 +58,9 @@ def case(rng, n):
     beta = float(rng.choice([0.0, 0.0, 1.0, -0.5]))
     activation = (None, "relu", "gelu")[rng.integers(3)]
     mode = (None, "col", "row")[rng.integers(3)]
+    bias_dtype = DTYPES[rng.integers(3)] if mode else None
+    if not run:
+        return True
     A = torch.randn(M, K, device="cuda").to(dt)
     B = torch.randn(K, N, device="cuda").to(dt)
     if am == "col":
@@ -64,7 +69,7 @@ def case(rng, n):
         B = B.t().contiguous().t()
     bias = None
     if mode:
-        bias = torch.randn(*((N,) if mode == "col" else (M, 1)), device="cuda").to(DTYPES[rng.integers(3)])
+        bias = torch.randn(*((N,) if mode == "col" else (M, 1)), device="cuda").to(bias_dtype)
     C0 = torch.randn(M, N, device="cuda").to(OUT[out_dtype])
     want = reference(A, B, alpha, beta, C0, bias, activation)
     errs = []
@@ -120,11 +125,17 @@ def main():
     ap.add_argument("--cases", type=int, default=60)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--records", nargs="?", const=RECORDS, default=None)
+    ap.add_argument("--only", type=int, nargs="*", default=None, help="check these cases of the --cases drawn")
+    ap.add_argument("--no-bench", action="store_true", help="the fuzz only")
     args = ap.parse_args()
     rng = np.random.default_rng(args.seed)
     torch.manual_seed(args.seed)
-    bad = sum(not case(rng, n) for n in range(args.cases))
-    print("epilogue fuzz: %d cases, %s" % (args.cases, "all pass" if bad == 0 else "%d FAIL" % bad), flush=True)
+    run = set(range(args.cases) if args.only is None else args.only)
+    bad = sum(not case(rng, n, n in run) for n in range(args.cases))
+    print("epilogue fuzz: %d of %d cases, %s" % (len(run), args.cases, "all pass" if bad == 0 else "%d FAIL" % bad),
+          flush=True)
+    if args.no_bench:
+        sys.exit(bad)
     rows, ratios = [], []
     for size in (4096, 8192):
         r, t = timings(size)

@@ -24,6 +24,7 @@ from ..cutejit import (
     setmaxnreg, thread_idx, tma_load_multicast, warpgroup_arrive, warpgroup_commit, warpgroup_wait,
 )
 from ..expr import src
+from ..runtime import max_active_clusters
 from . import objects as hopper
 from .warp_specialized import epilogue_tma
 
@@ -153,8 +154,14 @@ def make(cluster=(2, 1), BN=256, stages=4, consumers=2, regs=(40, 232), group=16
     BM = 64 * consumers
 
     def grid(A, B, C, *maps):
+        """Whole clusters, no more than the GPU runs at once (runtime.max_active_clusters; at most one block an
+        SM): the persistent blocks loop over the tiles, so a cluster that waited for a second wave would
+        double the time of the tiles it took."""
         clusters = -(-C.shape[0] // (BM * cluster[0])) * -(-C.shape[1] // (BN * cluster[1]))
-        return min(clusters, hopper._sm_count() // ctas) * ctas
+        fit = hopper._sm_count() // ctas
+        if ctas > 1:
+            fit = min(fit, max_active_clusters(k.numba, (A, B, C) + maps, k.threads, k.smem_bytes, k.cluster) or fit)
+        return min(clusters, fit) * ctas
     k.grid = grid
     return k
 

@@ -1,41 +1,47 @@
 """Which tile a GEMM's kernel runs and into how many runs of K it splits, from the problem's shape and the
 GPU's SM count: the rule matmul's Hopper family follows, written once (issue 30).
 
-    tile = choose_tile(16, 4096, 4096, Float16, n_sm=132)     # Tile(BM=64, BN=128, splits=4, stream_k=False)
+    tile = choose_tile(1024, 1024, 1024, Float16, n_sm=132)    # Tile(BM=64, BN=256, splits=1, stream_k=False)
 
 A kernel is as fast as its grid keeps the SMs busy. One tile per block: a grid of T tiles runs in
 ceil(T / n_sm) waves, and the last wave leaves SMs idle; a grid of fewer tiles than SMs leaves them idle
-all along. The rule, as CUTLASS's and the CuTe DSL's schedulers choose:
-  * rows: 64-row tiles where M <= 64 (a consumer warpgroup's wgmma computes 64 rows: a 128-row tile would
-    compute at least as many zero rows as real ones), else 128;
-  * columns: 256 or 128, whichever keeps more SMs busy over the waves, weighed by the share of the tiles'
-    columns inside N and by what a tile runs at alone (a 128-wide tile loads more bytes per multiply-add;
-    COLUMN_SPEED), the wider one on a tie;
-  * split-K where the tiles fill at most half the SMs: `splits` blocks per tile, each accumulating a run of
-    at least MIN_K_TILES k-tiles, as many as fill the SMs but no more than MAX_SPLITS, and no more than
-    keep the float32 partial sums (each split adds its M x N partial C into C, in L2) at half the operands'
-    bytes;
+all along, and there a smaller tile, more of them, each with a shorter run, finishes sooner. The rule:
+  * columns: 256, unless 128-wide tiles waste clearly less of the last column of tiles past N (the share of
+    the tiles' columns inside N, COLUMN_WASTE);
+  * rows and, again, columns, by how much of the GPU the product fills (its useful work counted in tiles):
+    128-row tiles where that fills at least FULL_WAVE of one wave of 128-row tiles; else 64 x 256 where those
+    tiles' work fills at least a quarter of the SMs; else 64 x 128. M <= 64 always takes 64 x 128: such
+    products are bound by the bytes of B, and narrower tiles spread B's stream over more SMs;
+  * split-K only where the tiles are at most n_sm // SPLIT_BELOW: `splits` blocks per tile, each
+    accumulating a run of at least MIN_K_TILES k-tiles, as many as fill the SMs but no more than MAX_SPLITS,
+    and no more than keep the float32 partial sums (each split adds its M x N partial C into C, in L2) at half
+    the operands' bytes;
   * else stream-K where a full wave comes before a last one that keeps the SMs busy less than STREAM_K_BELOW
     of the time: a persistent grid of stream_k_grid blocks computes the full waves' tiles whole and shares
     the last part-full wave's k-tiles evenly, each block adding its pieces of those tiles into C
     (kernels.cutejit.scheduler). Only those tiles' box of C is zeroed first, and each block adds at most two
-    pieces a tile's worth of work, so the partial sums cost far less than a split of every tile. A grid of
-    one part-full wave keeps its idle SMs: measured on an H200 (2026-11-27, matmul_sweep.py --quick), sharing
-    it ran slower at every such shape (64 x 11008 x 4096 0.77 of cuBLAS against 0.84 unshared, 1024^3 0.39
-    against 0.53, 777 x 1333 x 2049 0.75 against 0.85), sharing after full waves faster (3072^3 0.85 against
-    0.77).
+    pieces a tile's worth of work. A grid of one part-full wave keeps its idle SMs.
+Measured on an H200 (2026-11-27, every tile forced on the same shapes: benchmarks/gemm/tile_probe.py, its table
+in RESULTS_EPILOGUE_CLUSTER_SHAPES.md): 64 x 256 tiles ran 1024^3 at 0.75 of cuBLAS against 0.61 for 128 x 128,
+128 x 11008 x 4096 at 0.81, 777 x 1333 x 2049 at 0.80; 64 x 128 without a split ran 16 x 4096 x 4096 at 0.82
+against 0.78 split in 4 (1 x 4096 x 4096: 0.76 against 0.63) and 128 x 4096 x 4096 at 0.66 against 0.55 for 128 x
+128 split in 4: the memset and the reduce-adds cost more than the SMs they fill, until the tiles are very few.
+Sharing a single part-full wave (stream-K) lost at every such shape; after full waves it won (3072^3: 128 x 256
+stream-K 0.85, 128 x 128 stream-K 0.82, none 0.71).
 """
 
 from typing import NamedTuple
 
-__all__ = ["Tile", "choose_tile", "stream_k_grid", "waves_fill", "COLUMN_SPEED", "MIN_K_TILES", "MAX_SPLITS",
-           "BK_BYTES", "STREAM_K_BELOW"]
+__all__ = ["Tile", "choose_tile", "stream_k_grid", "waves_fill", "FULL_WAVE", "COLUMN_WASTE", "SPLIT_BELOW",
+           "MIN_K_TILES", "MAX_SPLITS", "BK_BYTES", "STREAM_K_BELOW"]
 
-COLUMN_SPEED = {256: 1.0, 128: 0.9}   # a tile's rate alone, relative to 256 columns (assumed; the sweep tests it)
+FULL_WAVE = 0.9                       # 128-row tiles where the product fills this much of a wave of them
+COLUMN_WASTE = 0.9                    # 256 columns unless their share inside N is below this of 128's
+SPLIT_BELOW = 8                       # split K only where the tiles are at most n_sm // SPLIT_BELOW
 MIN_K_TILES = 4                       # k-tiles a split accumulates at least: the pipeline's 4 stages, filled once
 MAX_SPLITS = 16
 BK_BYTES = 128                        # a k-tile's K: one 128-byte swizzle row (64 halves)
-STREAM_K_BELOW = 0.9                  # stream-K where the waves keep the SMs busy less than this (assumed)
+STREAM_K_BELOW = 0.9                  # stream-K where the waves keep the SMs busy less than this
 
 
 class Tile(NamedTuple):
@@ -62,22 +68,26 @@ def choose_tile(M: int, N: int, K: int, dtype, n_sm: int) -> Tile:
     """The tile and the split of K for an M x N x K product of `dtype` inputs (cutelite.numeric; float32
     partial sums) on a GPU of `n_sm` SMs.
 
-    Post: BM == 64 if M <= 64 else 128; BN in (256, 128); 1 <= splits <= MAX_SPLITS; splits > 1 only where
-          the grid has at most n_sm // 2 tiles, and then BN == 128 (in one wave, twice the tiles fill twice
-          the SMs); each of the splits runs ceil(k_tiles / splits) k-tiles, the last at least one; stream_k
-          only where splits == 1, tiles > n_sm, waves_fill(tiles, n_sm) < STREAM_K_BELOW and stream_k_grid
-          gives more blocks than the last wave's tiles (some tile is shared)."""
-    BM = 64 if M <= 64 else 128
-    rows = -(-M // BM)
-
-    def score(BN):
-        cols = -(-N // BN)
-        return waves_fill(rows * cols, n_sm) * N / (cols * BN) * COLUMN_SPEED[BN]
-    BN = max((256, 128), key=score)                    # max keeps the first of equals: 256
-    tiles = rows * -(-N // BN)
+    Post: (BM, BN) in ((128, 256), (128, 128), (64, 256), (64, 128)); BM == 64 where M <= 64, and then BN ==
+          128; 1 <= splits <= MAX_SPLITS; splits > 1 only in 64 x 128 tiles, where the grid has at most
+          n_sm // SPLIT_BELOW of them; each of the splits runs ceil(k_tiles / splits) k-tiles, the last at
+          least one; stream_k only where splits == 1, tiles > n_sm, waves_fill(tiles, n_sm) < STREAM_K_BELOW
+          and stream_k_grid gives more blocks than the last wave's tiles (some tile is shared)."""
+    def inside(BN):                                    # the share of the tiles' columns inside N
+        return N / (-(-N // BN) * BN)
+    BN = 256 if inside(256) >= COLUMN_WASTE * inside(128) else 128
+    if M <= 64:
+        BM, BN = 64, 128
+    elif M * N >= FULL_WAVE * n_sm * 128 * BN:         # the product's work fills a wave of 128-row tiles
+        BM = 128
+    elif BN == 256 and M * N >= n_sm / 4 * 64 * 256:
+        BM = 64
+    else:
+        BM, BN = 64, 128
+    tiles = -(-M // BM) * -(-N // BN)
     k_tiles = -(-K * (dtype.bits // 8) // BK_BYTES)
     splits = 1
-    if 2 * tiles <= n_sm:
+    if (BM, BN) == (64, 128) and tiles <= n_sm // SPLIT_BELOW:
         operand_bytes = (M + N) * K * dtype.bits // 8
         partial_bytes = M * N * 4                      # one split's float32 partial C, added into C
         splits = max(1, min(n_sm // tiles, k_tiles // MIN_K_TILES, MAX_SPLITS, operand_bytes // (2 * partial_bytes)))
