@@ -131,22 +131,25 @@ def test_recorded_prints_the_record_and_its_fuzz(tmp_path):
     assert lines[-1] == "| 64^3 | torch.mm bf16 out | 0.012 | 42.0 |"
 
 
-def test_a_16_bit_bias_is_read_in_whole_pairs():
-    """A float16 bias per column of an odd N reaches the kernel as a matrix of an even number of columns (the
-    kernels read 16-bit values two at a time, kept or dropped whole at the edge; the H200's epilogue fuzz:
-    a (456, 589) bias was refused): the values, then zeros; every row the same."""
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+def test_a_bias_is_read_in_whole_pairs(dtype):
+    """A bias per column of an odd N reaches the kernel as a matrix of an even number of columns (the
+    tensor-core kernels read a thread's two columns at once, kept or dropped whole at the edge; the H200's
+    epilogue fuzz: a (456, 589) float16 bias and a (218, 297) float32 one were refused): the values, then
+    zeros; every row the same."""
     from numba import cuda
     from cutelite.numeric import Float16
     from kernels.lib.epilogue import fuse
-    bias = np.arange(1, 10, dtype=np.float16)
+    bias = np.arange(1, 10, dtype=dtype)
     D = cuda.device_array((5, 9), np.uint16)
     fused = fuse(Float16, 1.0, 0.0, cuda.to_device(bias), None, 5, 9, D, True)
     epi, wide = fused.for_kernel()
-    assert not wide and epi.bias_dtype == "float16"
+    assert not wide and epi.bias_dtype == np.dtype(dtype).name
     args, copies = fused.arguments(D, 0, wide)
     for copy in copies:
         copy()
     (b,) = args
     assert b.shape == (5, 10) and b.strides[0] == 0
-    want = np.append(bias, np.float16(0)).view(np.uint16)
+    want = np.append(bias, dtype(0))
+    want = want.view(np.uint16) if dtype == np.float16 else want
     assert all(np.array_equal(b[i].copy_to_host(), want) for i in range(5))

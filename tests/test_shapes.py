@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from cutelite.numeric import BFloat16, Float16
-from kernels.lib.shapes import (FULL_WAVE, MAX_SPLITS, MIN_K_TILES, SPLIT_BELOW, STREAM_K_BELOW, Tile, choose_tile,
-                                stream_k_grid)
+from kernels.lib.shapes import (FULL_WAVE, MAX_SPLITS, MIN_K_TILES, SPLIT_BELOW, SPLIT_RUN, STREAM_K_BELOW, Tile,
+                                choose_tile, stream_k_grid)
 
 pytestmark = pytest.mark.numba("simulator")
 H100 = 132
@@ -30,7 +30,8 @@ H100 = 132
     ((128, 4096, 4096), Tile(64, 128, 1)),      # 32 tiles of 64 x 256 fill less than a quarter: 64 x 128, 64
                                                 # tiles, more than 132 // 8: no split
     ((16, 4096, 4096), Tile(64, 128, 1)),       # M <= 64: 64 x 128, 32 tiles: no split
-    ((1, 4096, 11008), Tile(64, 128, 1)),
+    ((1, 4096, 11008), Tile(64, 128, 4)),       # 32 tiles, 172 k-tiles: 4 splits of 43 (at least SPLIT_RUN)
+    ((64, 4096, 4096), Tile(64, 128, 1)),       # 64 k-tiles: a split would run fewer than SPLIT_RUN
     ((1, 1024, 8192), Tile(64, 128, 16)),       # 8 tiles: 132 // 8 = 16 splits of 8 k-tiles
     ((100, 777, 12289), Tile(64, 128, 9)),      # 777 columns: 1024 of 256-wide tiles, 896 of 128: 128 wide;
                                                 # 14 tiles, 193 k-tiles: 132 // 14 = 9 splits of 22 (the last 17)
@@ -48,8 +49,9 @@ def test_worked_cases(shape, want):
 @pytest.mark.parametrize("n_sm", [132, 114, 78, 40])
 def test_rule_post_conditions(n_sm):
     """Over many shapes: 64 x 128 tiles where M <= 64; 128-row tiles exactly where the product's work fills
-    FULL_WAVE of a wave of them; splits only in 64 x 128 tiles, where they are at most n_sm // SPLIT_BELOW,
-    never more blocks than SMs, each split at least MIN_K_TILES k-tiles and none empty; the partial sums added
+    FULL_WAVE of a wave of them; splits only in 64 x 128 tiles, where they are at most half the SMs, never
+    more blocks than SMs, each split at least SPLIT_RUN k-tiles (MIN_K_TILES where the tiles are at most
+    n_sm // SPLIT_BELOW) and none empty; the partial sums added
     into C at most half the operands' bytes; stream-K exactly after full waves that leave the last part full."""
     sizes = [1, 16, 64, 65, 128, 200, 777, 1024, 1333, 4096, 11008]
     for M in sizes:
@@ -65,8 +67,9 @@ def test_rule_post_conditions(n_sm):
                 per = -(-k_tiles // t.splits)
                 assert 1 <= t.splits <= MAX_SPLITS and (t.splits - 1) * per < k_tiles, (M, N, K, t)
                 if t.splits > 1:
-                    assert (t.BM, t.BN) == (64, 128) and tiles <= n_sm // SPLIT_BELOW, (M, N, K, t)
-                    assert tiles * t.splits <= n_sm and per >= MIN_K_TILES, (M, N, K, t)
+                    assert (t.BM, t.BN) == (64, 128) and 2 * tiles <= n_sm, (M, N, K, t)
+                    run = MIN_K_TILES if tiles <= n_sm // SPLIT_BELOW else SPLIT_RUN
+                    assert tiles * t.splits <= n_sm and per >= run, (M, N, K, t)
                     partials = t.splits * M * N * 4
                     assert partials <= (M + N) * K * 2 / 2, (M, N, K, t)
                 waves = -(-tiles // n_sm)

@@ -143,6 +143,7 @@ def splitk_fuzz(cases, dtypes, seed=1, stream_k=False):
     rng = random.Random(seed)
     n_sm = torch.cuda.get_device_properties(0).multi_processor_count
     done, splits = 0, collections.Counter()
+    name = "stream-K" if stream_k else "split-K"
     while done < cases:
         if stream_k:
             M, N, K = rng.choice((rng.randint(1, 64), rng.randint(65, 3000))), rng.randint(64, 12288), rng.randint(64, 8192)
@@ -157,7 +158,6 @@ def splitk_fuzz(cases, dtypes, seed=1, stream_k=False):
         b = oriented(torch.randn(K, N, device="cuda").to(dt), bm)
         wide = torch.full((M, N + 8), 7.0, device="cuda")
         c, ref = wide[:, :N], cublas_baseline(a, b)[1]()
-        name = "stream-K" if stream_k else "split-K"
         for call in ("first", "again"):
             c.fill_(float("nan"))
             what = "%s fuzz %d: matmul %dx%dx%d %s %s/%s (%s), %s call" % (name, done, M, N, K, str(dt)[6:], am, bm,

@@ -68,15 +68,15 @@ class Fused:
         (rows, cols) matrix, alpha,
         beta. The copy, if any: the bias into a zero-padded float32 vector where `bias_f32` asks (a kernel built
         for a float32 bias), else into a zero-padded vector of its type where it is shorter than D's mode (an
-        even count of 16-bit values, which the kernels read two at a time) or is not 16-byte aligned."""
+        even count: the tensor-core kernels read two values at a time) or is not 16-byte aligned."""
         rows, cols = D.shape
         args, before = [], []
         if self.epi.beta:
             args.append(D if C is None else C)
         if self.epi.bias:
             n = rows if self.epi.bias == "row" else cols
-            if n % 2 and not (bias_f32 or self.epi.bias_dtype == "float32"):
-                n += 1            # 16-bit values are read two at a time, kept or dropped whole: an even count
+            if n % 2 and not bias_f32:
+                n += 1            # read two at a time (a thread's pair of columns), kept or dropped whole: even
             v = self.bias
             if bias_f32 and self.epi.bias_dtype != "float32":       # widened and padded in one pass
                 v, widen = staging.widen_to_f32(v.reshape(1, v.shape[0]), self.epi.bias_dtype == "bfloat16", stream,

@@ -12,10 +12,10 @@ all along, and there a smaller tile, more of them, each with a shorter run, fini
     128-row tiles where that fills at least FULL_WAVE of one wave of 128-row tiles; else 64 x 256 where those
     tiles' work fills at least a quarter of the SMs; else 64 x 128. M <= 64 always takes 64 x 128: such
     products are bound by the bytes of B, and narrower tiles spread B's stream over more SMs;
-  * split-K only where the tiles are at most n_sm // SPLIT_BELOW: `splits` blocks per tile, each
-    accumulating a run of at least MIN_K_TILES k-tiles, as many as fill the SMs but no more than MAX_SPLITS,
-    and no more than keep the float32 partial sums (each split adds its M x N partial C into C, in L2) at half
-    the operands' bytes;
+  * split-K in 64 x 128 tiles where they fill at most half the SMs: `splits` blocks per tile, as many as fill
+    the SMs but no more than MAX_SPLITS, each accumulating a run of at least SPLIT_RUN k-tiles (MIN_K_TILES
+    where the tiles are at most n_sm // SPLIT_BELOW: the SMs would be nearly all idle), and no more than keep
+    the float32 partial sums (each split adds its M x N partial C into C, in L2) at half the operands' bytes;
   * else stream-K where a full wave comes before a last one that keeps the SMs busy less than STREAM_K_BELOW
     of the time: a persistent grid of stream_k_grid blocks computes the full waves' tiles whole and shares
     the last part-full wave's k-tiles evenly, each block adding its pieces of those tiles into C
@@ -25,7 +25,8 @@ Measured on an H200 (2026-11-27, every tile forced on the same shapes: benchmark
 in RESULTS_EPILOGUE_CLUSTER_SHAPES.md): 64 x 256 tiles ran 1024^3 at 0.75 of cuBLAS against 0.61 for 128 x 128,
 128 x 11008 x 4096 at 0.81, 777 x 1333 x 2049 at 0.80; 64 x 128 without a split ran 16 x 4096 x 4096 at 0.82
 against 0.78 split in 4 (1 x 4096 x 4096: 0.76 against 0.63) and 128 x 4096 x 4096 at 0.66 against 0.55 for 128 x
-128 split in 4: the memset and the reduce-adds cost more than the SMs they fill, until the tiles are very few.
+128 split in 4: the memset and the reduce-adds cost more than the SMs they fill, until the tiles are very few
+or their runs long (64 x 4096 x 11008, 172 k-tiles: 0.55 unsplit against 0.83 in 4 splits of 43).
 Sharing a single part-full wave (stream-K) lost at every such shape; after full waves it won (3072^3: 128 x 256
 stream-K 0.85, 128 x 128 stream-K 0.82, none 0.71).
 """
@@ -33,11 +34,12 @@ stream-K 0.85, 128 x 128 stream-K 0.82, none 0.71).
 from typing import NamedTuple
 
 __all__ = ["Tile", "choose_tile", "stream_k_grid", "waves_fill", "FULL_WAVE", "COLUMN_WASTE", "SPLIT_BELOW",
-           "MIN_K_TILES", "MAX_SPLITS", "BK_BYTES", "STREAM_K_BELOW"]
+           "SPLIT_RUN", "MIN_K_TILES", "MAX_SPLITS", "BK_BYTES", "STREAM_K_BELOW"]
 
 FULL_WAVE = 0.9                       # 128-row tiles where the product fills this much of a wave of them
 COLUMN_WASTE = 0.9                    # 256 columns unless their share inside N is below this of 128's
-SPLIT_BELOW = 8                       # split K only where the tiles are at most n_sm // SPLIT_BELOW
+SPLIT_BELOW = 8                       # splits of MIN_K_TILES where the tiles are at most n_sm // SPLIT_BELOW
+SPLIT_RUN = 40                        # else k-tiles a split accumulates at least (measured: 64 lost, 172 won)
 MIN_K_TILES = 4                       # k-tiles a split accumulates at least: the pipeline's 4 stages, filled once
 MAX_SPLITS = 16
 BK_BYTES = 128                        # a k-tile's K: one 128-byte swizzle row (64 halves)
@@ -70,8 +72,8 @@ def choose_tile(M: int, N: int, K: int, dtype, n_sm: int) -> Tile:
 
     Post: (BM, BN) in ((128, 256), (128, 128), (64, 256), (64, 128)); BM == 64 where M <= 64, and then BN ==
           128; 1 <= splits <= MAX_SPLITS; splits > 1 only in 64 x 128 tiles, where the grid has at most
-          n_sm // SPLIT_BELOW of them; each of the splits runs ceil(k_tiles / splits) k-tiles, the last at
-          least one; stream_k only where splits == 1, tiles > n_sm, waves_fill(tiles, n_sm) < STREAM_K_BELOW
+          n_sm // 2 of them, and then runs of at least SPLIT_RUN k-tiles where it has more than
+          n_sm // SPLIT_BELOW; each of the splits runs ceil(k_tiles / splits) k-tiles, the last at least one; stream_k only where splits == 1, tiles > n_sm, waves_fill(tiles, n_sm) < STREAM_K_BELOW
           and stream_k_grid gives more blocks than the last wave's tiles (some tile is shared)."""
     def inside(BN):                                    # the share of the tiles' columns inside N
         return N / (-(-N // BN) * BN)
@@ -87,10 +89,11 @@ def choose_tile(M: int, N: int, K: int, dtype, n_sm: int) -> Tile:
     tiles = -(-M // BM) * -(-N // BN)
     k_tiles = -(-K * (dtype.bits // 8) // BK_BYTES)
     splits = 1
-    if (BM, BN) == (64, 128) and tiles <= n_sm // SPLIT_BELOW:
+    if (BM, BN) == (64, 128) and 2 * tiles <= n_sm:
+        run = MIN_K_TILES if tiles <= n_sm // SPLIT_BELOW else SPLIT_RUN
         operand_bytes = (M + N) * K * dtype.bits // 8
         partial_bytes = M * N * 4                      # one split's float32 partial C, added into C
-        splits = max(1, min(n_sm // tiles, k_tiles // MIN_K_TILES, MAX_SPLITS, operand_bytes // (2 * partial_bytes)))
+        splits = max(1, min(n_sm // tiles, k_tiles // run, MAX_SPLITS, operand_bytes // (2 * partial_bytes)))
         splits = -(-k_tiles // -(-k_tiles // splits))  # even runs: none left empty
     stream_k = (splits == 1 and tiles > n_sm and waves_fill(tiles, n_sm) < STREAM_K_BELOW
                 and stream_k_grid(tiles, k_tiles, n_sm) > tiles % n_sm)
