@@ -186,31 +186,36 @@ def test_matmul_stages_what_a_tensor_map_cannot_read():
     assert c.shape == (4, 3) and c.strides == (128, 4)
 
 
-def test_c_buffer_reads_c_in_whole_pairs():
-    """Where the epilogue reads C (beta != 0) of 16-bit values two at a time, an odd N goes through a buffer
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+def test_c_buffer_reads_c_in_whole_pairs(dtype):
+    """Where the epilogue reads C (beta != 0), a thread's two columns at once, an odd N goes through a buffer
     one column wider: seeded with C and zeros, the epilogue's read of the last pair inside it, the crop
-    copying back N columns only (the H200's epilogue fuzz: out (454, 181) float16 with beta was refused)."""
+    copying back N columns only (the H200's epilogue fuzz: out (454, 181) float16 and (162, 551) float32 with
+    beta were refused)."""
     from numba import cuda
+    from cutelite.numeric import numeric
     from kernels.lib import staging
     from kernels.lib.wgmma import c_buffer
-    host = np.arange(5 * 9, dtype=np.float16).reshape(5, 9)
-    big = cuda.to_device(np.zeros((5, 16), np.float16))
+    t = numeric(np.dtype(dtype).name)
+    bits = np.uint16 if dtype == np.float16 else np.float32           # what the device array holds
+    host = np.arange(5 * 9, dtype=dtype).reshape(5, 9)
+    big = cuda.to_device(np.zeros((5, 16), dtype))
     big[:, :9] = host
-    for out in (cuda.to_device(host), big[:, :9]):          # rows of 18 bytes; rows of 9 values 32 bytes apart
-        c = describe(out, "out", dtype=Float16)
-        cv, after, result = c_buffer(c, 5, 9, Float16, True, (), 0)
+    for out in (cuda.to_device(host), big[:, :9]):          # rows of 9 values, packed or 16 values apart
+        c = describe(out, "out", dtype=t)
+        cv, after, result = c_buffer(c, 5, 9, t, True, (), 0)
         assert result is c.array and cv.shape == (5, 10) and cv.strides[0] % 128 == 0 and len(after) == 1
         for copy in staging.seeded(c, cv):
             copy()
-        want = np.zeros((5, 10), np.float16)
+        want = np.zeros((5, 10), dtype)
         want[:, :9] = host
-        assert np.array_equal(cv.copy_to_host(), want.view(np.uint16))       # the bits the kernel reads
+        assert np.array_equal(cv.copy_to_host(), want.view(bits))       # the bits the kernel reads
         cv[:, 9] = 7                                          # the extra column is never copied back
         after[0]()
         assert np.array_equal(out.copy_to_host(), host)
-    cv, after, result = c_buffer(describe(big[:, :8], "out", dtype=Float16), 5, 8, Float16, True, (), 0)
+    cv, after, result = c_buffer(describe(big[:, :8], "out", dtype=t), 5, 8, t, True, (), 0)
     assert cv.shape == (5, 8) and after == []                 # even N, 16-byte rows: written in place
-    cv, _, _ = c_buffer(describe(cuda.to_device(host), "out", dtype=Float16), 5, 9, Float16, False, (), 0)
+    cv, _, _ = c_buffer(describe(cuda.to_device(host), "out", dtype=t), 5, 9, t, False, (), 0)
     assert cv.shape == (5, 9)                                 # no beta: nothing reads C
 
 

@@ -114,10 +114,10 @@ def c_buffer(c, M, N, out, reads_c, reads, stream=0):
     """(the array the kernel writes C into, the copies after it, the device array holding C then) for an
     M x N C of element type `out` (Operand c: the caller's out, or None): c itself where the TMA store can
     write it in place (K-major rows of 16-byte multiples, no overlap with the Operands `reads`), else a buffer
-    of 128-byte rows cropped into place. An epilogue that reads C (`reads_c`: beta != 0) reads 16-bit values
-    two at a time, kept or dropped whole at the edge: for an odd N the buffer is one column wider (C is read
+    of 128-byte rows cropped into place. An epilogue that reads C (`reads_c`: beta != 0) reads a thread's two
+    columns at once, kept or dropped whole at the edge: for an odd N the buffer is one column wider (C is read
     from it, its last column zeros; the kernel writes its first N columns)."""
-    pairs = reads_c and out.bits == 16 and N % 2
+    pairs = reads_c and N % 2
     if c is not None and c.on_device and c.major == Major.K and c.tma_readable and not c.overlaps(*reads) \
             and not pairs:
         return c.array, [], c.array
