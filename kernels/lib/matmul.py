@@ -229,7 +229,7 @@ _PREPARED = {}     # (what A, B, out and the stream are) -> the launch that comp
 def _identity(x):
     """What a prepared call depends on for a device array: address, shape, strides, dtype (None otherwise)."""
     if type(x).__module__.startswith("torch"):
-        return (x.data_ptr(), tuple(x.shape), tuple(x.stride()), str(x.dtype)) if x.is_cuda else None
+        return (x.data_ptr(), x.shape, x.stride(), x.dtype) if x.is_cuda else None
     cai = getattr(x, "__cuda_array_interface__", None)
     return None if cai is None else (cai["data"][0], cai["shape"], cai["strides"], cai["typestr"])
 
@@ -255,7 +255,8 @@ def _call_key(A, B, out, kernel, scales=(None, None), options=(None, 1, 0, None,
     if None in ids:
         return None
     arrays = (A, B, out) + ((bias,) if bias is not None else ())
-    if all(type(x).__module__.startswith("torch") for x in arrays) and all(x.device == A.device for x in arrays):
+    if all(type(x).__module__.startswith("torch") for x in arrays) and all(
+            x.get_device() == A.get_device() for x in arrays):
         stream = stream_of(A)                 # one device: one current stream
     else:
         streams = {stream_of(x) for x in arrays}
