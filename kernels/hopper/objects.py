@@ -22,7 +22,7 @@ from cutelite.tensorcore import g2s_copy
 from ..cutejit import Matrix, TensorMap
 
 __all__ = ["DTYPES", "epi_box", "Hopper", "objects", "operand_matrices", "stage_layouts", "tma_atom",
-           "finish", "shared_bytes", "most_stages"]
+           "finish", "shared_bytes", "most_stages", "store_stages", "MAX_STAGES"]
 
 DTYPES = (Float16, BFloat16)                # the steps' A and B; they accumulate in float32
 FP8 = (Float8E4M3FN, Float8E5M2)            # kernels.hopper.fp8's A and B (K-major only)
@@ -104,6 +104,18 @@ def most_stages(BM, BN, limit):
         raise ValueError("most_stages: two stages of a %d x %d tile take %s bytes of shared memory, more than the "
                          "%s a block may have" % (BM, BN, format(shared_bytes(BM, BN, 2), ","), format(limit, ",")))
     return stages
+
+
+def store_stages(BM, BN, consumers, limit):
+    """The most stages (most_stages) that fit in `limit` bytes beside the TMA-store epilogue's staging buffers
+    (two 64 x 128-byte boxes a consumer warpgroup, epi_box) and a kilobyte for its barriers and alignment, at
+    most MAX_STAGES: a 128 x 256 tile keeps 4 in 227 KB, a 64 x 128 one 8. Where a tile is small, the bytes in
+    flight per SM (its stages) bound how fast an SM streams its operands: memory-bound products (M <= 64)
+    want them all."""
+    return min(MAX_STAGES, most_stages(BM, BN, limit - 2 * consumers * 64 * 128 - 1024))
+
+
+MAX_STAGES = 8
 
 
 def _stage_k(elem):

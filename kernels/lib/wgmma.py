@@ -28,7 +28,9 @@ from cutelite.numeric import BFloat16, Float16, Float32, numeric
 
 from ..arrays import transposed
 from ..hopper import HopperGemm
+from ..capability import max_shared_per_block
 from ..hopper import gemm as hopper_gemm
+from ..hopper.objects import store_stages
 from ..numeric import storage
 from ..runtime import device_info, in_simulator
 from . import staging
@@ -97,10 +99,12 @@ class Wgmma:
 
 def config_for(tile: Tile) -> dict:
     """The HopperGemm configuration of a Tile: step 5's (kernels.hopper.MATMUL_CONFIG, 128 x 256) with the
-    tile's columns and a consumer warpgroup per 64 rows, split_k where the tile splits K and stream_k where
+    tile's columns, a consumer warpgroup per 64 rows, as many stages as shared memory holds (store_stages:
+    4 for 128 x 256, 5 for 64 x 256, 6 for 128 x 128, 8 for 64 x 128), split_k where the tile splits K and stream_k where
     it shares the last wave. One consumer (256 threads) has 255 registers a thread without setmaxnreg, and a
     40-register producer spilled there (ptxas, 64 x 128 split-K): regs=None."""
-    config = dict(hopper_gemm.MATMUL_CONFIG, BN=tile.BN, consumers=tile.BM // 64)
+    config = dict(hopper_gemm.MATMUL_CONFIG, BN=tile.BN, consumers=tile.BM // 64,
+                  stages=store_stages(tile.BM, tile.BN, tile.BM // 64, max_shared_per_block((9, 0))))
     if tile.BM == 64:
         config["regs"] = None
     if tile.splits > 1:
