@@ -5,6 +5,7 @@ kernels.harness.time_rounds, interleaved rounds; fp16 row-major in, fp32 out, Ga
 choice is marked. A table last: per shape, the rule's ratio to cuBLAS and the best candidate's.
 
     PYTHONPATH=. python3 benchmarks/gemm/tile_probe.py [--sizes MxNxK ...] [--build 128x128/split ...] [--out F]
+                                                       [--stages 4 ...]   # each candidate also with 4 stages
 
 A build is one compiled kernel (rows x columns, plain, split or stream-K; the number of splits is an argument
 of the launch): --build keeps the candidates of those builds only, so that several processes can compile in
@@ -48,15 +49,18 @@ def candidates(M, N, K, n_sm):
 
 
 @contextlib.contextmanager
-def forced(tile):
-    """matmul's calls prepared inside run `tile` (kernels.lib.wgmma's choose_tile replaced)."""
+def forced(tile, stages=None):
+    """matmul's calls prepared inside run `tile` (kernels.lib.wgmma's choose_tile replaced), with `stages`
+    stages where given (its config_for's count otherwise)."""
     wgmma = sys.modules["kernels.lib.wgmma"]
-    rule = wgmma.choose_tile
+    rule, config_for = wgmma.choose_tile, wgmma.config_for
     wgmma.choose_tile = lambda *shape: tile
+    if stages:
+        wgmma.config_for = lambda t: dict(config_for(t), stages=stages)
     try:
         yield
     finally:
-        wgmma.choose_tile = rule
+        wgmma.choose_tile, wgmma.config_for = rule, config_for
 
 
 def meet(barrier, name):
@@ -71,7 +75,7 @@ def meet(barrier, name):
         time.sleep(1)
 
 
-def probe(sizes, builds, rounds, reps, out, barrier=None):
+def probe(sizes, builds, rounds, reps, out, barrier=None, stages=()):
     import kernels
     kernels.setup(verbose=False)
     import torch
@@ -91,27 +95,28 @@ def probe(sizes, builds, rounds, reps, out, barrier=None):
         b = torch.randn(K, N, device="cuda").half()
         ref = cublas_baseline(a, b)[1]()
         calls, outs = {"cuBLAS": cublas_baseline(a, b, out=torch.empty(M, N, device="cuda"))[1]}, []
-        for t in tiles:
+        for t, st in [(t, st) for t in tiles for st in (None,) + tuple(stages)]:
             c = torch.empty(M, N, device="cuda")
             outs.append(c)                          # alive: each candidate its own prepared call
-            with forced(t):
+            with forced(t, st):
                 try:
                     check(lambda: matmul(a, b, out=c), c, ref, "matmul %dx%dx%d as %s" % (M, N, K, t))
                 except Exception as e:  # noqa: BLE001  (a candidate the kernel refuses: say so, time the rest)
                     print("%dx%dx%d %s: %s: %s" % (M, N, K, t, type(e).__name__, str(e)[:200]), flush=True)
                     continue
-            calls[t] = lambda a=a, b=b, c=c: matmul(a, b, out=c)
+            calls[t, st] = lambda a=a, b=b, c=c: matmul(a, b, out=c)
         checked.append(((M, N, K), rule, calls, outs))
     if barrier:
         meet(barrier, os.path.basename(out or str(os.getpid())))
     for (M, N, K), rule, calls, _ in checked:
         times = time_rounds(calls, rounds, reps)
-        for t in calls:
-            if t == "cuBLAS":
+        for key in calls:
+            if key == "cuBLAS":
                 continue
-            ratio = statistics.median(cu / x for cu, x in zip(times["cuBLAS"], times[t]))
-            row = dict(M=M, N=N, K=K, BM=t.BM, BN=t.BN, splits=t.splits, stream_k=t.stream_k, rule=t == rule,
-                       ratio=round(ratio, 3), ms=round(statistics.median(times[t]), 5),
+            t, st = key
+            ratio = statistics.median(cu / x for cu, x in zip(times["cuBLAS"], times[key]))
+            row = dict(M=M, N=N, K=K, BM=t.BM, BN=t.BN, splits=t.splits, stream_k=t.stream_k, stages=st,
+                       rule=t == rule and st is None, ratio=round(ratio, 3), ms=round(statistics.median(times[key]), 5),
                        cublas_ms=round(statistics.median(times["cuBLAS"]), 5))
             print(json.dumps(row), flush=True)
             if out:
@@ -124,8 +129,8 @@ def table(files):
     shapes = sorted({(r["M"], r["N"], r["K"]) for r in rows}, key=lambda s: s[0] * s[1] * s[2])
     print("| M x N x K | rule's tile | rule / cuBLAS | best tile | best / cuBLAS | candidates |")
     print("|---|---|---|---|---|---|")
-    name = lambda r: "%dx%d%s%s" % (r["BM"], r["BN"], "/%d" % r["splits"] if r["splits"] > 1 else "",  # noqa: E731
-                                     " SK" if r["stream_k"] else "")
+    name = lambda r: "%dx%d%s%s%s" % (r["BM"], r["BN"], "/%d" % r["splits"] if r["splits"] > 1 else "",  # noqa: E731
+                                       " SK" if r["stream_k"] else "", " st%d" % r["stages"] if r.get("stages") else "")
     for s in shapes:
         rs = [r for r in rows if (r["M"], r["N"], r["K"]) == s]
         best = max(rs, key=lambda r: r["ratio"])
@@ -143,13 +148,14 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--out", default=None)
+    ap.add_argument("--stages", type=int, nargs="*", default=(), help="also each candidate with these stages")
     ap.add_argument("--barrier", default=None, help='"DIR N": time only once N processes have checked')
     ap.add_argument("--table", nargs="*", default=None, help="print the table of these --out files")
     args = ap.parse_args()
     if args.table:
         return table(args.table)
     sizes = [tuple(int(x) for x in s.split("x")) for s in args.sizes] if args.sizes else SIZES
-    probe(sizes, set(args.build or ()), args.rounds, args.reps, args.out, args.barrier)
+    probe(sizes, set(args.build or ()), args.rounds, args.reps, args.out, args.barrier, args.stages)
 
 
 if __name__ == "__main__":

@@ -73,8 +73,9 @@ def choose_tile(M: int, N: int, K: int, dtype, n_sm: int) -> Tile:
     Post: (BM, BN) in ((128, 256), (128, 128), (64, 256), (64, 128)); BM == 64 where M <= 64, and then BN ==
           128; 1 <= splits <= MAX_SPLITS; splits > 1 only in 64 x 128 tiles, where the grid has at most
           n_sm // 2 of them, and then runs of at least SPLIT_RUN k-tiles where it has more than
-          n_sm // SPLIT_BELOW; each of the splits runs ceil(k_tiles / splits) k-tiles, the last at least one; stream_k only where splits == 1, tiles > n_sm, waves_fill(tiles, n_sm) < STREAM_K_BELOW
-          and stream_k_grid gives more blocks than the last wave's tiles (some tile is shared)."""
+          n_sm // SPLIT_BELOW; each of the splits runs ceil(k_tiles / splits) k-tiles, the last at least one;
+          stream_k only where splits == 1, tiles > n_sm, waves_fill(tiles, n_sm) < STREAM_K_BELOW and
+          stream_k_grid gives more blocks than the last wave's tiles (some tile is shared)."""
     def inside(BN):                                    # the share of the tiles' columns inside N
         return N / (-(-N // BN) * BN)
     BN = 256 if inside(256) >= COLUMN_WASTE * inside(128) else 128
