@@ -101,8 +101,8 @@ def config_for(tile: Tile) -> dict:
     """The HopperGemm configuration of a Tile: step 5's (kernels.hopper.MATMUL_CONFIG, 128 x 256) with the
     tile's columns, a consumer warpgroup per 64 rows, as many stages as shared memory holds (store_stages:
     4 for 128 x 256, 5 for 64 x 256, 6 for 128 x 128, 8 for 64 x 128), split_k where the tile splits K and
-    stream_k where it shares the last wave. One consumer (256 threads) has 255 registers a thread without setmaxnreg, and a
-    40-register producer spilled there (ptxas, 64 x 128 split-K): regs=None."""
+    stream_k where it shares the last wave. One consumer (256 threads) has 255 registers a thread without
+    setmaxnreg, and a 40-register producer spilled there (ptxas, 64 x 128 split-K): regs=None."""
     config = dict(hopper_gemm.MATMUL_CONFIG, BN=tile.BN, consumers=tile.BM // 64,
                   stages=store_stages(tile.BM, tile.BN, tile.BM // 64, max_shared_per_block((9, 0))))
     if tile.BM == 64:
