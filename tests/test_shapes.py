@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from cutelite.numeric import BFloat16, Float16
-from kernels.lib.shapes import (FULL_WAVE, MAX_SPLITS, MIN_K_TILES, SPLIT_BELOW, SPLIT_RUN, STREAM_K_BELOW, Tile,
-                                choose_tile, stream_k_grid)
+from kernels.lib.shapes import (FEW_TILES, FULL_WAVE, MAX_SPLITS, MIN_K_TILES, SPLIT_BELOW, SPLIT_RUN, STREAM_K_BELOW,
+                                Tile, choose_tile, stream_k_grid)
 
 pytestmark = pytest.mark.numba("simulator")
 H100 = 132
@@ -24,14 +24,18 @@ H100 = 132
     ((2048, 2048, 2048), Tile(128, 256, 1)),    # 128 tiles' work: at least 0.9 of a wave of 132
     ((3072, 3072, 3072), Tile(128, 256, 1, True)),   # 288 tiles: 3 waves, 73 % busy: stream-K over the last
                                                      # 288 - 2 x 132 = 24
-    ((128, 11008, 4096), Tile(64, 256, 1)),     # 43 tiles of 128 x 256 fill a third of the SMs; 86 of 64 x 256
-                                                # at least a quarter: one wave, not shared
-    ((1024, 1024, 1024), Tile(64, 256, 1)),     # 32 of 128 x 256; 64 of 64 x 256
-    ((128, 4096, 4096), Tile(64, 128, 1)),      # 32 tiles of 64 x 256 fill less than a quarter: 64 x 128, 64
-                                                # tiles, more than 132 // 8: no split
+    ((128, 11008, 4096), Tile(64, 256, 1)),     # 43 tiles of 128 x 256 fill a third of the SMs: 64 rows; 86 of
+                                                # 64 x 256 keep them as busy as 172 of 64 x 128 (2 waves)
+    ((777, 1333, 2049), Tile(64, 256, 1)),      # 78 tiles of 64 x 256 (87 % of columns in N) against 143 of
+                                                # 64 x 128 over 2 waves (95 %): about as busy
+    ((1024, 1024, 1024), Tile(64, 128, 1)),     # 32 of 128 x 256; 64 of 64 x 256 leave half the SMs idle, 128
+                                                # of 64 x 128 do not
+    ((128, 4096, 4096), Tile(64, 128, 1)),      # 64 tiles of 64 x 128: more than 132 // 4, no split
+    ((128, 8192, 8192), Tile(64, 128, 1)),      # 128 tiles of 64 x 128 against 64 of 64 x 256
     ((16, 4096, 4096), Tile(64, 128, 1)),       # M <= 64: 64 x 128, 32 tiles: no split
     ((1, 4096, 11008), Tile(64, 128, 4)),       # 32 tiles, 172 k-tiles: 4 splits of 43 (at least SPLIT_RUN)
     ((64, 4096, 4096), Tile(64, 128, 1)),       # 64 k-tiles: a split would run fewer than SPLIT_RUN
+    ((64, 8192, 8192), Tile(64, 128, 1)),       # 64 tiles: more than 132 // 4, no split
     ((1, 1024, 8192), Tile(64, 128, 16)),       # 8 tiles: 132 // 8 = 16 splits of 8 k-tiles
     ((100, 777, 12289), Tile(64, 128, 9)),      # 777 columns: 1024 of 256-wide tiles, 896 of 128: 128 wide;
                                                 # 14 tiles, 193 k-tiles: 132 // 14 = 9 splits of 22 (the last 17)
@@ -48,10 +52,10 @@ def test_worked_cases(shape, want):
 
 @pytest.mark.parametrize("n_sm", [132, 114, 78, 40])
 def test_rule_post_conditions(n_sm):
-    """Over many shapes: 64 x 128 tiles where M <= 64; 128-row tiles exactly where the product's work fills
-    FULL_WAVE of a wave of them; splits only in 64 x 128 tiles, where they are at most half the SMs, never
-    more blocks than SMs, each split at least SPLIT_RUN k-tiles (MIN_K_TILES where the tiles are at most
-    n_sm // SPLIT_BELOW) and none empty; the partial sums added
+    """Over many shapes: 64 x 128 tiles where M <= 64; 128-row tiles only where the product's work fills
+    FULL_WAVE of a wave of them, 64-row ones only where it does not; splits only in 64 x 128 tiles, where they are at most n_sm // SPLIT_BELOW,
+    never more blocks than SMs, each split at least SPLIT_RUN k-tiles (MIN_K_TILES where the tiles are at most
+    n_sm // FEW_TILES) and none empty; the partial sums added
     into C at most half the operands' bytes; stream-K exactly after full waves that leave the last part full."""
     sizes = [1, 16, 64, 65, 128, 200, 777, 1024, 1333, 4096, 11008]
     for M in sizes:
@@ -61,14 +65,17 @@ def test_rule_post_conditions(n_sm):
                 assert (t.BM, t.BN) in ((128, 256), (128, 128), (64, 256), (64, 128)), (M, N, K, t)
                 if M <= 64:
                     assert (t.BM, t.BN) == (64, 128), (M, N, K, t)
-                assert (t.BM == 128) == (M > 64 and M * N >= FULL_WAVE * n_sm * 128 * t.BN), (M, N, K, t)
+                if t.BM == 128:                                         # its work fills a wave of them
+                    assert M > 64 and M * N >= FULL_WAVE * n_sm * 128 * t.BN, (M, N, K, t)
+                else:                                                   # it does not, even in 128 x 128
+                    assert M <= 64 or M * N < FULL_WAVE * n_sm * 128 * 256, (M, N, K, t)
                 tiles = -(-M // t.BM) * -(-N // t.BN)
                 k_tiles = -(-K // 64)
                 per = -(-k_tiles // t.splits)
                 assert 1 <= t.splits <= MAX_SPLITS and (t.splits - 1) * per < k_tiles, (M, N, K, t)
                 if t.splits > 1:
-                    assert (t.BM, t.BN) == (64, 128) and 2 * tiles <= n_sm, (M, N, K, t)
-                    run = MIN_K_TILES if tiles <= n_sm // SPLIT_BELOW else SPLIT_RUN
+                    assert (t.BM, t.BN) == (64, 128) and tiles <= n_sm // SPLIT_BELOW, (M, N, K, t)
+                    run = MIN_K_TILES if tiles <= n_sm // FEW_TILES else SPLIT_RUN
                     assert tiles * t.splits <= n_sm and per >= run, (M, N, K, t)
                     partials = t.splits * M * N * 4
                     assert partials <= (M + N) * K * 2 / 2, (M, N, K, t)
@@ -93,7 +100,7 @@ def test_stream_k_grid(tiles, k_tiles, want):
 def test_wider_tiles_where_they_waste_no_more():
     """256 columns where the last column of tiles wastes about as little as 128's; N of one 128-wide tile never
     takes a 256-wide one."""
-    for M, N in ((4096, 4096), (8192, 8192), (4096, 14336), (2048, 2048), (1024, 1024)):
+    for M, N in ((4096, 4096), (8192, 8192), (4096, 14336), (2048, 2048), (128, 11008)):
         assert choose_tile(M, N, 4096, Float16, H100).BN == 256
     for M in (16, 1000, 5000, 100000):
         assert choose_tile(M, 128, 4096, Float16, H100).BN == 128

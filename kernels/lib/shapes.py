@@ -1,45 +1,50 @@
 """Which tile a GEMM's kernel runs and into how many runs of K it splits, from the problem's shape and the
 GPU's SM count: the rule matmul's Hopper family follows, written once (issue 30).
 
-    tile = choose_tile(1024, 1024, 1024, Float16, n_sm=132)    # Tile(BM=64, BN=256, splits=1, stream_k=False)
+    tile = choose_tile(777, 1333, 2049, Float16, n_sm=132)     # Tile(BM=64, BN=256, splits=1, stream_k=False)
 
 A kernel is as fast as its grid keeps the SMs busy. One tile per block: a grid of T tiles runs in
 ceil(T / n_sm) waves, and the last wave leaves SMs idle; a grid of fewer tiles than SMs leaves them idle
 all along, and there a smaller tile, more of them, each with a shorter run, finishes sooner. The rule:
   * columns: 256, unless 128-wide tiles waste clearly less of the last column of tiles past N (the share of
     the tiles' columns inside N, COLUMN_WASTE);
-  * rows and, again, columns, by how much of the GPU the product fills (its useful work counted in tiles):
-    128-row tiles where that fills at least FULL_WAVE of one wave of 128-row tiles; else 64 x 256 where those
-    tiles' work fills at least a quarter of the SMs; else 64 x 128. M <= 64 always takes 64 x 128: such
-    products are bound by the bytes of B, and narrower tiles spread B's stream over more SMs;
-  * split-K in 64 x 128 tiles where they fill at most half the SMs: `splits` blocks per tile, as many as fill
-    the SMs but no more than MAX_SPLITS, each accumulating a run of at least SPLIT_RUN k-tiles (MIN_K_TILES
-    where the tiles are at most n_sm // SPLIT_BELOW: the SMs would be nearly all idle), and no more than keep
-    the float32 partial sums (each split adds its M x N partial C into C, in L2) at half the operands' bytes;
+  * rows by how much of the GPU the product fills (its useful work counted in tiles): 128-row tiles where
+    that fills at least FULL_WAVE of one wave of them; else 64 rows, and then 128 columns where those tiles
+    keep the SMs busier over their waves by NARROW_GAIN (a grid of 64 x 256 tiles that leaves half the SMs
+    idle). M <= 64 always takes 64 x 128: such products are bound by the bytes of B, and narrower tiles spread
+    B's stream over more SMs;
+  * split-K in 64 x 128 tiles where they fill at most a quarter of the SMs (n_sm // SPLIT_BELOW): `splits`
+    blocks per tile, as many as fill the SMs but no more than MAX_SPLITS, each accumulating a run of at least
+    SPLIT_RUN k-tiles (MIN_K_TILES where the tiles are at most n_sm // FEW_TILES: the SMs would be nearly all
+    idle), and no more than keep the float32 partial sums (each split adds its M x N partial C into C, in
+    L2) at half the operands' bytes;
   * else stream-K where a full wave comes before a last one that keeps the SMs busy less than STREAM_K_BELOW
     of the time: a persistent grid of stream_k_grid blocks computes the full waves' tiles whole and shares
     the last part-full wave's k-tiles evenly, each block adding its pieces of those tiles into C
     (kernels.cutejit.scheduler). Only those tiles' box of C is zeroed first, and each block adds at most two
     pieces a tile's worth of work. A grid of one part-full wave keeps its idle SMs.
-Measured on an H200 (2026-11-27, every tile forced on the same shapes: benchmarks/gemm/tile_probe.py, its table
-in RESULTS_EPILOGUE_CLUSTER_SHAPES.md): 64 x 256 tiles ran 1024^3 at 0.75 of cuBLAS against 0.61 for 128 x 128,
-128 x 11008 x 4096 at 0.81, 777 x 1333 x 2049 at 0.80; 64 x 128 without a split ran 16 x 4096 x 4096 at 0.82
-against 0.78 split in 4 (1 x 4096 x 4096: 0.76 against 0.63) and 128 x 4096 x 4096 at 0.66 against 0.55 for 128 x
-128 split in 4: the memset and the reduce-adds cost more than the SMs they fill, until the tiles are very few
-or their runs long (64 x 4096 x 11008, 172 k-tiles: 0.55 unsplit against 0.83 in 4 splits of 43).
-Sharing a single part-full wave (stream-K) lost at every such shape; after full waves it won (3072^3: 128 x 256
-stream-K 0.85, 128 x 128 stream-K 0.82, none 0.71).
+Measured on an H200 (2026-11-27, every tile forced on the same shapes in one process: benchmarks/gemm/
+tile_probe.py, its tables in RESULTS_EPILOGUE_CLUSTER_SHAPES.md): 64 x 256 tiles ran 1024^3 at 0.75 of cuBLAS
+against 0.61 for 128 x 128, 128 x 11008 x 4096 at 0.81-0.88, 777 x 1333 x 2049 at 0.80; 64 x 128 without a
+split ran 16 x 4096 x 4096 at 0.82 against 0.78 split in 4, 128 x 4096 x 4096 at 0.66 against 0.55 for 128 x
+128 split in 4, and, with the 8 stages it has now (kernels.lib.wgmma.config_for), 64 x 8192 x 8192 at 0.93
+against 0.70 split in 2: the memset and the reduce-adds cost more than the SMs they fill, unless the tiles
+leave most SMs idle and their runs are long (1 x 4096 x 14336, 32 tiles of 224 k-tiles: 0.57 unsplit, 0.77
+in 4 splits). Sharing a single part-full wave (stream-K) lost at every such shape; after full waves it won
+(3072^3: 128 x 256 stream-K 0.85, 128 x 128 stream-K 0.82, none 0.71).
 """
 
 from typing import NamedTuple
 
-__all__ = ["Tile", "choose_tile", "stream_k_grid", "waves_fill", "FULL_WAVE", "COLUMN_WASTE", "SPLIT_BELOW",
-           "SPLIT_RUN", "MIN_K_TILES", "MAX_SPLITS", "BK_BYTES", "STREAM_K_BELOW"]
+__all__ = ["Tile", "choose_tile", "stream_k_grid", "waves_fill", "FULL_WAVE", "COLUMN_WASTE", "NARROW_GAIN",
+           "SPLIT_BELOW", "SPLIT_RUN", "FEW_TILES", "MIN_K_TILES", "MAX_SPLITS", "BK_BYTES", "STREAM_K_BELOW"]
 
 FULL_WAVE = 0.9                       # 128-row tiles where the product fills this much of a wave of them
 COLUMN_WASTE = 0.9                    # 256 columns unless their share inside N is below this of 128's
-SPLIT_BELOW = 8                       # splits of MIN_K_TILES where the tiles are at most n_sm // SPLIT_BELOW
-SPLIT_RUN = 40                        # else k-tiles a split accumulates at least (measured: 64 lost, 172 won)
+NARROW_GAIN = 1.1                     # 64 x 128 over 64 x 256 where it keeps the SMs this much busier
+SPLIT_BELOW = 4                       # split K only where the tiles are at most n_sm // SPLIT_BELOW
+SPLIT_RUN = 40                        # k-tiles a split accumulates at least (measured: 64 lost, 172 won)
+FEW_TILES = 8                         # runs of MIN_K_TILES where the tiles are at most n_sm // FEW_TILES
 MIN_K_TILES = 4                       # k-tiles a split accumulates at least: the pipeline's 4 stages, filled once
 MAX_SPLITS = 16
 BK_BYTES = 128                        # a k-tile's K: one 128-byte swizzle row (64 halves)
@@ -72,26 +77,29 @@ def choose_tile(M: int, N: int, K: int, dtype, n_sm: int) -> Tile:
 
     Post: (BM, BN) in ((128, 256), (128, 128), (64, 256), (64, 128)); BM == 64 where M <= 64, and then BN ==
           128; 1 <= splits <= MAX_SPLITS; splits > 1 only in 64 x 128 tiles, where the grid has at most
-          n_sm // 2 of them, and then runs of at least SPLIT_RUN k-tiles where it has more than
-          n_sm // SPLIT_BELOW; each of the splits runs ceil(k_tiles / splits) k-tiles, the last at least one;
+          n_sm // SPLIT_BELOW of them, and then runs of at least SPLIT_RUN k-tiles where it has more than
+          n_sm // FEW_TILES; each of the splits runs ceil(k_tiles / splits) k-tiles, the last at least one;
           stream_k only where splits == 1, tiles > n_sm, waves_fill(tiles, n_sm) < STREAM_K_BELOW and
           stream_k_grid gives more blocks than the last wave's tiles (some tile is shared)."""
     def inside(BN):                                    # the share of the tiles' columns inside N
         return N / (-(-N // BN) * BN)
+
+    def busy(BM, BN):                                  # how busy the SMs are over the waves, on useful columns
+        return waves_fill(-(-M // BM) * -(-N // BN), n_sm) * inside(BN)
     BN = 256 if inside(256) >= COLUMN_WASTE * inside(128) else 128
     if M <= 64:
         BM, BN = 64, 128
     elif M * N >= FULL_WAVE * n_sm * 128 * BN:         # the product's work fills a wave of 128-row tiles
         BM = 128
-    elif BN == 256 and M * N >= n_sm / 4 * 64 * 256:
-        BM = 64
     else:
-        BM, BN = 64, 128
+        BM = 64
+        if BN == 256 and busy(64, 128) >= NARROW_GAIN * busy(64, 256):
+            BN = 128
     tiles = -(-M // BM) * -(-N // BN)
     k_tiles = -(-K * (dtype.bits // 8) // BK_BYTES)
     splits = 1
-    if (BM, BN) == (64, 128) and 2 * tiles <= n_sm:
-        run = MIN_K_TILES if tiles <= n_sm // SPLIT_BELOW else SPLIT_RUN
+    if (BM, BN) == (64, 128) and tiles <= n_sm // SPLIT_BELOW:
+        run = MIN_K_TILES if tiles <= n_sm // FEW_TILES else SPLIT_RUN
         operand_bytes = (M + N) * K * dtype.bits // 8
         partial_bytes = M * N * 4                      # one split's float32 partial C, added into C
         splits = max(1, min(n_sm // tiles, k_tiles // run, MAX_SPLITS, operand_bytes // (2 * partial_bytes)))
