@@ -230,3 +230,35 @@ def test_cluster_verdict_reads_the_rows():
     assert cluster_verdict(rows) == ("In this run the 2x1 clusters were slower than 1x1 at 1 of the 2 sizes: "
                                      "0.25 - 0.90 of cuBLAS against 0.50 - 0.80.")
     assert "at every size" in cluster_verdict(rows[:3])
+
+
+def test_dsl_cluster_verdict_reads_the_rows():
+    """dsl_cluster_verdict on rows made up by hand: each DSL cluster's speed over its own 1 x 1's at the same
+    size (1x1 in 2 ms, 2x1 in 4 ms and 2.5 ms: 0.5 and 0.8); nothing without DSL rows."""
+    from kernels.hopper.chapter import dsl_cluster_verdict
+    rows = [("64x64x64", "CuTe DSL persistent 1x1", 2.0, 9.0, 1.0, 1.0, 1.0),
+            ("64x64x64", "CuTe DSL persistent 2x1", 4.0, 9.0, 0.5, 0.5, 0.5),
+            ("64x64x64", "CuTe DSL persistent 1x2", 2.5, 9.0, 0.8, 0.8, 0.8),
+            ("64x64x64", "cluster 1x1", 1.0, 9.0, 1.0, 1.0, 1.0)]
+    assert dsl_cluster_verdict(rows) == ("The CuTe DSL's 2x1 and 1x2 clusters ran at 0.50 - 0.80 of its own 1x1's "
+                                         "speed in the same run.")
+    assert dsl_cluster_verdict(rows[3:]) == ""
+
+
+def test_cluster_profile_lines_scale_rates_by_time(monkeypatch):
+    """cluster_profile_lines on a record made up by hand: a kernel twice as long at the same L2 rate made twice
+    the sector accesses of its 1 x 1 (+100 %); at half the rate over twice the time, as many (+0 %)."""
+    from kernels.hopper import chapter
+    one = {"gpu__time_duration.sum": 1e6, "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed": 90.0,
+           "lts__t_sector_hit_rate.pct": 80.0, "lts__throughput.avg.pct_of_peak_sustained_elapsed": 50.0,
+           "lts__t_sectors.avg.pct_of_peak_sustained_elapsed": 40.0,
+           "lts__t_tag_requests.avg.pct_of_peak_sustained_elapsed": 30.0}
+    two = dict(one, **{"gpu__time_duration.sum": 2e6, "lts__t_tag_requests.avg.pct_of_peak_sustained_elapsed": 15.0,
+                       "lts__throughput.avg.pct_of_peak_sustained_elapsed": 60.0})
+    rec = {"date": "2026-01-02", "command": "python p.py", "runs": {(64, 64, 64): {"cluster 1x1": one, "cluster 2x1": two}}}
+    monkeypatch.setitem(chapter.RECORD, "cluster_profile", rec)
+    lines = chapter.cluster_profile_lines().splitlines()
+    assert lines[0] == "ncu, recorded 2026-01-02: `python p.py`"
+    assert lines[-1] == ("At 64x64x64, against each family's 1x1: cluster 2x1 L2 sectors +100 %, tag requests +0 %. "
+                         "L2 was at most 60 % busy in any of them.")
+    assert lines[4].split() == ["cluster", "2x1", "2.000", "90", "80", "60", "2.00", "1.00"]

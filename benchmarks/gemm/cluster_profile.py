@@ -7,16 +7,24 @@ kernel's duration, its grid and the clusters the GPU runs at once.
 
 Runs ncu on itself (`--launch NAME SIZE` is the child: it warms the kernel up, then launches it once between
 cudaProfilerStart and Stop, and ncu profiles that launch). Writes DIR/cluster_ncu.csv (every metric of the
-sections below, as ncu names them) and prints the chosen ones as a table.
+sections below, as ncu names them) and DIR/cluster_profile.json (the KEPT metrics: the record chapter 8
+prints, kernels/hopper/records.json's "cluster_profile"; `--summarize CSV` prints it from a CSV), and prints
+the chosen ones as a table.
 """
 import argparse
 import csv
+import json
 import os
 import subprocess
 import sys
 
 SECTIONS = ("SpeedOfLight", "MemoryWorkloadAnalysis", "LaunchStats", "Occupancy")
-SHOWN = {"gpu__time_duration.sum": "us", "lts__t_sectors_srcunit_tex_op_read.sum": "L2 read sectors (SM)",
+KEPT = ("gpu__time_duration.sum", "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed",
+        "lts__t_sector_hit_rate.pct", "lts__t_sectors.avg.pct_of_peak_sustained_elapsed",
+        "lts__t_tag_requests.avg.pct_of_peak_sustained_elapsed", "lts__throughput.avg.pct_of_peak_sustained_elapsed",
+        "l1tex__m_xbar2l1tex_read_sectors.avg.pct_of_peak_sustained_elapsed",
+        "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed", "launch__grid_size", "launch__cluster_max_active")
+SHOWN = {"gpu__time_duration.sum": "ns", "lts__t_sectors_srcunit_tex_op_read.sum": "L2 read sectors (SM)",
          "lts__t_bytes.sum": "L2 bytes", "dram__bytes_read.sum": "DRAM read bytes",
          "lts__t_sector_hit_rate.pct": "L2 hit %", "launch__grid_size": "grid",
          "launch__cluster_max_active": "max active clusters",
@@ -52,15 +60,40 @@ def child(name, size, dsl_example):
     torch.cuda.profiler.stop()
 
 
+def summary(rows, command):
+    """The record chapter 8 prints (kernels/hopper/records.json, "cluster_profile"), from cluster_ncu.csv's
+    rows: for each size and kernel, the KEPT metrics as numbers (ncu's "1,234" and "n/a" read as numbers and
+    None)."""
+    import datetime
+    def number(v):
+        try:
+            return float(v.replace(",", ""))
+        except ValueError:
+            return None
+    kept = {}
+    for r in rows:
+        if r["metric"] in KEPT:
+            kept.setdefault(r["size"], {}).setdefault(r["kernel"], {})[r["metric"]] = number(r["value"])
+    return {"cluster_profile": {"date": str(datetime.date.today()), "command": command, "metrics": list(KEPT),
+                                "about": "ncu, one launch each (its sections SpeedOfLight, MemoryWorkloadAnalysis, "
+                                         "LaunchStats, Occupancy); percentages of peak over the launch's time",
+                                "runs": kept}}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     ap.add_argument("--dsl-example", default=None)
     ap.add_argument("--sizes", nargs="*", default=["8192x8192x8192", "4096x4096x4096"])
     ap.add_argument("--launch", nargs=2, default=None)
+    ap.add_argument("--summarize", default=None, help="print the record of this cluster_ncu.csv, run nothing")
     a = ap.parse_args()
     if a.launch:
         return child(*a.launch, a.dsl_example)
+    if a.summarize:
+        with open(a.summarize) as f:
+            rec = summary(list(csv.DictReader(f)), "python3 benchmarks/gemm/cluster_profile.py --dsl-example PATH")
+        return print(json.dumps(rec, indent=1))
     names = OURS + (DSL if a.dsl_example else ())
     rows, table = [], []
     for size in a.sizes:
@@ -88,6 +121,9 @@ def main():
         w = csv.DictWriter(f, fieldnames=["size", "kernel", "metric", "value"])
         w.writeheader()
         w.writerows(rows)
+    with open(os.path.join(a.out, "cluster_profile.json"), "w") as f:
+        json.dump(summary(rows, "python3 benchmarks/gemm/cluster_profile.py" + (
+            " --dsl-example PATH" if a.dsl_example else "")), f, indent=1)
     print("\n| size | kernel | " + " | ".join(SHOWN.values()) + " |")
     print("|---|---|" + "---|" * len(SHOWN))
     for size, name, v in table:

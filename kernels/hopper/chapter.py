@@ -20,7 +20,8 @@ from . import objects as hopper
 
 __all__ = ["RECORD", "recorded_table", "timing_method_table", "mainloop_excerpt", "plot_sweeps", "NAME_MAP", "name_map",
            "name_map_table", "ladder_table", "spread_4096", "dsl_table", "host_path_2048", "profile_lines",
-           "odd_shape_lines", "cluster_lines", "cluster_verdict", "fp8_tables"]
+           "odd_shape_lines", "cluster_lines", "cluster_verdict", "dsl_cluster_verdict", "cluster_profile_lines",
+           "fp8_tables"]
 
 RECORD = load("kernels/hopper")
 STEP5, OURS = "persistent BN256 st4 group16 tma-store", "ours (persistent, TMA store)"
@@ -289,7 +290,55 @@ def cluster_lines():
         run["date"], run["device"], run["command"], ", ".join("%s %s" % kv for kv in r["fuzz"].items())), ""]
     lines += ["%-16s %-42s %8.1f TFLOP/s  %.2f of cuBLAS (%.2f - %.2f)" % (size, name, tf, ratio, lo, hi)
               for size, name, ms, tf, ratio, lo, hi in r["rows"]]
-    return "\n".join(lines + ["", cluster_verdict(r["rows"])])
+    return "\n".join(lines + ["", cluster_verdict(r["rows"]) + (" " + dsl_cluster_verdict(r["rows"])).rstrip()])
+
+
+def dsl_cluster_verdict(rows):
+    """One sentence on recorded `rows`: the CuTe DSL's multi-block clusters against its own 1 x 1 cluster (the
+    ratio of their times at each size), or "" where the run has no DSL rows."""
+    ms = {(size, name): t for size, name, t, *_ in rows if name.startswith("CuTe DSL")}
+    ones = {size: t for (size, name), t in ms.items() if name.endswith(" 1x1")}
+    rel = [ones[size] / t for (size, name), t in ms.items() if size in ones and not name.endswith(" 1x1")]
+    if not rel:
+        return ""
+    return ("The CuTe DSL's 2x1 and 1x2 clusters ran at %.2f - %.2f of its own 1x1's speed in the same run."
+            % (min(rel), max(rel)))
+
+
+PROFILED = (("ms", "gpu__time_duration.sum"), ("tensor pipe %", "sm__pipe_tensor_cycles_active.avg.pct_of_peak_"
+                                                                  "sustained_elapsed"),
+            ("L2 hit %", "lts__t_sector_hit_rate.pct"), ("L2 busy %", "lts__throughput.avg.pct_of_peak_sustained_elapsed"))
+VOLUMES = (("L2 sectors", "lts__t_sectors.avg.pct_of_peak_sustained_elapsed"),
+           ("L2 tag requests", "lts__t_tag_requests.avg.pct_of_peak_sustained_elapsed"))
+
+
+def cluster_profile_lines():
+    """The recorded ncu profile of the cluster kernels and the DSL's (RECORD["cluster_profile"], written by
+    benchmarks/gemm/cluster_profile.py): per kernel its time, how busy the tensor pipe and L2 were, L2's hit
+    rate, and its L2 sector accesses and tag requests (a rate times the time) relative to the same kernel
+    family's 1 x 1 cluster; then one sentence. Or a line saying there is no profile yet."""
+    r = RECORD.get("cluster_profile")
+    if r is None:
+        return ("No ncu profile of the cluster kernels recorded yet: benchmarks/gemm/cluster_profile.py measures it "
+                "on an H100 or H200 and writes the record this cell prints.")
+    lines = ["ncu, recorded %s: `%s`" % (r["date"], r["command"])]
+    for size, kernels in r["runs"].items():
+        size = "x".join(map(str, size)) if isinstance(size, tuple) else size      # records.load reads MxNxK
+        lines += ["", "%-24s %6s %14s %9s %10s %17s %22s" % (
+            ("at " + size,) + tuple(n for n, _ in PROFILED) + tuple(n + " / 1x1" for n, _ in VOLUMES))]
+        change = {}
+        for name, m in kernels.items():
+            base = kernels[name.rsplit(" ", 1)[0] + " 1x1"]
+            volume = [m[k] * m[PROFILED[0][1]] / (base[k] * base[PROFILED[0][1]]) for _, k in VOLUMES]
+            change[name] = volume
+            lines.append("%-24s %6.3f %14.0f %9.0f %10.0f %17.2f %22.2f" % (
+                (name, m[PROFILED[0][1]] / 1e6) + tuple(m[k] for _, k in PROFILED[1:]) + tuple(volume)))
+        pairs = [(name, change[name]) for name in kernels if not name.endswith("1x1")]
+        lines += ["", "At %s, against each family's 1x1: %s." % (size, "; ".join(
+            "%s L2 sectors %+d %%, tag requests %+d %%" % (name, round(100 * (v[0] - 1)), round(100 * (v[1] - 1)))
+            for name, v in pairs)) + " L2 was at most %.0f %% busy in any of them." % max(
+            m[PROFILED[3][1]] for m in kernels.values())]
+    return "\n".join(lines)
 
 
 def cluster_verdict(rows):
