@@ -255,7 +255,8 @@ def test_cluster_profile_lines_scale_rates_by_time(monkeypatch):
            "lts__t_tag_requests.avg.pct_of_peak_sustained_elapsed": 30.0}
     two = dict(one, **{"gpu__time_duration.sum": 2e6, "lts__t_tag_requests.avg.pct_of_peak_sustained_elapsed": 15.0,
                        "lts__throughput.avg.pct_of_peak_sustained_elapsed": 60.0})
-    rec = {"date": "2026-01-02", "command": "python p.py", "runs": {(64, 64, 64): {"cluster 1x1": one, "cluster 2x1": two}}}
+    rec = {"date": "2026-01-02", "command": "python p.py",
+           "runs": {(64, 64, 64): {"cluster 1x1": one, "cluster 2x1": two}}}
     monkeypatch.setitem(chapter.RECORD, "cluster_profile", rec)
     lines = chapter.cluster_profile_lines().splitlines()
     assert lines[0] == "ncu, recorded 2026-01-02: `python p.py`"

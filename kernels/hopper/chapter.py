@@ -305,9 +305,10 @@ def dsl_cluster_verdict(rows):
             % (min(rel), max(rel)))
 
 
-PROFILED = (("ms", "gpu__time_duration.sum"), ("tensor pipe %", "sm__pipe_tensor_cycles_active.avg.pct_of_peak_"
-                                                                  "sustained_elapsed"),
-            ("L2 hit %", "lts__t_sector_hit_rate.pct"), ("L2 busy %", "lts__throughput.avg.pct_of_peak_sustained_elapsed"))
+PROFILED = (("ms", "gpu__time_duration.sum"),
+            ("tensor pipe %", "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed"),
+            ("L2 hit %", "lts__t_sector_hit_rate.pct"),
+            ("L2 busy %", "lts__throughput.avg.pct_of_peak_sustained_elapsed"))
 VOLUMES = (("L2 sectors", "lts__t_sectors.avg.pct_of_peak_sustained_elapsed"),
            ("L2 tag requests", "lts__t_tag_requests.avg.pct_of_peak_sustained_elapsed"))
 
