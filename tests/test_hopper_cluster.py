@@ -263,3 +263,10 @@ def test_cluster_profile_lines_scale_rates_by_time(monkeypatch):
     assert lines[-1] == ("At 64x64x64, against each family's 1x1: cluster 2x1 L2 sectors +100 %, tag requests +0 %. "
                          "L2 was at most 60 % busy in any of them.")
     assert lines[4].split() == ["cluster", "2x1", "2.000", "90", "80", "60", "2.00", "1.00"]
+
+
+def test_max_active_clusters_is_not_asked_in_the_simulator():
+    """runtime.max_active_clusters asks the driver; Numba's simulator has none to ask: None, and the cluster
+    kernel's grid then keeps its SMs-per-cluster bound."""
+    from kernels.runtime import max_active_clusters
+    assert max_active_clusters(None, (), 384, 0, (2, 1, 1)) is None
