@@ -1,6 +1,7 @@
 """kernels.lib.matmul on a GPU: odd shapes, both majornesses, NumPy / Numba / CuPy / PyTorch inputs,
-f32 / f16 / bf16, outputs compared with float64 references, and stream order (matmul queues its work on the
-operands' stream without making the host wait). One line per case, FAIL on a miss."""
+f32 / f16 / bf16, outputs compared with float64 references, stream order (matmul queues its work on the
+operands' stream without making the host wait) and operands of 600,000 rows (CUDA's grid limits). One line per
+case, FAIL on a miss."""
 import os
 import sys
 
@@ -81,6 +82,22 @@ for major in ("row", "col"):
     ok = bool(torch.isfinite(C).all()) and err < 1e-4
     bad += not ok
     print("%-4s 520x264x136 float16 tc_sm75 %s-major edges: rel.err %.1e" % ("ok" if ok else "FAIL", major, err))
+
+# Tall operands (issue 30): 600,000 rows take the staging copies past CUDA's 65,535 blocks down gridDim.y (rows of
+# 160 or 100 bytes: copied to 128-byte rows); 64 columns of f16 the TMA path in place.
+for (M, N, K), dt, kernels_ in (((600000, 40, 48), torch.float32, ("auto",)),
+                                ((600000, 40, 50), torch.float16, ("auto", "tc_sm80", "simt")),
+                                ((600000, 64, 64), torch.float16, ("auto",))):
+    A = torch.randn(M, K, device="cuda", generator=g).to(dt)
+    B = torch.randn(K, N, device="cuda", generator=g).to(dt)
+    ref = A.double() @ B.double()
+    for k in kernels_:
+        C = torch.full((M, N), float("nan"), device="cuda")
+        matmul(A, B, out=C, kernel=k)
+        err = float(torch.linalg.norm(C.double() - ref) / torch.linalg.norm(ref))
+        ok = bool(torch.isfinite(C).all()) and err < (1e-5 if dt == torch.float32 else 1e-4)
+        bad += not ok
+        print("%-4s %dx%dx%d %-9s %-8s tall: rel.err %.1e" % ("ok" if ok else "FAIL", M, N, K, str(dt)[6:], k, err))
 
 # Where the kernels used to differ from NumPy: out overlapping A, K = 0, f16 on the SIMT kernels, bad out.
 A = torch.randn(512, 512, device="cuda", generator=g)
