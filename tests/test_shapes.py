@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from cutelite.numeric import BFloat16, Float16
-from kernels.lib.shapes import (FEW_TILES, FULL_WAVE, MAX_SPLITS, MIN_K_TILES, SPLIT_BELOW, SPLIT_RUN, STREAM_K_BELOW,
-                                Tile, choose_tile, stream_k_grid)
+from kernels.lib.shapes import (FEW_TILES, FULL_WAVE, LONG_K, MAX_SPLITS, MIN_K_TILES, SPLIT_BELOW, SPLIT_RUN,
+                                STREAM_K_BELOW, Tile, choose_tile, stream_k_grid)
 
 pytestmark = pytest.mark.numba("simulator")
 H100 = 132
@@ -33,10 +33,13 @@ H100 = 132
     ((128, 4096, 4096), Tile(64, 128, 1)),      # 64 tiles of 64 x 128: more than 132 // 4, no split
     ((128, 8192, 8192), Tile(64, 128, 1)),      # 128 tiles of 64 x 128 against 64 of 64 x 256
     ((16, 4096, 4096), Tile(64, 128, 1)),       # M <= 64: 64 x 128, 32 tiles: no split
-    ((1, 4096, 11008), Tile(64, 128, 4)),       # 32 tiles, 172 k-tiles: 4 splits of 43 (at least SPLIT_RUN)
+    ((1, 4096, 11008), Tile(64, 256, 8)),       # 32 tiles of 64 x 128, 172 k-tiles: 16 of 64 x 256, 8 splits
+    ((64, 4096, 11008), Tile(64, 128, 4)),      # M = 64: 32 tiles, 4 splits of 43 (at least SPLIT_RUN)
     ((64, 4096, 4096), Tile(64, 128, 1)),       # 64 k-tiles: a split would run fewer than SPLIT_RUN
-    ((64, 8192, 8192), Tile(64, 128, 1)),       # 64 tiles: more than 132 // 4, no split
-    ((1, 1024, 8192), Tile(64, 128, 16)),       # 8 tiles: 132 // 8 = 16 splits of 8 k-tiles
+    ((1, 1024, 8192), Tile(64, 256, 16)),       # 8 tiles of 64 x 128, 128 k-tiles: 4 of 64 x 256 in 16 splits
+    ((1, 8192, 8192), Tile(64, 256, 4)),        # 64 tiles of 64 x 128 fill half the SMs: 32 of 64 x 256, 4 splits
+    ((128, 4096, 14336), Tile(128, 256, 8)),    # 64 tiles of 64 x 128, 224 k-tiles: 16 of 128 x 256, 8 splits
+    ((64, 8192, 8192), Tile(64, 128, 1)),       # 16 < M <= 64: not split wide
     ((100, 777, 12289), Tile(64, 128, 9)),      # 777 columns: 1024 of 256-wide tiles, 896 of 128: 128 wide;
                                                 # 14 tiles, 193 k-tiles: 132 // 14 = 9 splits of 22 (the last 17)
     ((64, 14336, 4096), Tile(64, 128, 1)),      # 112 tiles: 85 % of one wave, not shared
@@ -52,30 +55,36 @@ def test_worked_cases(shape, want):
 
 @pytest.mark.parametrize("n_sm", [132, 114, 78, 40])
 def test_rule_post_conditions(n_sm):
-    """Over many shapes: 64 x 128 tiles where M <= 64; 128-row tiles only where the product's work fills
-    FULL_WAVE of a wave of them, 64-row ones only where it does not; splits only in 64 x 128 tiles, where they are at most n_sm // SPLIT_BELOW,
-    never more blocks than SMs, each split at least SPLIT_RUN k-tiles (MIN_K_TILES where the tiles are at most
-    n_sm // FEW_TILES) and none empty; the partial sums added
-    into C at most half the operands' bytes; stream-K exactly after full waves that leave the last part full."""
+    """Over many shapes: 64 x 128 tiles where M <= 64 (or 64 x 256, split wide); 128-row tiles only where the
+    product's work fills FULL_WAVE of a wave of them (or split wide), 64-row ones only where it does not; splits
+    only in 64 x 128 tiles at most n_sm // SPLIT_BELOW, each at least SPLIT_RUN k-tiles (MIN_K_TILES where at
+    most n_sm // FEW_TILES), or in the widest tile where few 64 x 128 tiles have at least LONG_K k-tiles; never
+    more blocks than SMs, none empty; the partial sums added into C at most half the operands' bytes; stream-K
+    exactly after full waves that leave the last part full."""
     sizes = [1, 16, 64, 65, 128, 200, 777, 1024, 1333, 4096, 11008]
     for M in sizes:
         for N in sizes:
             for K in (64, 256, 2049, 4096, 16384):
                 t = choose_tile(M, N, K, BFloat16, n_sm)
                 assert (t.BM, t.BN) in ((128, 256), (128, 128), (64, 256), (64, 128)), (M, N, K, t)
+                k_tiles = -(-K // 64)
+                wide = (M <= 16 or 64 < M <= 128) and k_tiles >= LONG_K and 2 * -(-M // 64) * -(-N // 128) <= n_sm
                 if M <= 64:
-                    assert (t.BM, t.BN) == (64, 128), (M, N, K, t)
-                if t.BM == 128:                                         # its work fills a wave of them
-                    assert M > 64 and M * N >= FULL_WAVE * n_sm * 128 * t.BN, (M, N, K, t)
+                    assert (t.BM, t.BN) == (64, 128) or (wide and (t.BM, t.BN) == (64, 256)), (M, N, K, t)
+                if t.BM == 128:                                 # its work fills a wave of them, or split wide
+                    assert M > 64 and (M * N >= FULL_WAVE * n_sm * 128 * t.BN or wide and t.BN == 256), (M, N, K, t)
                 else:                                                   # it does not, even in 128 x 128
                     assert M <= 64 or M * N < FULL_WAVE * n_sm * 128 * 256, (M, N, K, t)
                 tiles = -(-M // t.BM) * -(-N // t.BN)
-                k_tiles = -(-K // 64)
                 per = -(-k_tiles // t.splits)
                 assert 1 <= t.splits <= MAX_SPLITS and (t.splits - 1) * per < k_tiles, (M, N, K, t)
-                if t.splits > 1:
+                if t.splits > 1 and t.BN == 256:                # the widest tile, split
+                    assert wide and (t.BM == 64) == (M <= 16), (M, N, K, t)
+                    run = MIN_K_TILES
+                elif t.splits > 1:
                     assert (t.BM, t.BN) == (64, 128) and tiles <= n_sm // SPLIT_BELOW, (M, N, K, t)
                     run = MIN_K_TILES if tiles <= n_sm // FEW_TILES else SPLIT_RUN
+                if t.splits > 1:
                     assert tiles * t.splits <= n_sm and per >= run, (M, N, K, t)
                     partials = t.splits * M * N * 4
                     assert partials <= (M + N) * K * 2 / 2, (M, N, K, t)

@@ -18,6 +18,10 @@ all along, and there a smaller tile, more of them, each with a shorter run, fini
     SPLIT_RUN k-tiles (MIN_K_TILES where the tiles are at most n_sm // FEW_TILES: the SMs would be nearly all
     idle), and no more than keep the float32 partial sums (each split adds its M x N partial C into C, in
     L2) at half the operands' bytes;
+  * few tiles with long runs of K (the 64 x 128 grid fills at most half the SMs, at least LONG_K k-tiles),
+    where M <= 16 or 64 < M <= 128: the widest tile, 64 x 256 or 128 x 256, split to fill the SMs (runs of at
+    least MIN_K_TILES). Such products stream B once; 256 columns halve the A rows each stage carries per byte of
+    B (at M <= 16 the TMA fills a 64-row A box that is nearly all zeros), and 128 rows read B once for M <= 128;
   * else stream-K where a full wave comes before a last one that keeps the SMs busy less than STREAM_K_BELOW
     of the time: a persistent grid of stream_k_grid blocks computes the full waves' tiles whole and shares
     the last part-full wave's k-tiles evenly, each block adding its pieces of those tiles into C
@@ -30,14 +34,18 @@ split ran 16 x 4096 x 4096 at 0.82 against 0.78 split in 4, 128 x 4096 x 4096 at
 128 split in 4, and, with the 8 stages it has now (kernels.lib.wgmma.config_for), 64 x 8192 x 8192 at 0.93
 against 0.70 split in 2: the memset and the reduce-adds cost more than the SMs they fill, unless the tiles
 leave most SMs idle and their runs are long (1 x 4096 x 14336, 32 tiles of 224 k-tiles: 0.57 unsplit, 0.77
-in 4 splits). Sharing a single part-full wave (stream-K) lost at every such shape; after full waves it won
-(3072^3: 128 x 256 stream-K 0.85, 128 x 128 stream-K 0.82, none 0.71).
+in 4 splits). Few tiles with long runs went fastest as the widest tile split (tile_probe_runs/3): 1 x 8192 x
+8192 64 x 256 in 4 splits 0.90 against 0.76 for 64 x 128 unsplit, 1 x 8192 x 28672 0.91 against 0.75, 128 x 4096 x
+14336 128 x 256 in 8 splits 0.84 against 0.63; at K = 4096 the same lost (1 x 4096 x 4096 0.61 against 0.76,
+128 x 4096 x 4096 0.50 against 0.66), and at M = 64 64 x 128 unsplit stays best (64 x 8192 x 8192 0.93). Sharing
+a single part-full wave (stream-K) lost at every such shape; after full waves it won (3072^3: 128 x 256 stream-K
+0.85, 128 x 128 stream-K 0.82, none 0.71).
 """
 
 from typing import NamedTuple
 
 __all__ = ["Tile", "choose_tile", "stream_k_grid", "waves_fill", "FULL_WAVE", "COLUMN_WASTE", "NARROW_GAIN",
-           "SPLIT_BELOW", "SPLIT_RUN", "FEW_TILES", "MIN_K_TILES", "MAX_SPLITS", "BK_BYTES", "STREAM_K_BELOW"]
+           "SPLIT_BELOW", "SPLIT_RUN", "FEW_TILES", "LONG_K", "MIN_K_TILES", "MAX_SPLITS", "BK_BYTES", "STREAM_K_BELOW"]
 
 FULL_WAVE = 0.9                       # 128-row tiles where the product fills this much of a wave of them
 COLUMN_WASTE = 0.9                    # 256 columns unless their share inside N is below this of 128's
@@ -45,6 +53,7 @@ NARROW_GAIN = 1.1                     # 64 x 128 over 64 x 256 where it keeps th
 SPLIT_BELOW = 4                       # split K only where the tiles are at most n_sm // SPLIT_BELOW
 SPLIT_RUN = 40                        # k-tiles a split accumulates at least (measured: 64 lost, 172 won)
 FEW_TILES = 8                         # runs of MIN_K_TILES where the tiles are at most n_sm // FEW_TILES
+LONG_K = 128                          # k-tiles from which few tiles split the widest tile (64 lost, 128 won)
 MIN_K_TILES = 4                       # k-tiles a split accumulates at least: the pipeline's 4 stages, filled once
 MAX_SPLITS = 16
 BK_BYTES = 128                        # a k-tile's K: one 128-byte swizzle row (64 halves)
@@ -76,9 +85,11 @@ def choose_tile(M: int, N: int, K: int, dtype, n_sm: int) -> Tile:
     partial sums) on a GPU of `n_sm` SMs.
 
     Post: (BM, BN) in ((128, 256), (128, 128), (64, 256), (64, 128)); BM == 64 where M <= 64, and then BN ==
-          128; 1 <= splits <= MAX_SPLITS; splits > 1 only in 64 x 128 tiles, where the grid has at most
-          n_sm // SPLIT_BELOW of them, and then runs of at least SPLIT_RUN k-tiles where it has more than
-          n_sm // FEW_TILES; each of the splits runs ceil(k_tiles / splits) k-tiles, the last at least one;
+          128 unless the widest tile is split (wide); 1 <= splits <= MAX_SPLITS; splits > 1 only where the
+          grid has at most n_sm // 2 tiles: in 64 x 128 tiles at most n_sm // SPLIT_BELOW of them, with runs
+          of at least SPLIT_RUN k-tiles where more than n_sm // FEW_TILES; or in the widest tile (64 x 256 for
+          M <= 16, 128 x 256 for 64 < M <= 128) where the 64 x 128 grid fills at most half the SMs and K has
+          at least LONG_K k-tiles; each of the splits runs ceil(k_tiles / splits) k-tiles, the last at least one;
           stream_k only where splits == 1, tiles > n_sm, waves_fill(tiles, n_sm) < STREAM_K_BELOW and
           stream_k_grid gives more blocks than the last wave's tiles (some tile is shared)."""
     def inside(BN):                                    # the share of the tiles' columns inside N
@@ -95,11 +106,15 @@ def choose_tile(M: int, N: int, K: int, dtype, n_sm: int) -> Tile:
         BM = 64
         if BN == 256 and busy(64, 128) >= NARROW_GAIN * busy(64, 256):
             BN = 128
-    tiles = -(-M // BM) * -(-N // BN)
     k_tiles = -(-K * (dtype.bits // 8) // BK_BYTES)
+    wide = (inside(256) >= COLUMN_WASTE * inside(128) and (M <= 16 or 64 < M <= 128) and k_tiles >= LONG_K
+            and 2 * -(-M // 64) * -(-N // 128) <= n_sm)
+    if wide:                                           # few tiles, long runs: the widest tile, split
+        BM, BN = (64 if M <= 16 else 128), 256
+    tiles = -(-M // BM) * -(-N // BN)
     splits = 1
-    if (BM, BN) == (64, 128) and tiles <= n_sm // SPLIT_BELOW:
-        run = MIN_K_TILES if tiles <= n_sm // FEW_TILES else SPLIT_RUN
+    if wide or ((BM, BN) == (64, 128) and tiles <= n_sm // SPLIT_BELOW):
+        run = MIN_K_TILES if wide or tiles <= n_sm // FEW_TILES else SPLIT_RUN
         operand_bytes = (M + N) * K * dtype.bits // 8
         partial_bytes = M * N * 4                      # one split's float32 partial C, added into C
         splits = max(1, min(n_sm // tiles, k_tiles // run, MAX_SPLITS, operand_bytes // (2 * partial_bytes)))
