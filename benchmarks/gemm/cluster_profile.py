@@ -24,11 +24,11 @@ KEPT = ("gpu__time_duration.sum", "sm__pipe_tensor_cycles_active.avg.pct_of_peak
         "lts__t_tag_requests.avg.pct_of_peak_sustained_elapsed", "lts__throughput.avg.pct_of_peak_sustained_elapsed",
         "l1tex__m_xbar2l1tex_read_sectors.avg.pct_of_peak_sustained_elapsed",
         "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed", "launch__grid_size", "launch__cluster_max_active")
-SHOWN = {"gpu__time_duration.sum": "ns", "lts__t_sectors_srcunit_tex_op_read.sum": "L2 read sectors (SM)",
-         "lts__t_bytes.sum": "L2 bytes", "dram__bytes_read.sum": "DRAM read bytes",
-         "lts__t_sector_hit_rate.pct": "L2 hit %", "launch__grid_size": "grid",
-         "launch__cluster_max_active": "max active clusters",
-         "sm__throughput.avg.pct_of_peak_sustained_elapsed": "SM %"}
+SHOWN = {"gpu__time_duration.sum": "ns", "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed":
+         "tensor pipe %", "lts__t_sectors.avg.pct_of_peak_sustained_elapsed": "L2 sectors %",
+         "lts__t_tag_requests.avg.pct_of_peak_sustained_elapsed": "L2 tag requests %",
+         "lts__t_sector_hit_rate.pct": "L2 hit %", "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed": "DRAM %",
+         "launch__grid_size": "grid", "launch__cluster_max_active": "max active clusters"}
 OURS = ("cluster 1x1", "cluster 2x1", "cluster 1x2")
 DSL = ("DSL 1x1", "DSL 2x1")
 

@@ -27,8 +27,8 @@ from cutelite import Major
 from cutelite.numeric import BFloat16, Float16, Float32, numeric
 
 from ..arrays import transposed
-from ..hopper import HopperGemm
 from ..capability import max_shared_per_block
+from ..hopper import HopperGemm
 from ..hopper import gemm as hopper_gemm
 from ..hopper.objects import store_stages
 from ..numeric import storage
